@@ -1,0 +1,220 @@
+# Puerto Rico: the whole game state as one plain C struct (copied by memcpy),
+# the action encoding, and the nogil functions that the Python API and the
+# search call. Component numbers are not here: they are read from the data
+# files at import (see _puerto_rico.pyx, load_tables) into C tables.
+from caribsim._types cimport int8, int16, int32, uint8, uint64
+from caribsim._rng cimport Rng
+
+cdef enum:
+    MAX_PLAYERS = 5
+    NUM_GOODS = 5            # corn, indigo, sugar, tobacco, coffee (also plantation kinds 0..4)
+    NUM_TILE_KINDS = 7       # the 5 plantations, quarry, forest
+    NUM_MANNED_KINDS = 6     # tile kinds with a circle (forests have none)
+    NUM_BUILDINGS = 37       # rows of puerto_rico_buildings.csv (23 base, 14 expansion)
+    NUM_BASE_BUILDINGS = 23
+    NUM_ROLE_CARDS = 8       # settler .. captain, prospector, second prospector (5p)
+    MAX_SHIPS = 3
+    ISLAND_SPACES = 12
+    CITY_SPACES = 12
+    HOUSE_SPACES = 4         # trading house
+    NUM_SLOTS = NUM_MANNED_KINDS + NUM_BUILDINGS   # where a Mayor colonist can go
+
+# Goods and tiles share their first five numbers.
+cdef enum:
+    CORN = 0
+    INDIGO = 1
+    SUGAR = 2
+    TOBACCO = 3
+    COFFEE = 4
+    QUARRY = 5
+    FOREST = 6
+
+# Role cards. Card 7 is the second Prospector (5 players).
+cdef enum:
+    SETTLER = 0
+    MAYOR = 1
+    BUILDER = 2
+    CRAFTSMAN = 3
+    TRADER = 4
+    CAPTAIN = 5
+    PROSPECTOR = 6
+    PROSPECTOR_2 = 7
+
+# Building ids: the row order of puerto_rico_buildings.csv (checked at import).
+cdef enum:
+    SMALL_INDIGO_PLANT = 0
+    SMALL_SUGAR_MILL = 1
+    INDIGO_PLANT = 2
+    SUGAR_MILL = 3
+    TOBACCO_STORAGE = 4
+    COFFEE_ROASTER = 5
+    SMALL_MARKET = 6
+    HACIENDA = 7
+    CONSTRUCTION_HUT = 8
+    SMALL_WAREHOUSE = 9
+    HOSPICE = 10
+    OFFICE = 11
+    LARGE_MARKET = 12
+    LARGE_WAREHOUSE = 13
+    FACTORY = 14
+    UNIVERSITY = 15
+    HARBOR = 16
+    WHARF = 17
+    GUILD_HALL = 18
+    RESIDENCE = 19
+    FORTRESS = 20
+    CUSTOMS_HOUSE = 21
+    CITY_HALL = 22
+
+# Building kinds (the csv's `kind` column).
+cdef enum:
+    SMALL_PRODUCTION = 0
+    LARGE_PRODUCTION = 1
+    SMALL_VIOLET = 2
+    LARGE_VIOLET = 3
+
+# Phases: the role being played, plus setup and the end.
+cdef enum:
+    PHASE_SETTLER = 0        # = role card kind, so a role maps to its phase
+    PHASE_MAYOR = 1
+    PHASE_BUILDER = 2
+    PHASE_CRAFTSMAN = 3
+    PHASE_TRADER = 4
+    PHASE_CAPTAIN = 5
+    PHASE_PROSPECTOR = 6
+    PHASE_ROLE_SELECTION = 7
+    PHASE_SETUP = 8
+    PHASE_END = 9
+    NUM_PHASES = 10
+
+# The pending decision (or chance event).
+cdef enum:
+    STEP_ROLE = 0            # choose a role card
+    STEP_SETTLE = 1          # pick a plantation or quarry, draw by Hacienda, or pass
+    STEP_HOSPICE = 2         # put a Hospice colonist on the tile just taken?
+    STEP_MAYOR = 3           # place the next colonist
+    STEP_BUILD = 4           # build a building or pass
+    STEP_UNIVERSITY = 5      # put a University colonist on the new building?
+    STEP_PRIVILEGE = 6       # the Craftsman's extra good
+    STEP_SELL = 7            # sell one good or pass
+    STEP_LOAD = 8            # load onto a cargo ship, use the Wharf, or pass
+    STEP_WAREHOUSE = 9       # choose a kind to keep in a warehouse, or pass
+    STEP_KEEP = 10           # choose the single barrel to keep, or pass
+    STEP_DRAW_FACE_UP = 11   # chance: turn up a face-up plantation
+    STEP_DRAW_HACIENDA = 12  # chance: the Hacienda tile
+    STEP_TERMINAL = 13
+    NUM_STEPS = 14
+
+# The flat action space. Every decision is one of these ids; chance outcomes
+# have their own ids (DRAW + plantation kind).
+cdef enum:
+    A_ROLE = 0                                   # + role card (8)
+    A_SETTLE = A_ROLE + NUM_ROLE_CARDS           # + plantation kind (5)
+    A_QUARRY = A_SETTLE + NUM_GOODS
+    A_HACIENDA = A_QUARRY + 1
+    A_HOSPICE = A_HACIENDA + 1
+    A_MAYOR = A_HOSPICE + 1                      # + slot (43): tile kinds 0..5, then 6 + building
+    A_BUILD = A_MAYOR + NUM_SLOTS                # + building (37)
+    A_UNIVERSITY = A_BUILD + NUM_BUILDINGS
+    A_PRIVILEGE = A_UNIVERSITY + 1               # + good (5)
+    A_SELL = A_PRIVILEGE + NUM_GOODS             # + good (5)
+    A_SHIP = A_SELL + NUM_GOODS                  # + good * MAX_SHIPS + ship slot (15)
+    A_WHARF = A_SHIP + NUM_GOODS * MAX_SHIPS     # + good (5)
+    A_WAREHOUSE = A_WHARF + NUM_GOODS            # + good (5)
+    A_KEEP = A_WAREHOUSE + NUM_GOODS             # + good (5)
+    A_PASS = A_KEEP + NUM_GOODS
+    A_DRAW = A_PASS + 1                          # + plantation kind (5): chance outcomes
+    NUM_ACTIONS = A_DRAW + NUM_GOODS
+    MAX_LEGAL = NUM_ACTIONS
+
+# Option bits of PRState.options.
+cdef enum:
+    OPT_ALL_COLONISTS_AND_VP = 1     # §8.3.2: full supplies, only the city trigger ends the game
+
+
+ctypedef struct PRPlayer:
+    int16 doubloons                  # unlimited bank (OPEN-6), so may exceed the coins
+    int16 vp                         # VP received as chips, including VP recorded after the chips ran out (§7.3)
+    int8 goods[NUM_GOODS]            # goods on the windrose
+    int8 tiles[NUM_TILE_KINDS]       # island tiles per kind (plantations, quarry, forest)
+    int8 manned[NUM_MANNED_KINDS]    # how many tiles of each kind carry a colonist
+    int8 san_juan                    # colonists not on a circle
+    int8 workers[NUM_BUILDINGS]      # colonists on each owned building (0 if not owned)
+    uint64 owned                     # bit b set: owns building b
+
+
+ctypedef struct PRState:
+    # --- fixed for the game ---
+    int8 n_players                   # 2..5
+    int8 n_ships                     # cargo ships in play (2 or 3)
+    int8 ship_capacity[MAX_SHIPS]    # capacities, smallest first
+    int8 face_up_count               # N + 1 plantations turned up per Settler phase
+    int8 selections_per_round        # N, or 6 in the 2-player variant
+    uint8 cards_in_play              # bit c set: role card c is used
+    uint8 options                    # OPT_* bits
+    # --- flow ---
+    int8 phase                       # PHASE_*
+    int8 step                        # STEP_*: the pending decision or chance event
+    int8 governor                    # seat holding the Governor card
+    int8 player                      # seat to decide (or being resolved)
+    int8 chooser                     # seat that took the role being played
+    int8 selections_done             # roles taken this round
+    int8 turns_done                  # players whose turn in the current phase is over
+    int8 idle_turns                  # Captain: consecutive turns without a loading action
+    int8 end_triggered               # an end trigger fired; the game ends with this round
+    uint8 cards_taken                # bit c set: card c taken this round
+    int8 card_taken_by[NUM_ROLE_CARDS]   # seat that took card c this round, -1 if none
+    int16 card_doubloons[NUM_ROLE_CARDS] # doubloons lying on each card
+    # --- settler ---
+    int8 face_up[NUM_GOODS]          # face-up plantations by kind
+    int8 stack[NUM_GOODS]            # face-down stack by kind (order is hidden: draws are chance events)
+    int8 discard[NUM_GOODS]          # plantation discard pile by kind
+    int8 quarries                    # quarries left in the supply
+    int8 to_draw                     # face-up plantations still to turn up
+    int8 hacienda_used               # the current Settler turn already drew by Hacienda
+    int8 last_tile                   # kind just taken (for the Hospice)
+    # --- colonists ---
+    int16 colonist_supply
+    int16 colonist_ship
+    int8 to_place                    # Mayor: colonists of `player` still to place
+    int8 last_slot                   # Mayor: placements go in non-decreasing slot order
+    # --- builder ---
+    int8 last_building               # building just built (for the University)
+    int8 building_supply[NUM_BUILDINGS]
+    # --- craftsman ---
+    uint8 craftsman_received         # bit k: the Craftsman received good k this phase
+    # --- goods, trader, captain ---
+    int16 vp_supply                  # VP chips left in the pool (in VP)
+    int8 goods_supply[NUM_GOODS]
+    int8 house[NUM_GOODS]            # trading house contents by kind
+    int8 house_count
+    int8 ship_good[MAX_SHIPS]        # kind on each cargo ship, -1 if empty
+    int8 ship_load[MAX_SHIPS]
+    uint8 wharf_used                 # bit p: seat p used his Wharf this Captain phase
+    int8 captain_bonus_given         # the Captain's +1 VP was paid this phase
+    int8 warehouse_left              # storage: warehouse kinds `player` may still choose
+    int8 last_warehouse              # storage: warehouse kinds are chosen in increasing order
+    uint8 kept                       # storage: bit k: all goods of kind k are kept
+    Rng rng                          # the game's own random stream (chance sampling in playouts)
+    PRPlayer players[MAX_PLAYERS]
+
+
+ctypedef struct PRScore:
+    int32 vp_chips
+    int32 building_vp
+    int32 bonus_vp
+    int32 total
+    int32 tiebreak                   # doubloons + goods (§7.5)
+
+
+cdef int pr_new_game(PRState* s, int n_players, int options, uint64 seed) except -1 nogil
+cdef int pr_current_player(const PRState* s) noexcept nogil
+cdef int pr_legal_actions(const PRState* s, int16* out) noexcept nogil
+cdef void pr_apply(PRState* s, int action) noexcept nogil
+cdef int pr_chance_outcomes(const PRState* s, int16* actions, int32* weights) noexcept nogil
+cdef int pr_sample_chance(PRState* s) noexcept nogil
+cdef void pr_score(const PRState* s, int seat, PRScore* out) noexcept nogil
+cdef void pr_returns(const PRState* s, double* out) noexcept nogil
+cdef int32 pr_random_playout(PRState* s) noexcept nogil
+cdef void pr_observation(const PRState* s, int seat, float* out) noexcept nogil
+cdef int pr_observation_size(int n_players) noexcept nogil

@@ -1,0 +1,2032 @@
+# cython: language_level=3
+"""Puerto Rico core: rules in C (nogil) over one PRState struct.
+
+Layout of this file:
+  1. component tables, read from the data files at import
+  2. small board queries
+  3. the flow of a round: phases and turns, each ending at the next decision
+  4. legal actions and apply (one atomic decision per action)
+  5. chance, scoring, observation, random playouts
+The Python-facing State class and the dict codec live in _puerto_rico_api.pxi.
+"""
+cimport cython
+from libc.string cimport memset, memcpy
+from caribsim._types cimport int8, int16, int32, uint8, uint32, uint64, popcount64, ctz64
+from caribsim._types cimport PLAYER_CHANCE, PLAYER_TERMINAL
+from caribsim._rng cimport Rng, rng_seed, rng_below
+
+# ---------------------------------------------------------------------------
+# 1. Component tables (filled by load_tables() at import, read-only after)
+# ---------------------------------------------------------------------------
+
+ctypedef struct BuildingInfo:
+    int8 kind              # SMALL_PRODUCTION .. LARGE_VIOLET
+    int8 produces          # good made by a production building, -1 otherwise
+    int8 cost
+    int8 vp
+    int8 circles
+    int8 column            # caps the quarry discount (§4.3)
+    int8 spaces            # city spaces taken: 1, or 2 for large buildings
+    int8 copies[2]         # copies in the supply: [3-5 players, 2 players]
+    int8 expansion         # 1 for the 14 expansion buildings
+
+ctypedef struct SetupInfo:
+    int8 start_doubloons
+    int8 prospectors       # Prospector cards in play
+    int8 selections        # role selections per round
+    int8 quarries
+    int8 plantations[NUM_GOODS]
+    int8 start_tile[MAX_PLAYERS]   # starting plantation by seat
+    int8 face_up
+    int16 colonist_supply
+    int16 colonist_ship
+    int16 colonists_total
+    int16 vp_total
+    int8 goods[NUM_GOODS]
+    int8 n_ships
+    int8 ship_capacity[MAX_SHIPS]
+
+cdef BuildingInfo BUILDING[NUM_BUILDINGS]
+cdef SetupInfo SETUP[MAX_PLAYERS + 1]          # indexed by player count 2..5
+cdef int8 PRICE[NUM_GOODS]                      # trading-house price (§1.7)
+cdef uint64 PRODUCERS[NUM_GOODS]                # buildings producing each good
+cdef uint64 VIOLET_MASK
+cdef uint64 BASE_MASK
+cdef int16 MAX_COLONISTS_VARIANT                # §8.3.2: all 100 colonists
+cdef int16 MAX_VP_VARIANT                       # §8.3.2: all 122 VP
+
+# Rule tables that are part of the printed building texts (§6.1.9, §6.2.2).
+cdef int8 FACTORY_PAY[6]
+FACTORY_PAY[:] = [0, 0, 1, 2, 3, 5]             # by kinds received
+cdef int8 RESIDENCE_BONUS[13]
+RESIDENCE_BONUS[:] = [4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 5, 6, 7]   # by filled island spaces
+
+GOOD_NAMES = ("corn", "indigo", "sugar", "tobacco", "coffee")
+TILE_NAMES = GOOD_NAMES + ("quarry", "forest")
+ROLE_NAMES = ("settler", "mayor", "builder", "craftsman", "trader", "captain",
+              "prospector", "prospector_2")
+PHASE_NAMES = ("settler", "mayor", "builder", "craftsman", "trader", "captain",
+               "prospector", "role_selection", "setup", "end")
+STEP_NAMES = ("role", "settle", "hospice", "mayor", "build", "university", "privilege",
+              "sell", "load", "warehouse", "keep", "draw_face_up", "draw_hacienda", "terminal")
+_KIND_CODES = {"small_production": SMALL_PRODUCTION, "large_production": LARGE_PRODUCTION,
+               "small_violet": SMALL_VIOLET, "large_violet": LARGE_VIOLET}
+_ENUM_IDS = ("small_indigo_plant", "small_sugar_mill", "indigo_plant", "sugar_mill",
+             "tobacco_storage", "coffee_roaster", "small_market", "hacienda", "construction_hut",
+             "small_warehouse", "hospice", "office", "large_market", "large_warehouse", "factory",
+             "university", "harbor", "wharf", "guild_hall", "residence", "fortress",
+             "customs_house", "city_hall")
+BUILDING_IDS = ()           # every building id, in table order (filled by load_tables)
+BUILDING_ROWS = ()          # the csv rows as dicts, for names and documentation
+
+
+def _read_csv(name):
+    import csv, io
+    from importlib.resources import files
+    text = files("caribsim").joinpath("data", name).read_text(encoding="utf-8")
+    return list(csv.DictReader(io.StringIO(text)))
+
+
+def load_tables():
+    """Turn the data files into the C tables. Runs once, at import."""
+    global BUILDING_IDS, BUILDING_ROWS, VIOLET_MASK, BASE_MASK, MAX_COLONISTS_VARIANT, MAX_VP_VARIANT
+    cdef int b, g, n, i
+    rows = _read_csv("puerto_rico_buildings.csv")
+    if len(rows) != NUM_BUILDINGS:
+        raise RuntimeError(f"puerto_rico_buildings.csv: expected {NUM_BUILDINGS} rows, found {len(rows)}")
+    for b, name in enumerate(_ENUM_IDS):
+        if rows[b]["id"] != name:
+            raise RuntimeError(f"puerto_rico_buildings.csv row {b + 2}: expected {name!r}, found {rows[b]['id']!r}")
+    VIOLET_MASK = 0
+    BASE_MASK = 0
+    for g in range(NUM_GOODS):
+        PRODUCERS[g] = 0
+    for b, row in enumerate(rows):
+        BUILDING[b].kind = _KIND_CODES[row["kind"]]
+        BUILDING[b].produces = GOOD_NAMES.index(row["produces"]) if row["produces"] else -1
+        BUILDING[b].cost = int(row["cost"])
+        BUILDING[b].vp = int(row["vp"])
+        BUILDING[b].circles = int(row["circles"])
+        BUILDING[b].column = int(row["column"])
+        BUILDING[b].spaces = int(row["city_spaces"])
+        BUILDING[b].copies[0] = int(row["copies_3to5p"])
+        BUILDING[b].copies[1] = int(row["copies_2p"])
+        BUILDING[b].expansion = row["set"] == "expansion"
+        if BUILDING[b].produces >= 0:
+            PRODUCERS[BUILDING[b].produces] |= (<uint64>1) << b
+        if BUILDING[b].kind >= SMALL_VIOLET:
+            VIOLET_MASK |= (<uint64>1) << b
+        if not BUILDING[b].expansion:
+            BASE_MASK |= (<uint64>1) << b
+    BUILDING_IDS = tuple(r["id"] for r in rows)
+    BUILDING_ROWS = tuple(rows)
+
+    for row in _read_csv("puerto_rico_setup.csv"):
+        n = int(row["players"])
+        SETUP[n].start_doubloons = int(row["start_doubloons_each"])
+        SETUP[n].prospectors = int(row["prospector_cards"])
+        SETUP[n].selections = int(row["role_selections_per_round"])
+        SETUP[n].quarries = int(row["quarries"])
+        for g, good in enumerate(GOOD_NAMES):
+            SETUP[n].plantations[g] = int(row["plantations_" + good])
+            SETUP[n].goods[g] = int(row["goods_" + good])
+        starts = row["start_plantations_by_seat"].split(";")
+        for i in range(n):
+            SETUP[n].start_tile[i] = GOOD_NAMES.index(starts[i])
+        SETUP[n].face_up = int(row["face_up_plantations"])
+        SETUP[n].colonist_supply = int(row["colonists_supply"])
+        SETUP[n].colonist_ship = int(row["colonists_ship_start"])
+        SETUP[n].colonists_total = int(row["colonists_total"])
+        SETUP[n].vp_total = int(row["vp_total"])
+        caps = [int(c) for c in row["cargo_ship_capacities"].split(";")]
+        SETUP[n].n_ships = len(caps)
+        for i in range(len(caps)):
+            SETUP[n].ship_capacity[i] = caps[i]
+    MAX_COLONISTS_VARIANT = max(SETUP[n].colonists_total for n in range(2, 6))
+    MAX_VP_VARIANT = max(SETUP[n].vp_total for n in range(2, 6))
+    for row in _read_csv("puerto_rico_prices.csv"):
+        PRICE[GOOD_NAMES.index(row["good"])] = int(row["price"])
+
+load_tables()
+
+# ---------------------------------------------------------------------------
+# 2. Board queries
+# ---------------------------------------------------------------------------
+
+cdef inline bint owns(const PRPlayer* p, int b) noexcept nogil:
+    return (p.owned >> b) & 1
+
+cdef inline bint works(const PRPlayer* p, int b) noexcept nogil:
+    """Occupied building: only those work (§2.2)."""
+    return p.workers[b] > 0
+
+cdef inline int island_used(const PRPlayer* p) noexcept nogil:
+    cdef int k, n = 0
+    for k in range(NUM_TILE_KINDS):
+        n += p.tiles[k]
+    return n
+
+cdef inline int city_used(const PRPlayer* p) noexcept nogil:
+    cdef uint64 m = p.owned
+    cdef int n = 0
+    while m:
+        n += BUILDING[ctz64(m)].spaces
+        m &= m - 1
+    return n
+
+cdef inline int goods_held(const PRPlayer* p) noexcept nogil:
+    cdef int k, n = 0
+    for k in range(NUM_GOODS):
+        n += p.goods[k]
+    return n
+
+cdef inline int sum5(const int8* a) noexcept nogil:
+    return a[0] + a[1] + a[2] + a[3] + a[4]
+
+cdef int colonists_on_board(const PRPlayer* p) noexcept nogil:
+    """Colonists on circles and in San Juan."""
+    cdef int k, n = p.san_juan
+    cdef uint64 m = p.owned
+    for k in range(NUM_MANNED_KINDS):
+        n += p.manned[k]
+    while m:
+        n += p.workers[ctz64(m)]
+        m &= m - 1
+    return n
+
+cdef int circles_owned(const PRPlayer* p) noexcept nogil:
+    cdef int k, n = 0
+    cdef uint64 m = p.owned
+    for k in range(NUM_MANNED_KINDS):
+        n += p.tiles[k]
+    while m:
+        n += BUILDING[ctz64(m)].circles
+        m &= m - 1
+    return n
+
+cdef int empty_building_circles(const PRPlayer* p) noexcept nogil:
+    cdef int b, n = 0
+    cdef uint64 m = p.owned
+    while m:
+        b = ctz64(m)
+        n += BUILDING[b].circles - p.workers[b]
+        m &= m - 1
+    return n
+
+cdef inline int building_price(const PRState* s, int seat, int b) noexcept nogil:
+    """§4.3: cost less the Builder's privilege and the quarries (capped by column)."""
+    cdef const PRPlayer* p = &s.players[seat]
+    cdef int price = BUILDING[b].cost
+    cdef int q = p.manned[QUARRY]
+    if seat == s.chooser:
+        price -= 1
+    price -= q if q < BUILDING[b].column else BUILDING[b].column
+    return price if price > 0 else 0
+
+cdef inline int colonist_available(const PRState* s) noexcept nogil:
+    """Hospice and University take from the supply, else the ship (§6.1.5)."""
+    return s.colonist_supply > 0 or s.colonist_ship > 0
+
+cdef inline void take_colonist(PRState* s) noexcept nogil:
+    if s.colonist_supply > 0:
+        s.colonist_supply -= 1
+    else:
+        s.colonist_ship -= 1
+
+cdef void award_vp(PRState* s, int seat, int vp) noexcept nogil:
+    """VP chips: never capped; taking the last chip is an end trigger (OPEN-9)."""
+    if vp <= 0:
+        return
+    s.players[seat].vp += vp
+    if s.vp_supply > 0:
+        s.vp_supply -= vp if vp < s.vp_supply else s.vp_supply
+        if s.vp_supply == 0 and not (s.options & OPT_ALL_COLONISTS_AND_VP):
+            s.end_triggered = 1
+
+cdef inline int next_seat(const PRState* s, int seat) noexcept nogil:
+    seat += 1
+    return 0 if seat == s.n_players else seat
+
+# ---------------------------------------------------------------------------
+# 3. The flow of a round. Each *_seek function moves to the next seat that has
+#    a decision in the current phase, resolving what is automatic on the way,
+#    and leaves `step` at a decision, a chance event, or the end.
+# ---------------------------------------------------------------------------
+
+cdef int pr_new_game(PRState* s, int n_players, int options, uint64 seed) except -1 nogil:
+    cdef int i, b, k, copy_col
+    if n_players < 2 or n_players > MAX_PLAYERS:
+        with gil:
+            raise ValueError(f"players must be 2..{MAX_PLAYERS}, got {n_players}")
+    memset(s, 0, sizeof(PRState))
+    cdef const SetupInfo* su = &SETUP[n_players]
+    s.n_players = n_players
+    s.options = options
+    s.n_ships = su.n_ships
+    for i in range(MAX_SHIPS):
+        s.ship_capacity[i] = su.ship_capacity[i] if i < su.n_ships else 0
+        s.ship_good[i] = -1
+    s.face_up_count = su.face_up
+    s.selections_per_round = su.selections
+    s.cards_in_play = 0x3F                      # settler .. captain
+    for i in range(su.prospectors):
+        s.cards_in_play |= 1 << (PROSPECTOR + i)
+    for i in range(NUM_ROLE_CARDS):
+        s.card_taken_by[i] = -1
+    for k in range(NUM_GOODS):
+        s.stack[k] = su.plantations[k]
+        s.goods_supply[k] = su.goods[k]
+    for i in range(n_players):
+        s.players[i].doubloons = su.start_doubloons
+        k = su.start_tile[i]
+        s.players[i].tiles[k] = 1
+        s.stack[k] -= 1
+    s.quarries = su.quarries
+    s.colonist_ship = su.colonist_ship
+    if options & OPT_ALL_COLONISTS_AND_VP:
+        s.colonist_supply = MAX_COLONISTS_VARIANT - su.colonist_ship
+        s.vp_supply = MAX_VP_VARIANT
+    else:
+        s.colonist_supply = su.colonist_supply
+        s.vp_supply = su.vp_total
+    copy_col = 1 if n_players == 2 else 0
+    for b in range(NUM_BUILDINGS):
+        s.building_supply[b] = 0 if BUILDING[b].expansion else BUILDING[b].copies[copy_col]
+    s.governor = 0
+    s.last_tile = -1
+    s.last_building = -1
+    s.last_warehouse = -1
+    rng_seed(&s.rng, seed, 0)
+    s.phase = PHASE_SETUP
+    s.to_draw = s.face_up_count
+    draw_face_up_or_finish(s)
+    return 0
+
+
+cdef void begin_round(PRState* s) noexcept nogil:
+    s.selections_done = 0
+    s.phase = PHASE_ROLE_SELECTION
+    s.player = s.governor
+    s.step = STEP_ROLE
+
+
+cdef void end_round(PRState* s) noexcept nogil:
+    """§3.4: +1 doubloon on every card not taken, then the end or a new Governor."""
+    cdef int c
+    for c in range(NUM_ROLE_CARDS):
+        if (s.cards_in_play >> c) & 1 and not (s.cards_taken >> c) & 1:
+            s.card_doubloons[c] += 1
+        s.card_taken_by[c] = -1
+    s.cards_taken = 0
+    if s.end_triggered:
+        s.phase = PHASE_END
+        s.step = STEP_TERMINAL
+        s.player = PLAYER_TERMINAL
+        return
+    s.governor = next_seat(s, s.governor)
+    begin_round(s)
+
+
+cdef void end_phase(PRState* s) noexcept nogil:
+    s.selections_done += 1
+    if s.selections_done == s.selections_per_round:
+        end_round(s)
+        return
+    s.phase = PHASE_ROLE_SELECTION
+    s.player = (s.governor + s.selections_done) % s.n_players
+    s.step = STEP_ROLE
+
+
+cdef void start_phase(PRState* s, int card) noexcept nogil:
+    cdef PRPlayer* p = &s.players[s.player]
+    p.doubloons += s.card_doubloons[card]
+    s.card_doubloons[card] = 0
+    s.cards_taken |= 1 << card
+    s.card_taken_by[card] = s.player
+    s.chooser = s.player
+    s.turns_done = 0
+    s.phase = card if card < PROSPECTOR else PROSPECTOR
+    if s.phase == PHASE_SETTLER:
+        settler_seek(s)
+    elif s.phase == PHASE_MAYOR:
+        start_mayor(s)
+    elif s.phase == PHASE_BUILDER:
+        builder_seek(s)
+    elif s.phase == PHASE_CRAFTSMAN:
+        craftsman(s)
+    elif s.phase == PHASE_TRADER:
+        trader_seek(s)
+    elif s.phase == PHASE_CAPTAIN:
+        start_captain(s)
+    else:
+        p.doubloons += 1                 # Prospector's privilege (§4.7)
+        end_phase(s)
+
+
+cdef inline void turn_done(PRState* s) noexcept nogil:
+    """The current seat's turn in a one-turn-each phase is over: go to the next."""
+    s.turns_done += 1
+    if s.phase == PHASE_SETTLER:
+        settler_seek(s)
+    elif s.phase == PHASE_MAYOR:
+        mayor_seek(s)
+    elif s.phase == PHASE_BUILDER:
+        builder_seek(s)
+    elif s.phase == PHASE_TRADER:
+        trader_seek(s)
+    else:
+        storage_seek(s)
+
+
+# --- Settler (§4.1) ---------------------------------------------------------
+
+cdef inline bint can_take_quarry(const PRState* s, int seat) noexcept nogil:
+    return s.quarries > 0 and (seat == s.chooser or works(&s.players[seat], CONSTRUCTION_HUT))
+
+cdef inline bint can_draw_hacienda(const PRState* s, int seat) noexcept nogil:
+    """§6.1.2, OPEN-30: before the pick, with a free space and a tile left."""
+    return (not s.hacienda_used and works(&s.players[seat], HACIENDA)
+            and sum5(s.stack) + sum5(s.discard) > 0)
+
+cdef bint settler_can_act(const PRState* s, int seat) noexcept nogil:
+    if island_used(&s.players[seat]) >= ISLAND_SPACES:
+        return False
+    return sum5(s.face_up) > 0 or can_take_quarry(s, seat) or can_draw_hacienda(s, seat)
+
+cdef void settler_seek(PRState* s) noexcept nogil:
+    while s.turns_done < s.n_players:
+        s.player = (s.chooser + s.turns_done) % s.n_players
+        s.hacienda_used = 0
+        if settler_can_act(s, s.player):
+            s.step = STEP_SETTLE
+            return
+        s.turns_done += 1
+    # §4.1.5: discard what is left, turn up N + 1 new plantations
+    cdef int k
+    for k in range(NUM_GOODS):
+        s.discard[k] += s.face_up[k]
+        s.face_up[k] = 0
+    s.to_draw = s.face_up_count
+    draw_face_up_or_finish(s)
+
+cdef inline void reshuffle_if_empty(PRState* s) noexcept nogil:
+    """An empty stack takes the discard pile (its order is random: draws are chance events)."""
+    cdef int k
+    if sum5(s.stack) == 0:
+        for k in range(NUM_GOODS):
+            s.stack[k] = s.discard[k]
+            s.discard[k] = 0
+
+cdef void draw_face_up_or_finish(PRState* s) noexcept nogil:
+    if s.to_draw > 0 and sum5(s.stack) + sum5(s.discard) > 0:
+        reshuffle_if_empty(s)
+        s.step = STEP_DRAW_FACE_UP
+        return
+    s.to_draw = 0
+    if s.phase == PHASE_SETUP:
+        begin_round(s)
+    else:
+        end_phase(s)
+
+cdef void took_tile(PRState* s, int kind) noexcept nogil:
+    """After a pick: the Hospice may man the new tile (§6.1.5)."""
+    s.last_tile = kind
+    if works(&s.players[s.player], HOSPICE) and colonist_available(s):
+        s.step = STEP_HOSPICE
+    else:
+        turn_done(s)
+
+
+# --- Mayor (§4.2) -----------------------------------------------------------
+
+cdef void start_mayor(PRState* s) noexcept nogil:
+    cdef int i, n = s.n_players, ship = s.colonist_ship
+    if s.colonist_supply > 0:                 # privilege: from the supply, not the ship
+        s.colonist_supply -= 1
+        s.players[s.chooser].san_juan += 1
+    for i in range(n):                        # one at a time from the Mayor, clockwise
+        s.players[(s.chooser + i) % n].san_juan += ship // n + (1 if i < ship % n else 0)
+    s.colonist_ship = 0
+    mayor_seek(s)
+
+cdef int mayor_slots(const PRState* s, int16* out) noexcept nogil:
+    """Legal slots for the next colonist of `player`.
+
+    Placements go in non-decreasing slot order, so each arrangement is generated
+    once; a slot is legal only if the colonists left can still all be placed on
+    circles at or after it (the must-fill rule, §4.2.3)."""
+    cdef const PRPlayer* p = &s.players[s.player]
+    cdef int16 free[NUM_SLOTS]
+    cdef int slot, b, n = 0, total = 0
+    cdef uint64 m
+    for slot in range(NUM_MANNED_KINDS):
+        free[slot] = p.tiles[slot] - p.manned[slot]
+    for slot in range(NUM_MANNED_KINDS, NUM_SLOTS):
+        free[slot] = 0
+    m = p.owned
+    while m:
+        b = ctz64(m)
+        free[NUM_MANNED_KINDS + b] = BUILDING[b].circles - p.workers[b]
+        m &= m - 1
+    # walk from the last slot down, counting free circles at or after each slot
+    for slot in range(NUM_SLOTS - 1, s.last_slot - 1, -1):
+        total += free[slot]
+        if free[slot] > 0 and total >= s.to_place:
+            out[n] = slot
+            n += 1
+    # reverse into increasing order
+    cdef int i
+    cdef int16 t
+    for i in range(n // 2):
+        t = out[i]
+        out[i] = out[n - 1 - i]
+        out[n - 1 - i] = t
+    return n
+
+cdef inline void place_colonist(PRState* s, int slot) noexcept nogil:
+    cdef PRPlayer* p = &s.players[s.player]
+    if slot < NUM_MANNED_KINDS:
+        p.manned[slot] += 1
+    else:
+        p.workers[slot - NUM_MANNED_KINDS] += 1
+    s.to_place -= 1
+    s.last_slot = slot
+
+cdef bint mayor_autoplace(PRState* s) noexcept nogil:
+    """Play forced placements; True when the player has none left to place."""
+    cdef int16 slots[NUM_SLOTS]
+    while s.to_place > 0:
+        if mayor_slots(s, slots) != 1:
+            return False
+        place_colonist(s, slots[0])
+    return True
+
+cdef void mayor_seek(PRState* s) noexcept nogil:
+    cdef PRPlayer* p
+    cdef int colonists, circles, k, b
+    cdef uint64 m
+    while s.turns_done < s.n_players:
+        s.player = (s.chooser + s.turns_done) % s.n_players
+        p = &s.players[s.player]
+        # take every colonist off the board, then place them again
+        colonists = colonists_on_board(p)
+        circles = circles_owned(p)
+        for k in range(NUM_MANNED_KINDS):
+            p.manned[k] = 0
+        m = p.owned
+        while m:
+            p.workers[ctz64(m)] = 0
+            m &= m - 1
+        if colonists >= circles:             # every circle filled, the rest to San Juan
+            for k in range(NUM_MANNED_KINDS):
+                p.manned[k] = p.tiles[k]
+            m = p.owned
+            while m:
+                b = ctz64(m)
+                p.workers[b] = BUILDING[b].circles
+                m &= m - 1
+            p.san_juan = colonists - circles
+        else:
+            p.san_juan = 0
+            s.to_place = colonists
+            s.last_slot = 0
+            if not mayor_autoplace(s):
+                s.step = STEP_MAYOR
+                return
+        s.turns_done += 1
+    mayor_refill(s)
+    end_phase(s)
+
+cdef void mayor_refill(PRState* s) noexcept nogil:
+    """§4.2.4 and OPEN-7: need = max(N, empty building circles); a short supply ends the game."""
+    cdef int i, need = 0
+    for i in range(s.n_players):
+        need += empty_building_circles(&s.players[i])
+    if need < s.n_players:
+        need = s.n_players
+    if s.colonist_supply >= need:
+        s.colonist_supply -= need
+        s.colonist_ship += need
+    else:
+        s.colonist_ship += s.colonist_supply
+        s.colonist_supply = 0
+        if not (s.options & OPT_ALL_COLONISTS_AND_VP):
+            s.end_triggered = 1
+
+
+# --- Builder (§4.3) ---------------------------------------------------------
+
+cdef inline bint can_build(const PRState* s, int seat, int b) noexcept nogil:
+    cdef const PRPlayer* p = &s.players[seat]
+    return (s.building_supply[b] > 0 and not owns(p, b)
+            and city_used(p) + BUILDING[b].spaces <= CITY_SPACES
+            and building_price(s, seat, b) <= p.doubloons)
+
+cdef bint builder_can_act(const PRState* s, int seat) noexcept nogil:
+    cdef int b
+    for b in range(NUM_BUILDINGS):
+        if can_build(s, seat, b):
+            return True
+    return False
+
+cdef void builder_seek(PRState* s) noexcept nogil:
+    while s.turns_done < s.n_players:
+        s.player = (s.chooser + s.turns_done) % s.n_players
+        if builder_can_act(s, s.player):
+            s.step = STEP_BUILD
+            return
+        s.turns_done += 1
+    end_phase(s)
+
+cdef void build(PRState* s, int b) noexcept nogil:
+    cdef PRPlayer* p = &s.players[s.player]
+    p.doubloons -= building_price(s, s.player, b)
+    p.owned |= (<uint64>1) << b
+    p.workers[b] = 0
+    s.building_supply[b] -= 1
+    s.last_building = b
+    if city_used(p) == CITY_SPACES:           # city trigger (§7.1.2), also in the variant
+        s.end_triggered = 1
+    if works(p, UNIVERSITY) and colonist_available(s):
+        s.step = STEP_UNIVERSITY
+    else:
+        turn_done(s)
+
+
+# --- Craftsman (§4.4, §5) ---------------------------------------------------
+
+cdef uint8 produce(PRState* s, int seat) noexcept nogil:
+    """Give `seat` his production; pay his Factory. Returns the kinds received."""
+    cdef PRPlayer* p = &s.players[seat]
+    cdef int k, amount, capacity, kinds = 0
+    cdef uint64 m
+    cdef uint8 received = 0
+    for k in range(NUM_GOODS):
+        if k == CORN:
+            amount = p.manned[CORN]
+        else:
+            capacity = 0
+            m = p.owned & PRODUCERS[k]
+            while m:
+                capacity += p.workers[ctz64(m)]
+                m &= m - 1
+            amount = p.manned[k] if p.manned[k] < capacity else capacity
+        if amount > s.goods_supply[k]:
+            amount = s.goods_supply[k]
+        if amount > 0:
+            p.goods[k] += amount
+            s.goods_supply[k] -= amount
+            received |= 1 << k
+            kinds += 1
+    if works(p, FACTORY):
+        p.doubloons += FACTORY_PAY[kinds]
+    return received
+
+cdef void craftsman(PRState* s) noexcept nogil:
+    cdef int i, k
+    for i in range(s.n_players):
+        k = produce(s, (s.chooser + i) % s.n_players)
+        if i == 0:
+            s.craftsman_received = k
+    s.player = s.chooser
+    for k in range(NUM_GOODS):
+        if (s.craftsman_received >> k) & 1 and s.goods_supply[k] > 0:
+            s.step = STEP_PRIVILEGE
+            return
+    end_phase(s)
+
+
+# --- Trader (§4.5) ----------------------------------------------------------
+
+cdef inline bint can_sell(const PRState* s, int seat, int k) noexcept nogil:
+    return (s.players[seat].goods[k] > 0 and s.house_count < HOUSE_SPACES
+            and (s.house[k] == 0 or works(&s.players[seat], OFFICE)))
+
+cdef bint trader_can_act(const PRState* s, int seat) noexcept nogil:
+    cdef int k
+    for k in range(NUM_GOODS):
+        if can_sell(s, seat, k):
+            return True
+    return False
+
+cdef void trader_seek(PRState* s) noexcept nogil:
+    cdef int k
+    while s.turns_done < s.n_players:
+        s.player = (s.chooser + s.turns_done) % s.n_players
+        if trader_can_act(s, s.player):
+            s.step = STEP_SELL
+            return
+        s.turns_done += 1
+    if s.house_count == HOUSE_SPACES:          # a full house is emptied at the end of the phase
+        for k in range(NUM_GOODS):
+            s.goods_supply[k] += s.house[k]
+            s.house[k] = 0
+        s.house_count = 0
+    end_phase(s)
+
+cdef void sell(PRState* s, int k) noexcept nogil:
+    cdef PRPlayer* p = &s.players[s.player]
+    cdef int price = PRICE[k]
+    if s.player == s.chooser:
+        price += 1
+    if works(p, SMALL_MARKET):
+        price += 1
+    if works(p, LARGE_MARKET):
+        price += 2
+    p.goods[k] -= 1
+    p.doubloons += price
+    s.house[k] += 1
+    s.house_count += 1
+    turn_done(s)
+
+
+# --- Captain (§4.6) ---------------------------------------------------------
+
+cdef inline int ship_for(const PRState* s, int k) noexcept nogil:
+    """Index of the ship carrying kind k, or -1."""
+    cdef int i
+    for i in range(s.n_ships):
+        if s.ship_good[i] == k:
+            return i
+    return -1
+
+cdef int cargo_options(const PRState* s, int seat, int16* out) noexcept nogil:
+    """(good, ship) loads allowed for `seat`: the ship carrying the good, else the
+    empty ships that take the most of it (§4.6)."""
+    cdef const PRPlayer* p = &s.players[seat]
+    cdef int k, i, held, best, load, n = 0
+    for k in range(NUM_GOODS):
+        held = p.goods[k]
+        if held == 0:
+            continue
+        i = ship_for(s, k)
+        if i >= 0:
+            if s.ship_load[i] < s.ship_capacity[i]:
+                if out != NULL:
+                    out[n] = A_SHIP + k * MAX_SHIPS + i
+                n += 1
+            continue
+        best = 0
+        for i in range(s.n_ships):
+            if s.ship_good[i] < 0:
+                load = held if held < s.ship_capacity[i] else s.ship_capacity[i]
+                if load > best:
+                    best = load
+        if best == 0:
+            continue
+        for i in range(s.n_ships):
+            if s.ship_good[i] < 0:
+                load = held if held < s.ship_capacity[i] else s.ship_capacity[i]
+                if load == best:
+                    if out != NULL:
+                        out[n] = A_SHIP + k * MAX_SHIPS + i
+                    n += 1
+    return n
+
+cdef inline bint wharf_ready(const PRState* s, int seat) noexcept nogil:
+    return works(&s.players[seat], WHARF) and not (s.wharf_used >> seat) & 1 \
+        and goods_held(&s.players[seat]) > 0
+
+cdef void start_captain(PRState* s) noexcept nogil:
+    s.idle_turns = 0
+    s.wharf_used = 0
+    s.captain_bonus_given = 0
+    s.player = s.chooser
+    captain_seek(s)
+
+cdef void captain_seek(PRState* s) noexcept nogil:
+    """Loading goes round until a full cycle passes with no loading action."""
+    while s.idle_turns < s.n_players:
+        if cargo_options(s, s.player, NULL) > 0 or wharf_ready(s, s.player):
+            s.step = STEP_LOAD
+            return
+        s.idle_turns += 1
+        s.player = next_seat(s, s.player)
+    s.turns_done = 0
+    storage_seek(s)
+
+cdef void shipped(PRState* s, int amount) noexcept nogil:
+    """VP for one loading action: 1 per good, Harbor +1, the Captain's first +1."""
+    cdef int vp = amount
+    if works(&s.players[s.player], HARBOR):
+        vp += 1
+    if s.player == s.chooser and not s.captain_bonus_given:
+        vp += 1
+        s.captain_bonus_given = 1
+    award_vp(s, s.player, vp)
+    s.idle_turns = 0
+    s.player = next_seat(s, s.player)
+    captain_seek(s)
+
+
+# --- Storage at the end of the Captain phase (§4.6) --------------------------
+
+cdef int warehouse_kinds(const PRPlayer* p) noexcept nogil:
+    return (1 if works(p, SMALL_WAREHOUSE) else 0) + (2 if works(p, LARGE_WAREHOUSE) else 0)
+
+cdef inline bint barrel_choice(const PRState* s) noexcept nogil:
+    cdef const PRPlayer* p = &s.players[s.player]
+    cdef int k
+    for k in range(NUM_GOODS):
+        if p.goods[k] > 0 and not (s.kept >> k) & 1:
+            return True
+    return False
+
+cdef inline bint warehouse_choice(const PRState* s) noexcept nogil:
+    cdef const PRPlayer* p = &s.players[s.player]
+    cdef int k
+    if s.warehouse_left == 0:
+        return False
+    for k in range(s.last_warehouse + 1, NUM_GOODS):
+        if p.goods[k] > 0:
+            return True
+    return False
+
+cdef void storage_seek(PRState* s) noexcept nogil:
+    """Each player with goods chooses what to keep; then full ships are emptied."""
+    cdef int k, i
+    while s.turns_done < s.n_players:
+        s.player = (s.chooser + s.turns_done) % s.n_players
+        if goods_held(&s.players[s.player]) > 0:
+            s.kept = 0
+            s.last_warehouse = -1
+            s.warehouse_left = warehouse_kinds(&s.players[s.player])
+            s.step = STEP_WAREHOUSE if warehouse_choice(s) else STEP_KEEP
+            return
+        s.turns_done += 1
+    for i in range(s.n_ships):
+        if s.ship_load[i] == s.ship_capacity[i]:
+            s.goods_supply[s.ship_good[i]] += s.ship_load[i]
+            s.ship_load[i] = 0
+            s.ship_good[i] = -1
+    s.kept = 0
+    s.warehouse_left = 0
+    s.last_warehouse = -1
+    end_phase(s)
+
+cdef void finish_storage(PRState* s, int barrel) noexcept nogil:
+    """Return every good not kept; `barrel` (or -1) keeps one good of that kind."""
+    cdef PRPlayer* p = &s.players[s.player]
+    cdef int k, back
+    for k in range(NUM_GOODS):
+        if (s.kept >> k) & 1:
+            continue
+        back = p.goods[k] - (1 if k == barrel else 0)
+        p.goods[k] -= back
+        s.goods_supply[k] += back
+    turn_done(s)
+
+
+# ---------------------------------------------------------------------------
+# 4. Legal actions (sorted ids) and apply
+# ---------------------------------------------------------------------------
+
+cdef int pr_current_player(const PRState* s) noexcept nogil:
+    if s.step == STEP_TERMINAL:
+        return PLAYER_TERMINAL
+    if s.step >= STEP_DRAW_FACE_UP:
+        return PLAYER_CHANCE
+    return s.player
+
+
+cdef int pr_legal_actions(const PRState* s, int16* out) noexcept nogil:
+    cdef int n = 0, k, c, b, seat = s.player
+    cdef const PRPlayer* p = &s.players[seat]
+    cdef int step = s.step
+    if step == STEP_ROLE:
+        for c in range(NUM_ROLE_CARDS):
+            if (s.cards_in_play >> c) & 1 and not (s.cards_taken >> c) & 1:
+                # the two Prospector cards differ only by their doubloons
+                if c == PROSPECTOR_2 and not (s.cards_taken >> PROSPECTOR) & 1 \
+                        and s.card_doubloons[PROSPECTOR] == s.card_doubloons[PROSPECTOR_2]:
+                    continue
+                out[n] = A_ROLE + c
+                n += 1
+    elif step == STEP_SETTLE:
+        if island_used(p) < ISLAND_SPACES:
+            for k in range(NUM_GOODS):
+                if s.face_up[k] > 0:
+                    out[n] = A_SETTLE + k
+                    n += 1
+            if can_take_quarry(s, seat):
+                out[n] = A_QUARRY
+                n += 1
+            if can_draw_hacienda(s, seat):
+                out[n] = A_HACIENDA
+                n += 1
+        out[n] = A_PASS
+        n += 1
+    elif step == STEP_HOSPICE:
+        out[0] = A_HOSPICE
+        out[1] = A_PASS
+        n = 2
+    elif step == STEP_MAYOR:
+        n = mayor_slots(s, out)
+        for k in range(n):
+            out[k] += A_MAYOR
+    elif step == STEP_BUILD:
+        for b in range(NUM_BUILDINGS):
+            if can_build(s, seat, b):
+                out[n] = A_BUILD + b
+                n += 1
+        out[n] = A_PASS
+        n += 1
+    elif step == STEP_UNIVERSITY:
+        out[0] = A_UNIVERSITY
+        out[1] = A_PASS
+        n = 2
+    elif step == STEP_PRIVILEGE:
+        for k in range(NUM_GOODS):
+            if (s.craftsman_received >> k) & 1 and s.goods_supply[k] > 0:
+                out[n] = A_PRIVILEGE + k
+                n += 1
+    elif step == STEP_SELL:
+        for k in range(NUM_GOODS):
+            if can_sell(s, seat, k):
+                out[n] = A_SELL + k
+                n += 1
+        out[n] = A_PASS
+        n += 1
+    elif step == STEP_LOAD:
+        n = cargo_options(s, seat, out)
+        if wharf_ready(s, seat):
+            for k in range(NUM_GOODS):
+                if p.goods[k] > 0:
+                    out[n] = A_WHARF + k
+                    n += 1
+        if cargo_options(s, seat, NULL) == 0:  # passing is allowed only when no ship can load
+            out[n] = A_PASS
+            n += 1
+    elif step == STEP_WAREHOUSE:
+        for k in range(s.last_warehouse + 1, NUM_GOODS):
+            if p.goods[k] > 0:
+                out[n] = A_WAREHOUSE + k
+                n += 1
+        out[n] = A_PASS
+        n += 1
+    elif step == STEP_KEEP:
+        for k in range(NUM_GOODS):
+            if p.goods[k] > 0 and not (s.kept >> k) & 1:
+                out[n] = A_KEEP + k
+                n += 1
+        out[n] = A_PASS
+        n += 1
+    elif step == STEP_DRAW_FACE_UP or step == STEP_DRAW_HACIENDA:
+        for k in range(NUM_GOODS):
+            if s.stack[k] > 0:
+                out[n] = A_DRAW + k
+                n += 1
+    return n
+
+
+cdef void pr_apply(PRState* s, int a) noexcept nogil:
+    """Apply a legal action (the caller has checked legality)."""
+    cdef int step = s.step, k, amount
+    cdef PRPlayer* p = &s.players[s.player]
+    if step == STEP_ROLE:
+        start_phase(s, a - A_ROLE)
+    elif step == STEP_SETTLE:
+        if a == A_PASS:
+            turn_done(s)
+        elif a == A_HACIENDA:
+            s.hacienda_used = 1
+            reshuffle_if_empty(s)
+            s.step = STEP_DRAW_HACIENDA
+        elif a == A_QUARRY:
+            s.quarries -= 1
+            p.tiles[QUARRY] += 1
+            took_tile(s, QUARRY)
+        else:
+            k = a - A_SETTLE
+            s.face_up[k] -= 1
+            p.tiles[k] += 1
+            took_tile(s, k)
+    elif step == STEP_HOSPICE:
+        if a == A_HOSPICE:
+            take_colonist(s)
+            p.manned[s.last_tile] += 1
+        turn_done(s)
+    elif step == STEP_MAYOR:
+        place_colonist(s, a - A_MAYOR)
+        if mayor_autoplace(s):
+            s.turns_done += 1
+            mayor_seek(s)
+    elif step == STEP_BUILD:
+        if a == A_PASS:
+            turn_done(s)
+        else:
+            build(s, a - A_BUILD)
+    elif step == STEP_UNIVERSITY:
+        if a == A_UNIVERSITY:
+            take_colonist(s)
+            p.workers[s.last_building] += 1
+        turn_done(s)
+    elif step == STEP_PRIVILEGE:
+        k = a - A_PRIVILEGE
+        s.goods_supply[k] -= 1
+        p.goods[k] += 1
+        end_phase(s)
+    elif step == STEP_SELL:
+        if a == A_PASS:
+            turn_done(s)
+        else:
+            sell(s, a - A_SELL)
+    elif step == STEP_LOAD:
+        if a == A_PASS:
+            s.idle_turns += 1
+            s.player = next_seat(s, s.player)
+            captain_seek(s)
+        elif a >= A_WHARF:
+            k = a - A_WHARF
+            s.goods_supply[k] += p.goods[k]
+            s.wharf_used |= 1 << s.player
+            amount = p.goods[k]
+            p.goods[k] = 0
+            shipped(s, amount)
+        else:
+            load_cargo(s, (a - A_SHIP) // MAX_SHIPS, (a - A_SHIP) % MAX_SHIPS)
+    elif step == STEP_WAREHOUSE:
+        if a == A_PASS:
+            s.warehouse_left = 0
+        else:
+            k = a - A_WAREHOUSE
+            s.kept |= 1 << k
+            s.last_warehouse = k
+            s.warehouse_left -= 1
+        if not warehouse_choice(s):
+            if barrel_choice(s):
+                s.step = STEP_KEEP
+            else:
+                finish_storage(s, -1)
+    elif step == STEP_KEEP:
+        finish_storage(s, -1 if a == A_PASS else a - A_KEEP)
+    elif step == STEP_DRAW_FACE_UP:
+        k = a - A_DRAW
+        s.stack[k] -= 1
+        s.face_up[k] += 1
+        s.to_draw -= 1
+        draw_face_up_or_finish(s)
+    elif step == STEP_DRAW_HACIENDA:
+        k = a - A_DRAW
+        s.stack[k] -= 1
+        p.tiles[k] += 1                    # the drawn tile is never manned by the Hospice
+        if settler_can_act(s, s.player):
+            s.step = STEP_SETTLE
+        else:
+            turn_done(s)
+
+
+cdef void load_cargo(PRState* s, int k, int i) noexcept nogil:
+    cdef PRPlayer* p = &s.players[s.player]
+    cdef int room = s.ship_capacity[i] - s.ship_load[i]
+    cdef int amount = p.goods[k] if p.goods[k] < room else room
+    p.goods[k] -= amount
+    s.ship_load[i] += amount
+    s.ship_good[i] = k
+    shipped(s, amount)
+
+
+# ---------------------------------------------------------------------------
+# 5. Chance, scoring, observation, playouts
+# ---------------------------------------------------------------------------
+
+cdef int pr_chance_outcomes(const PRState* s, int16* actions, int32* weights) noexcept nogil:
+    """Outcomes of a draw: each plantation kind, weighted by its count in the stack."""
+    cdef int k, n = 0
+    for k in range(NUM_GOODS):
+        if s.stack[k] > 0:
+            actions[n] = A_DRAW + k
+            weights[n] = s.stack[k]
+            n += 1
+    return n
+
+
+cdef int pr_sample_chance(PRState* s) noexcept nogil:
+    cdef int k, r = rng_below(&s.rng, sum5(s.stack))
+    for k in range(NUM_GOODS):
+        r -= s.stack[k]
+        if r < 0:
+            return A_DRAW + k
+    return A_DRAW + NUM_GOODS - 1
+
+
+cdef void pr_score(const PRState* s, int seat, PRScore* out) noexcept nogil:
+    """§7.4: chips + printed building VP + bonuses of occupied large buildings."""
+    cdef const PRPlayer* p = &s.players[seat]
+    cdef int b, k, bonus = 0, building_vp = 0
+    cdef uint64 m = p.owned
+    while m:
+        b = ctz64(m)
+        building_vp += BUILDING[b].vp
+        m &= m - 1
+    if works(p, GUILD_HALL):
+        m = p.owned
+        while m:
+            b = ctz64(m)
+            if BUILDING[b].kind == SMALL_PRODUCTION:
+                bonus += 1
+            elif BUILDING[b].kind == LARGE_PRODUCTION:
+                bonus += 2
+            m &= m - 1
+    if works(p, RESIDENCE):
+        bonus += RESIDENCE_BONUS[island_used(p)]
+    if works(p, FORTRESS):
+        bonus += colonists_on_board(p) // 3
+    if works(p, CUSTOMS_HOUSE):
+        bonus += p.vp // 4
+    if works(p, CITY_HALL):
+        bonus += popcount64(p.owned & VIOLET_MASK)
+    out.vp_chips = p.vp
+    out.building_vp = building_vp
+    out.bonus_vp = bonus
+    out.total = p.vp + building_vp + bonus
+    out.tiebreak = p.doubloons + goods_held(p)
+
+
+cdef void pr_returns(const PRState* s, double* out) noexcept nogil:
+    """1 for the winner, a shared win split equally (§7.5, OPEN-10); 0 before the end."""
+    cdef PRScore sc[MAX_PLAYERS]
+    cdef int i, winners = 0, best_total = -1, best_tie = -1
+    for i in range(s.n_players):
+        out[i] = 0.0
+    if s.step != STEP_TERMINAL:
+        return
+    for i in range(s.n_players):
+        pr_score(s, i, &sc[i])
+        if sc[i].total > best_total or (sc[i].total == best_total and sc[i].tiebreak > best_tie):
+            best_total = sc[i].total
+            best_tie = sc[i].tiebreak
+    for i in range(s.n_players):
+        if sc[i].total == best_total and sc[i].tiebreak == best_tie:
+            winners += 1
+    for i in range(s.n_players):
+        if sc[i].total == best_total and sc[i].tiebreak == best_tie:
+            out[i] = 1.0 / winners
+
+
+cdef int32 pr_random_playout(PRState* s) noexcept nogil:
+    """Play uniformly random decisions (chance sampled) to the end; returns the decisions."""
+    cdef int16 legal[MAX_LEGAL]
+    cdef int n
+    cdef int32 decisions = 0
+    while s.step != STEP_TERMINAL:
+        if s.step >= STEP_DRAW_FACE_UP:
+            pr_apply(s, pr_sample_chance(s))
+        else:
+            n = pr_legal_actions(s, legal)
+            pr_apply(s, legal[rng_below(&s.rng, n)] if n > 1 else legal[0])
+            decisions += 1
+    return decisions
+
+
+cdef inline int put(float* out, int i, double v) noexcept nogil:
+    if out != NULL:
+        out[i] = <float>v
+    return i + 1
+
+cdef inline int one_hot(float* out, int i, int value, int size) noexcept nogil:
+    cdef int j
+    for j in range(size):
+        i = put(out, i, 1.0 if j == value else 0.0)
+    return i
+
+cdef int write_observation(const PRState* s, int seat, float* out) noexcept nogil:
+    """Everything is public in Puerto Rico except the stack's order (E.1), so the
+    observation is the whole state, with the players listed from `seat` on.
+    With out == NULL only counts the entries."""
+    cdef int i = 0, j, k, b, q, n = s.n_players
+    cdef int cur = pr_current_player(s)
+    cdef const PRPlayer* p
+    for j in range(n):
+        q = (seat + j) % n
+        p = &s.players[q]
+        i = put(out, i, p.doubloons)
+        i = put(out, i, p.vp)
+        for k in range(NUM_GOODS):
+            i = put(out, i, p.goods[k])
+        for k in range(NUM_TILE_KINDS):
+            i = put(out, i, p.tiles[k])
+        for k in range(NUM_MANNED_KINDS):
+            i = put(out, i, p.manned[k])
+        i = put(out, i, p.san_juan)
+        for b in range(NUM_BUILDINGS):
+            i = put(out, i, 1.0 if owns(p, b) else 0.0)
+        for b in range(NUM_BUILDINGS):
+            i = put(out, i, p.workers[b])
+        i = put(out, i, 1.0 if q == s.governor else 0.0)
+        i = put(out, i, 1.0 if q == s.chooser and s.phase < PHASE_ROLE_SELECTION else 0.0)
+        i = put(out, i, 1.0 if (s.wharf_used >> q) & 1 else 0.0)
+        i = put(out, i, 1.0 if q == cur else 0.0)
+    i = one_hot(out, i, s.phase, NUM_PHASES)
+    i = one_hot(out, i, s.step, NUM_STEPS)
+    for k in range(NUM_ROLE_CARDS):
+        i = put(out, i, s.card_doubloons[k])
+        i = put(out, i, 1.0 if (s.cards_in_play >> k) & 1 and not (s.cards_taken >> k) & 1 else 0.0)
+    for k in range(NUM_GOODS):
+        i = put(out, i, s.face_up[k])
+        i = put(out, i, s.stack[k])
+        i = put(out, i, s.discard[k])
+        i = put(out, i, s.goods_supply[k])
+        i = put(out, i, s.house[k])
+        i = put(out, i, 1.0 if (s.craftsman_received >> k) & 1 else 0.0)
+        i = put(out, i, 1.0 if (s.kept >> k) & 1 else 0.0)
+    for k in range(MAX_SHIPS):
+        i = put(out, i, s.ship_capacity[k])
+        i = put(out, i, s.ship_load[k])
+        i = one_hot(out, i, s.ship_good[k], NUM_GOODS)
+    for b in range(NUM_BUILDINGS):
+        i = put(out, i, s.building_supply[b])
+    i = put(out, i, s.quarries)
+    i = put(out, i, s.to_draw)
+    i = put(out, i, s.colonist_supply)
+    i = put(out, i, s.colonist_ship)
+    i = put(out, i, s.to_place)
+    i = put(out, i, s.last_slot)
+    i = put(out, i, s.vp_supply)
+    i = put(out, i, s.house_count)
+    i = put(out, i, s.selections_done)
+    i = put(out, i, s.idle_turns)
+    i = put(out, i, s.end_triggered)
+    i = put(out, i, s.hacienda_used)
+    i = put(out, i, s.captain_bonus_given)
+    i = put(out, i, s.warehouse_left)
+    i = put(out, i, s.last_warehouse + 1)
+    i = one_hot(out, i, s.last_tile, NUM_TILE_KINDS)
+    i = one_hot(out, i, s.last_building, NUM_BUILDINGS)
+    return i
+
+cdef void pr_observation(const PRState* s, int seat, float* out) noexcept nogil:
+    write_observation(s, seat, out)
+
+cdef int pr_observation_size(int n_players) noexcept nogil:
+    cdef PRState s
+    memset(&s, 0, sizeof(PRState))
+    s.n_players = n_players
+    return write_observation(&s, 0, NULL)
+
+
+# ---------------------------------------------------------------------------
+# 6. Python API: the compiled State class, action names, the dict codec
+# ---------------------------------------------------------------------------
+import json
+import operator
+import threading
+import time
+import numpy as np
+cimport numpy as cnp
+cnp.import_array()
+
+NUM_DISTINCT_ACTIONS = NUM_ACTIONS
+OPTION_ALL_COLONISTS_AND_VP = OPT_ALL_COLONISTS_AND_VP
+DICT_VERSION = 1
+
+
+def _building_label(b):
+    return BUILDING_ROWS[b]["name"].lower()
+
+
+def _action_name(int a, capacities):
+    """The stable readable name of action `a` (capacities: the game's cargo ships)."""
+    if a < 0 or a >= NUM_ACTIONS:
+        raise ValueError(f"action {a} is out of range 0..{NUM_ACTIONS - 1}")
+    if a < A_SETTLE:
+        return "role " + ROLE_NAMES[a - A_ROLE].replace("_", " ")
+    if a < A_QUARRY:
+        return "settle " + GOOD_NAMES[a - A_SETTLE]
+    if a == A_QUARRY:
+        return "settle quarry"
+    if a == A_HACIENDA:
+        return "hacienda draw"
+    if a == A_HOSPICE:
+        return "hospice colonist"
+    if a < A_BUILD:
+        slot = a - A_MAYOR
+        if slot < NUM_GOODS:
+            return f"colonist to {GOOD_NAMES[slot]} plantation"
+        if slot == QUARRY:
+            return "colonist to quarry"
+        return "colonist to " + _building_label(slot - NUM_MANNED_KINDS)
+    if a < A_UNIVERSITY:
+        return "build " + _building_label(a - A_BUILD)
+    if a == A_UNIVERSITY:
+        return "university colonist"
+    if a < A_SELL:
+        return "privilege " + GOOD_NAMES[a - A_PRIVILEGE]
+    if a < A_SHIP:
+        return "sell " + GOOD_NAMES[a - A_SELL]
+    if a < A_WHARF:
+        k, slot = divmod(a - A_SHIP, MAX_SHIPS)
+        if slot < len(capacities):
+            return f"ship {GOOD_NAMES[k]} on {capacities[slot]}"
+        return f"ship {GOOD_NAMES[k]} on ship {slot + 1}"
+    if a < A_WAREHOUSE:
+        return "wharf " + GOOD_NAMES[a - A_WHARF]
+    if a < A_KEEP:
+        return "warehouse " + GOOD_NAMES[a - A_WAREHOUSE]
+    if a < A_PASS:
+        return "keep " + GOOD_NAMES[a - A_KEEP]
+    if a == A_PASS:
+        return "pass"
+    return "draw " + GOOD_NAMES[a - A_DRAW]
+
+
+def action_names(capacities):
+    """All action names, indexed by action id."""
+    return [_action_name(a, capacities) for a in range(NUM_ACTIONS)]
+
+
+cdef class PuertoRicoState:
+    """A Puerto Rico game position. Made by ``PuertoRicoGame.new_initial_state``.
+
+    The whole position is one C struct; ``clone`` is a memcpy. Every method that
+    takes input validates it and raises ``ValueError``/``TypeError`` without
+    changing the state.
+    """
+    cdef PRState s
+    cdef readonly object game
+    cdef object _hist          # history as a shared chain (previous chain, action); None when empty
+
+    def __init__(self, *args, **kwargs):
+        raise TypeError("use game.new_initial_state(seed) or game.state_from_dict(d)")
+
+    # --- the OpenSpiel-style interface ---------------------------------------
+    def current_player(self):
+        """The seat to act, CHANCE (-1) at a chance node, TERMINAL (-4) at the end."""
+        return pr_current_player(&self.s)
+
+    def is_terminal(self):
+        return self.s.step == STEP_TERMINAL
+
+    def is_chance_node(self):
+        return STEP_DRAW_FACE_UP <= self.s.step < STEP_TERMINAL
+
+    def legal_actions(self, player=None):
+        """Sorted legal action ids (chance outcomes at a chance node; [] at the end)."""
+        cdef int16 buf[MAX_LEGAL]
+        cdef int i, n
+        if player is not None and player != pr_current_player(&self.s):
+            return []
+        n = pr_legal_actions(&self.s, buf)
+        return [buf[i] for i in range(n)]
+
+    def legal_actions_mask(self, player=None):
+        cdef int16 buf[MAX_LEGAL]
+        cdef int i, n
+        mask = np.zeros(NUM_ACTIONS, dtype=np.uint8)
+        cdef cnp.uint8_t[::1] m = mask
+        if player is not None and player != pr_current_player(&self.s):
+            return mask
+        n = pr_legal_actions(&self.s, buf)
+        for i in range(n):
+            m[buf[i]] = 1
+        return mask
+
+    def chance_outcomes(self):
+        """[(action, probability)] at a chance node: plantation kinds by their stack counts."""
+        cdef int16 acts[NUM_GOODS]
+        cdef int32 weights[NUM_GOODS]
+        cdef int i, n, total = 0
+        if not (STEP_DRAW_FACE_UP <= self.s.step < STEP_TERMINAL):
+            return []
+        n = pr_chance_outcomes(&self.s, acts, weights)
+        for i in range(n):
+            total += weights[i]
+        return [(acts[i], weights[i] / total) for i in range(n)]
+
+    def apply_action(self, action):
+        """Apply a legal action id (a decision, or a chance outcome at a chance node)."""
+        cdef int16 buf[MAX_LEGAL]
+        cdef int i, n, a
+        try:
+            a = operator.index(action)
+        except TypeError:
+            raise TypeError(f"action must be an int, got {type(action).__name__}") from None
+        if self.s.step == STEP_TERMINAL:
+            raise ValueError("the game is over: no action is legal")
+        n = pr_legal_actions(&self.s, buf)
+        for i in range(n):
+            if buf[i] == a:
+                break
+        else:
+            self._illegal(a, buf, n)
+        pr_apply(&self.s, a)
+        self._hist = (self._hist, a)
+
+    cdef _illegal(self, int a, int16* buf, int n):
+        caps = self._capacities()
+        what = _action_name(a, caps) if 0 <= a < NUM_ACTIONS else f"out of range 0..{NUM_ACTIONS - 1}"
+        legal = ", ".join(f"{buf[i]} ({_action_name(buf[i], caps)})" for i in range(n))
+        raise ValueError(f"action {a} ({what}) is not legal at step "
+                         f"{STEP_NAMES[self.s.step]!r}; legal: {legal}")
+
+    def resolve_chance(self):
+        """At a chance node, sample an outcome from the state's own RNG and apply it.
+        Returns the outcome."""
+        if not (STEP_DRAW_FACE_UP <= self.s.step < STEP_TERMINAL):
+            raise ValueError(f"not a chance node (step {STEP_NAMES[self.s.step]!r})")
+        cdef int a = pr_sample_chance(&self.s)
+        pr_apply(&self.s, a)
+        self._hist = (self._hist, a)
+        return a
+
+    def child(self, action):
+        c = self.clone()
+        c.apply_action(action)
+        return c
+
+    cpdef PuertoRicoState clone(self):
+        cdef PuertoRicoState c = PuertoRicoState.__new__(PuertoRicoState)
+        memcpy(&c.s, &self.s, sizeof(PRState))
+        c.game = self.game
+        c._hist = self._hist
+        return c
+
+    def __copy__(self):
+        return self.clone()
+
+    def __deepcopy__(self, memo):
+        return self.clone()
+
+    def history(self):
+        """Every action applied since the state was made (chance outcomes included)."""
+        out = []
+        h = self._hist
+        while h is not None:
+            out.append(h[1])
+            h = h[0]
+        out.reverse()
+        return out
+
+    def returns(self):
+        """Per seat: 1 for the winner, a shared win split equally, 0 otherwise (all 0 before the end)."""
+        cdef double r[MAX_PLAYERS]
+        pr_returns(&self.s, r)
+        return [r[i] for i in range(self.s.n_players)]
+
+    def scores(self):
+        """Per seat: VP chips, building VP, bonus VP, total and the tie-break value."""
+        cdef PRScore sc
+        out = []
+        for i in range(self.s.n_players):
+            pr_score(&self.s, i, &sc)
+            out.append({"vp_chips": sc.vp_chips, "building_vp": sc.building_vp,
+                        "bonus_vp": sc.bonus_vp, "total": sc.total, "tiebreak": sc.tiebreak})
+        return out
+
+    def num_players(self):
+        return self.s.n_players
+
+    def phase(self):
+        return PHASE_NAMES[self.s.phase]
+
+    def step_name(self):
+        return STEP_NAMES[self.s.step]
+
+    cdef tuple _capacities(self):
+        return tuple(self.s.ship_capacity[i] for i in range(self.s.n_ships))
+
+    def action_to_string(self, action):
+        try:
+            a = operator.index(action)
+        except TypeError:
+            raise TypeError(f"action must be an int, got {type(action).__name__}") from None
+        return _action_name(a, self._capacities())
+
+    def string_to_action(self, name):
+        if not isinstance(name, str):
+            raise TypeError(f"action name must be a str, got {type(name).__name__}")
+        key = " ".join(name.lower().split())
+        names = action_names(self._capacities())
+        try:
+            return names.index(key)
+        except ValueError:
+            legal = [names[a] for a in self.legal_actions()]
+            raise ValueError(f"unknown action name {name!r}; legal here: {legal}") from None
+
+    def observation_tensor(self, player=None):
+        """Float32 vector of game.observation_tensor_shape(), from `player`'s seat
+        (default: the player to act; seat 0 at chance and terminal nodes)."""
+        cdef int seat
+        if player is None:
+            seat = self.s.player if self.s.step < STEP_DRAW_FACE_UP else 0
+        else:
+            seat = _check_seat(player, self.s.n_players)
+        out = np.empty(pr_observation_size(self.s.n_players), dtype=np.float32)
+        cdef float[::1] view = out
+        pr_observation(&self.s, seat, &view[0])
+        return out
+
+    def write_observation(self, float[::1] out not None, player=None):
+        """Write the observation into a preallocated float32 buffer (no allocation)."""
+        cdef int seat = self.s.player if player is None and self.s.step < STEP_DRAW_FACE_UP else 0
+        if player is not None:
+            seat = _check_seat(player, self.s.n_players)
+        if out.shape[0] != pr_observation_size(self.s.n_players):
+            raise ValueError(f"buffer has {out.shape[0]} entries, the observation has "
+                             f"{pr_observation_size(self.s.n_players)}")
+        pr_observation(&self.s, seat, &out[0])
+
+    # --- dict, serialization, pickling ----------------------------------------
+    def to_dict(self):
+        """The complete position as JSON-able data (see docs/state-dict.md)."""
+        return _to_dict(self)
+
+    def serialize(self):
+        return json.dumps(_to_dict(self), separators=(",", ":"), sort_keys=True)
+
+    def __reduce__(self):
+        return (_restore, (self.game, self.serialize()))
+
+    def __eq__(self, other):
+        if not isinstance(other, PuertoRicoState):
+            return NotImplemented
+        return _to_dict(self) == _to_dict(other)
+
+    def __hash__(self):
+        raise TypeError("PuertoRicoState is mutable and unhashable; hash state.serialize() instead")
+
+    def __str__(self):
+        return _render(self)
+
+    def __repr__(self):
+        return (f"<PuertoRicoState {self.s.n_players}p phase={PHASE_NAMES[self.s.phase]} "
+                f"step={STEP_NAMES[self.s.step]} player={pr_current_player(&self.s)}>")
+
+    def _random_playouts(self, n_games, seed, threads):
+        return _random_playouts(self, n_games, seed, threads)
+
+
+def _restore(game, text):
+    return game.deserialize_state(text)
+
+
+def _check_seat(player, int n):
+    try:
+        seat = operator.index(player)
+    except TypeError:
+        raise TypeError(f"player must be an int seat, got {type(player).__name__}") from None
+    if not 0 <= seat < n:
+        raise ValueError(f"player must be a seat 0..{n - 1}, got {seat}")
+    return seat
+
+
+def new_state(game, int players, int options, seed):
+    """A new game: the setup of §1.4; the first face-up plantations are chance nodes."""
+    try:
+        seed_value = operator.index(seed)
+    except TypeError:
+        raise TypeError(f"seed must be an int, got {type(seed).__name__}") from None
+    if seed_value < 0 or seed_value >= 2 ** 64:
+        raise ValueError(f"seed must be in 0..2**64-1, got {seed_value}")
+    cdef PuertoRicoState st = PuertoRicoState.__new__(PuertoRicoState)
+    pr_new_game(&st.s, players, options, <uint64>seed_value)
+    st.game = game
+    st._hist = None
+    return st
+
+
+def observation_size(int players):
+    return pr_observation_size(players)
+
+
+# --- the dict codec ------------------------------------------------------------
+
+cdef dict _goods_dict(const int8* a):
+    return {GOOD_NAMES[k]: a[k] for k in range(NUM_GOODS)}
+
+def _bits(uint8 mask, names):
+    return [names[k] for k in range(len(names)) if (mask >> k) & 1]
+
+
+def _to_dict(PuertoRicoState st):
+    cdef PRState* s = &st.s
+    cdef PRPlayer* p
+    cdef int i, b, k
+    boards = []
+    for i in range(s.n_players):
+        p = &s.players[i]
+        island = {TILE_NAMES[k]: {"tiles": p.tiles[k], "colonists": p.manned[k]}
+                  for k in range(NUM_MANNED_KINDS)}
+        island["forest"] = {"tiles": p.tiles[FOREST]}
+        boards.append({
+            "doubloons": p.doubloons,
+            "vp_chips": p.vp,
+            "goods": _goods_dict(p.goods),
+            "island": island,
+            "san_juan": p.san_juan,
+            "buildings": {BUILDING_IDS[b]: p.workers[b] for b in range(NUM_BUILDINGS) if owns(p, b)},
+        })
+    return {
+        "game": "puerto_rico",
+        "version": DICT_VERSION,
+        "options": st.game.options(),
+        "phase": PHASE_NAMES[s.phase],
+        "step": STEP_NAMES[s.step],
+        "governor": s.governor,
+        "player": s.player if s.step != STEP_TERMINAL else None,
+        "role_chooser": s.chooser,
+        "selections_done": s.selections_done,
+        "turns_done": s.turns_done,
+        "idle_turns": s.idle_turns,
+        "end_triggered": bool(s.end_triggered),
+        "roles": {ROLE_NAMES[c]: {"doubloons": s.card_doubloons[c],
+                                  "taken_by": s.card_taken_by[c] if (s.cards_taken >> c) & 1 else None}
+                  for c in range(NUM_ROLE_CARDS) if (s.cards_in_play >> c) & 1},
+        "plantations": {"face_up": _goods_dict(s.face_up), "stack": _goods_dict(s.stack),
+                        "discard": _goods_dict(s.discard), "to_draw": s.to_draw},
+        "quarries": s.quarries,
+        "colonists": {"supply": s.colonist_supply, "ship": s.colonist_ship},
+        "vp_chips": s.vp_supply,
+        "goods": _goods_dict(s.goods_supply),
+        "cargo_ships": [{"capacity": s.ship_capacity[i],
+                         "good": GOOD_NAMES[s.ship_good[i]] if s.ship_good[i] >= 0 else None,
+                         "load": s.ship_load[i]} for i in range(s.n_ships)],
+        "trading_house": _goods_dict(s.house),
+        "buildings": {BUILDING_IDS[b]: s.building_supply[b] for b in range(NUM_BUILDINGS)
+                      if not BUILDING[b].expansion},
+        "turn": {
+            "hacienda_used": bool(s.hacienda_used),
+            "last_tile": TILE_NAMES[s.last_tile] if s.last_tile >= 0 else None,
+            "to_place": s.to_place,
+            "last_slot": s.last_slot,
+            "last_building": BUILDING_IDS[s.last_building] if s.last_building >= 0 else None,
+            "craftsman_received": _bits(s.craftsman_received, GOOD_NAMES),
+            "wharf_used": [i for i in range(s.n_players) if (s.wharf_used >> i) & 1],
+            "captain_bonus_given": bool(s.captain_bonus_given),
+            "warehouse_left": s.warehouse_left,
+            "last_warehouse": GOOD_NAMES[s.last_warehouse] if s.last_warehouse >= 0 else None,
+            "kept": _bits(s.kept, GOOD_NAMES),
+        },
+        "boards": boards,
+        "rng": [int(s.rng.s[k]) for k in range(4)],
+        "history": st.history(),
+    }
+
+
+class _Reader:
+    """Reads a state dict with errors that name the field and what is allowed."""
+
+    def __init__(self, d, path="state"):
+        if not isinstance(d, dict):
+            raise TypeError(f"{path} must be a dict, got {type(d).__name__}")
+        self.d = d
+        self.path = path
+        self.used = set()
+
+    def _get(self, key):
+        if key not in self.d:
+            raise ValueError(f"{self.path}: missing key {key!r}")
+        self.used.add(key)
+        return self.d[key]
+
+    def int(self, key, lo, hi):
+        v = self._get(key)
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise TypeError(f"{self.path}.{key} must be an int, got {type(v).__name__}")
+        if not lo <= v <= hi:
+            raise ValueError(f"{self.path}.{key} must be in {lo}..{hi}, got {v}")
+        return v
+
+    def bool(self, key):
+        v = self._get(key)
+        if not isinstance(v, bool):
+            raise TypeError(f"{self.path}.{key} must be true or false, got {v!r}")
+        return v
+
+    def choice(self, key, names, allow_none=False):
+        v = self._get(key)
+        if v is None and allow_none:
+            return -1
+        if v not in names:
+            extra = " or null" if allow_none else ""
+            raise ValueError(f"{self.path}.{key} must be one of {list(names)}{extra}, got {v!r}")
+        return names.index(v)
+
+    def sub(self, key):
+        return _Reader(self._get(key), f"{self.path}.{key}")
+
+    def list(self, key):
+        v = self._get(key)
+        if not isinstance(v, list):
+            raise TypeError(f"{self.path}.{key} must be a list, got {type(v).__name__}")
+        return v
+
+    def done(self):
+        extra = set(self.d) - self.used
+        if extra:
+            raise ValueError(f"{self.path}: unknown keys {sorted(extra)}")
+
+
+cdef _read_goods(reader, key, int8* out, int hi=127):
+    """A {good: count} table into a C array (a cdef function: def methods cannot take pointers)."""
+    r = reader.sub(key)
+    for k, g in enumerate(GOOD_NAMES):
+        out[k] = r.int(g, 0, hi)
+    r.done()
+
+
+def _mask(values, names, path):
+    if not isinstance(values, list) or any(v not in names for v in values) or len(set(values)) != len(values):
+        raise ValueError(f"{path} must be a list of distinct names from {list(names)}, got {values!r}")
+    m = 0
+    for v in values:
+        m |= 1 << names.index(v)
+    return m
+
+
+_STEP_PHASES = {STEP_ROLE: (PHASE_ROLE_SELECTION,), STEP_SETTLE: (PHASE_SETTLER,),
+                STEP_HOSPICE: (PHASE_SETTLER,), STEP_DRAW_HACIENDA: (PHASE_SETTLER,),
+                STEP_DRAW_FACE_UP: (PHASE_SETTLER, PHASE_SETUP), STEP_MAYOR: (PHASE_MAYOR,),
+                STEP_BUILD: (PHASE_BUILDER,), STEP_UNIVERSITY: (PHASE_BUILDER,),
+                STEP_PRIVILEGE: (PHASE_CRAFTSMAN,), STEP_SELL: (PHASE_TRADER,),
+                STEP_LOAD: (PHASE_CAPTAIN,), STEP_WAREHOUSE: (PHASE_CAPTAIN,),
+                STEP_KEEP: (PHASE_CAPTAIN,), STEP_TERMINAL: (PHASE_END,)}
+
+
+@cython.infer_types(False)
+def state_from_dict(game, d):
+    """Build a validated state from ``to_dict`` data; raise ValueError/TypeError naming
+    the first problem."""
+    cdef PuertoRicoState st = PuertoRicoState.__new__(PuertoRicoState)
+    cdef PRState* s = &st.s
+    cdef PRPlayer* p
+    cdef int i, k, b, n, c
+    opts = game.options()
+    r = _Reader(d)
+    if r._get("game") != "puerto_rico":
+        raise ValueError(f"state.game must be 'puerto_rico', got {d.get('game')!r}")
+    if r._get("version") != DICT_VERSION:
+        raise ValueError(f"state.version must be {DICT_VERSION}, got {d.get('version')!r}")
+    if r._get("options") != opts:
+        raise ValueError(f"state.options {d.get('options')!r} do not match this game's {opts!r}")
+    pr_new_game(s, game.num_players(), game._option_bits(), 0)   # fixed parameters
+    n = s.n_players
+    s.phase = r.choice("phase", PHASE_NAMES)
+    s.step = r.choice("step", STEP_NAMES)
+    if s.phase not in _STEP_PHASES[s.step]:
+        raise ValueError(f"state: step {STEP_NAMES[s.step]!r} cannot happen in phase {PHASE_NAMES[s.phase]!r}")
+    s.governor = r.int("governor", 0, n - 1)
+    if s.step == STEP_TERMINAL:
+        if r._get("player") is not None:
+            raise ValueError("state.player must be null at the end of the game")
+        s.player = PLAYER_TERMINAL
+    else:
+        s.player = r.int("player", 0, n - 1)
+    s.chooser = r.int("role_chooser", 0, n - 1)
+    s.selections_done = r.int("selections_done", 0, s.selections_per_round)
+    s.turns_done = r.int("turns_done", 0, n)
+    s.idle_turns = r.int("idle_turns", 0, n)
+    s.end_triggered = r.bool("end_triggered")
+
+    roles = r.sub("roles")
+    s.cards_taken = 0
+    for c in range(NUM_ROLE_CARDS):
+        s.card_taken_by[c] = -1
+        s.card_doubloons[c] = 0
+        if not (s.cards_in_play >> c) & 1:
+            continue
+        rc = roles.sub(ROLE_NAMES[c])
+        s.card_doubloons[c] = rc.int("doubloons", 0, 10000)
+        if rc._get("taken_by") is not None:
+            s.card_taken_by[c] = rc.int("taken_by", 0, n - 1)
+            s.cards_taken |= 1 << c
+        rc.done()
+    roles.done()
+
+    pl = r.sub("plantations")
+    _read_goods(pl, "face_up", s.face_up)
+    _read_goods(pl, "stack", s.stack)
+    _read_goods(pl, "discard", s.discard)
+    s.to_draw = pl.int("to_draw", 0, s.face_up_count)
+    pl.done()
+    s.quarries = r.int("quarries", 0, SETUP[n].quarries)
+    col = r.sub("colonists")
+    s.colonist_supply = col.int("supply", 0, 10000)
+    s.colonist_ship = col.int("ship", 0, 10000)
+    col.done()
+    s.vp_supply = r.int("vp_chips", 0, 10000)
+    _read_goods(r, "goods", s.goods_supply)
+
+    ships = r.list("cargo_ships")
+    if len(ships) != s.n_ships:
+        raise ValueError(f"state.cargo_ships must list {s.n_ships} ships, got {len(ships)}")
+    for i, ship in enumerate(ships):
+        sr = _Reader(ship, f"state.cargo_ships[{i}]")
+        cap = sr.int("capacity", 0, 127)
+        if cap != s.ship_capacity[i]:
+            raise ValueError(f"state.cargo_ships[{i}].capacity must be {s.ship_capacity[i]} for "
+                             f"{n} players, got {cap}")
+        s.ship_good[i] = sr.choice("good", GOOD_NAMES, allow_none=True)
+        s.ship_load[i] = sr.int("load", 0, cap)
+        if (s.ship_good[i] < 0) != (s.ship_load[i] == 0):
+            raise ValueError(f"state.cargo_ships[{i}]: a ship has a good exactly when its load is > 0")
+        sr.done()
+    goods_on_ships = [s.ship_good[i] for i in range(s.n_ships) if s.ship_good[i] >= 0]
+    if len(set(goods_on_ships)) != len(goods_on_ships):
+        raise ValueError("state.cargo_ships: no good may be on two ships")
+    _read_goods(r, "trading_house", s.house, HOUSE_SPACES)
+    s.house_count = sum5(s.house)
+    if s.house_count > HOUSE_SPACES:
+        raise ValueError(f"state.trading_house holds {s.house_count} goods; it has {HOUSE_SPACES} spaces")
+
+    bs = r.sub("buildings")
+    for b in range(NUM_BUILDINGS):
+        if not BUILDING[b].expansion:
+            s.building_supply[b] = bs.int(BUILDING_IDS[b], 0, BUILDING[b].copies[0])
+    bs.done()
+
+    _read_turn(s, r.sub("turn"))
+    _read_boards(s, r.list("boards"))
+
+    rng = r.list("rng")
+    if len(rng) != 4 or any(isinstance(v, bool) or not isinstance(v, int) or not 0 <= v < 2 ** 64 for v in rng) \
+            or not any(rng):
+        raise ValueError("state.rng must be 4 ints in 0..2**64-1, not all 0")
+    for k in range(4):
+        s.rng.s[k] = rng[k]
+    hist = r.list("history") if "history" in d else []
+    if any(isinstance(v, bool) or not isinstance(v, int) or not 0 <= v < NUM_ACTIONS for v in hist):
+        raise ValueError(f"state.history must be a list of action ids 0..{NUM_ACTIONS - 1}")
+    r.done()
+    _check_consistency(st)
+    st.game = game
+    h = None
+    for a in hist:
+        h = (h, a)
+    st._hist = h
+    return st
+
+
+
+cdef _read_boards(PRState* s, list boards):
+    cdef PRPlayer* p
+    cdef int i, k, b, n = s.n_players
+    if len(boards) != n:
+        raise ValueError(f"state.boards must have {n} entries, got {len(boards)}")
+    for i, bd in enumerate(boards):
+        p = &s.players[i]
+        path = f"state.boards[{i}]"
+        br = _Reader(bd, path)
+        p.doubloons = br.int("doubloons", 0, 30000)
+        p.vp = br.int("vp_chips", 0, 30000)
+        _read_goods(br, "goods", p.goods)
+        isl = br.sub("island")
+        for k in range(NUM_MANNED_KINDS):
+            tr = isl.sub(TILE_NAMES[k])
+            p.tiles[k] = tr.int("tiles", 0, ISLAND_SPACES)
+            p.manned[k] = tr.int("colonists", 0, p.tiles[k])
+            tr.done()
+        fr = isl.sub("forest")
+        p.tiles[FOREST] = fr.int("tiles", 0, 0)       # forests come with the expansion
+        fr.done()
+        isl.done()
+        if island_used(p) > ISLAND_SPACES:
+            raise ValueError(f"{path}.island holds {island_used(p)} tiles; there are {ISLAND_SPACES} spaces")
+        p.san_juan = br.int("san_juan", 0, 127)
+        bld = br.sub("buildings")
+        p.owned = 0
+        for b in range(NUM_BUILDINGS):
+            p.workers[b] = 0
+            if BUILDING_IDS[b] in bld.d:
+                if BUILDING[b].expansion:
+                    raise ValueError(f"{path}.buildings.{BUILDING_IDS[b]} is an expansion building; "
+                                     "this game has no expansion")
+                p.workers[b] = bld.int(BUILDING_IDS[b], 0, BUILDING[b].circles)
+                p.owned |= (<uint64>1) << b
+        bld.done()
+        if city_used(p) > CITY_SPACES:
+            raise ValueError(f"{path}.buildings take {city_used(p)} city spaces; there are {CITY_SPACES}")
+        br.done()
+
+
+
+cdef _read_turn(PRState* s, t):
+    cdef int n = s.n_players
+    s.hacienda_used = t.bool("hacienda_used")
+    s.last_tile = t.choice("last_tile", TILE_NAMES, allow_none=True)
+    s.to_place = t.int("to_place", 0, 127)
+    s.last_slot = t.int("last_slot", 0, NUM_SLOTS - 1)
+    s.last_building = t.choice("last_building", BUILDING_IDS, allow_none=True)
+    s.craftsman_received = _mask(t._get("craftsman_received"), GOOD_NAMES, "state.turn.craftsman_received")
+    wharf = t._get("wharf_used")
+    if not isinstance(wharf, list) or any(isinstance(v, bool) or not isinstance(v, int) or not 0 <= v < n
+                                          for v in wharf):
+        raise ValueError(f"state.turn.wharf_used must be a list of seats 0..{n - 1}, got {wharf!r}")
+    s.wharf_used = sum(1 << v for v in set(wharf))
+    s.captain_bonus_given = t.bool("captain_bonus_given")
+    s.warehouse_left = t.int("warehouse_left", 0, 3)
+    s.last_warehouse = t.choice("last_warehouse", GOOD_NAMES, allow_none=True)
+    s.kept = _mask(t._get("kept"), GOOD_NAMES, "state.turn.kept")
+    t.done()
+
+
+def _check_consistency(PuertoRicoState st):
+    """Conservation of every component and the flow invariants (raises ValueError)."""
+    cdef PRState* s = &st.s
+    cdef int n = s.n_players, i, k, b, total
+    cdef int16 buf[MAX_LEGAL]
+    cdef SetupInfo* su = &SETUP[n]
+    variant = s.options & OPT_ALL_COLONISTS_AND_VP
+    colonists = s.colonist_supply + s.colonist_ship + sum(colonists_on_board(&s.players[i]) for i in range(n))
+    if s.step == STEP_MAYOR:
+        colonists += s.to_place
+    elif s.to_place:
+        raise ValueError("state.turn.to_place must be 0 outside the Mayor's placement")
+    expected = MAX_COLONISTS_VARIANT if variant else su.colonists_total
+    if colonists != expected:
+        raise ValueError(f"colonists are not conserved: supply + ship + boards = {colonists}, "
+                         f"the game has {expected}")
+    for k in range(NUM_GOODS):
+        total = s.goods_supply[k] + s.house[k] + sum(s.players[i].goods[k] for i in range(n))
+        total += sum(s.ship_load[i] for i in range(s.n_ships) if s.ship_good[i] == k)
+        if total != su.goods[k]:
+            raise ValueError(f"{GOOD_NAMES[k]} goods are not conserved: supply + trading house + ships "
+                             f"+ players = {total}, the game has {su.goods[k]}")
+        total = s.face_up[k] + s.stack[k] + s.discard[k] + sum(s.players[i].tiles[k] for i in range(n))
+        if total != su.plantations[k]:
+            raise ValueError(f"{GOOD_NAMES[k]} plantations are not conserved: face up + stack + discard "
+                             f"+ islands = {total}, the game has {su.plantations[k]}")
+    total = s.quarries + sum(s.players[i].tiles[QUARRY] for i in range(n))
+    if total != su.quarries:
+        raise ValueError(f"quarries are not conserved: supply + islands = {total}, the game has {su.quarries}")
+    for b in range(NUM_BUILDINGS):
+        if BUILDING[b].expansion:
+            continue
+        copies = BUILDING[b].copies[1 if n == 2 else 0]
+        total = s.building_supply[b] + sum(1 for i in range(n) if owns(&s.players[i], b))
+        if total != copies:
+            raise ValueError(f"building {BUILDING_IDS[b]} is not conserved: supply + owners = {total}, "
+                             f"the game has {copies}")
+    vp_total = MAX_VP_VARIANT if variant else su.vp_total
+    held = sum(s.players[i].vp for i in range(n))
+    if (s.vp_supply > 0 and s.vp_supply + held != vp_total) or (s.vp_supply == 0 and held < vp_total):
+        raise ValueError(f"VP chips are not conserved: pool {s.vp_supply} + players {held}, the game has "
+                         f"{vp_total} (players may hold more only once the pool is empty)")
+    if s.vp_supply == 0 and not variant and not s.end_triggered:
+        raise ValueError("the VP chips are gone, so state.end_triggered must be true")
+    # the flow
+    taken = popcount64(s.cards_taken)
+    in_phase = s.phase < PHASE_ROLE_SELECTION
+    if s.step != STEP_TERMINAL and taken != s.selections_done + (1 if in_phase else 0):
+        raise ValueError(f"{taken} role cards are taken, but {s.selections_done} selections are done"
+                         f"{' and a phase is running' if in_phase else ''}")
+    if s.step == STEP_TERMINAL and taken:
+        raise ValueError("no role card can be taken at the end of the game")
+    if in_phase:
+        c = s.phase
+        if not any(s.card_taken_by[cc] == s.chooser and (cc == c or (c == PROSPECTOR and cc == PROSPECTOR_2))
+                   for cc in range(NUM_ROLE_CARDS)):
+            raise ValueError(f"state.role_chooser {s.chooser} did not take the {PHASE_NAMES[c]} card")
+    if s.step == STEP_ROLE and s.player != (s.governor + s.selections_done) % n:
+        raise ValueError(f"seat {(s.governor + s.selections_done) % n} chooses the next role, not {s.player}")
+    if s.step in (STEP_SETTLE, STEP_HOSPICE, STEP_DRAW_HACIENDA, STEP_MAYOR, STEP_BUILD, STEP_UNIVERSITY,
+                  STEP_SELL, STEP_WAREHOUSE, STEP_KEEP) and s.player != (s.chooser + s.turns_done) % n:
+        raise ValueError(f"in this phase seat {(s.chooser + s.turns_done) % n} is to act "
+                         f"(role_chooser + turns_done), not {s.player}")
+    if s.step == STEP_PRIVILEGE and s.player != s.chooser:
+        raise ValueError("the Craftsman's privilege belongs to the role chooser")
+    if s.step == STEP_HOSPICE and not (0 <= s.last_tile <= QUARRY):
+        raise ValueError("the Hospice step needs turn.last_tile (a plantation or quarry)")
+    if s.step == STEP_UNIVERSITY and (s.last_building < 0 or not owns(&s.players[s.player], s.last_building)):
+        raise ValueError("the University step needs turn.last_building owned by the player")
+    if s.step not in (STEP_TERMINAL,) and pr_legal_actions(s, buf) == 0:
+        raise ValueError(f"no action is legal at step {STEP_NAMES[s.step]!r}: the state is inconsistent")
+
+
+# --- a readable board ------------------------------------------------------------
+
+def _render(PuertoRicoState st):
+    d = _to_dict(st)
+    cdef PRScore sc
+    n = d["options"]["players"]
+    cur = pr_current_player(&st.s)
+    who = {PLAYER_CHANCE: "chance", PLAYER_TERMINAL: "game over"}.get(cur, f"seat {cur}")
+    lines = [f"Puerto Rico, {n} players | phase {d['phase']}, step {d['step']} | "
+             f"Governor: seat {d['governor']} | to act: {who}"]
+    roles = []
+    for name, r in d["roles"].items():
+        taken = f" (seat {r['taken_by']})" if r["taken_by"] is not None else ""
+        roles.append(f"{name.replace('_', ' ')} {r['doubloons']}${taken}")
+    lines.append("Roles: " + ", ".join(roles))
+    fmt = lambda g: ", ".join(f"{k} {v}" for k, v in g.items() if v) or "none"
+    pl = d["plantations"]
+    lines.append(f"Plantations face up: {fmt(pl['face_up'])} | stack {sum(pl['stack'].values())}, "
+                 f"discard {sum(pl['discard'].values())} | quarries {d['quarries']}")
+    lines.append(f"Colonists: supply {d['colonists']['supply']}, ship {d['colonists']['ship']} | "
+                 f"VP chips left {d['vp_chips']} | goods supply: {fmt(d['goods'])}")
+    ships = []
+    for sh in d["cargo_ships"]:
+        ships.append(f"[{sh['capacity']}: {sh['load']} {sh['good']}]" if sh["good"] else f"[{sh['capacity']}: empty]")
+    lines.append("Cargo ships: " + " ".join(ships) + f" | trading house: {fmt(d['trading_house'])}")
+    for i, b in enumerate(d["boards"]):
+        pr_score(&st.s, i, &sc)
+        marks = ("G" if i == d["governor"] else " ") + (">" if i == cur else " ")
+        isl = ", ".join(f"{k} {v['colonists']}/{v['tiles']}" for k, v in b["island"].items()
+                        if v["tiles"])
+        blds = ", ".join(f"{_building_label(BUILDING_IDS.index(k))} {v}/{BUILDING[BUILDING_IDS.index(k)].circles}"
+                         for k, v in b["buildings"].items())
+        lines.append(f"{marks}seat {i}: {b['doubloons']} doubloons, {b['vp_chips']} VP chips "
+                     f"(total {sc.total}) | goods: {fmt(b['goods'])} | San Juan {b['san_juan']}")
+        lines.append(f"     island: {isl or 'empty'}")
+        lines.append(f"     city: {blds or 'empty'}")
+    return "\n".join(lines)
+
+
+# --- random playouts in C ------------------------------------------------------
+
+cdef void _playout_range(const PRState* start, int lo, int hi, uint64 seed,
+                         double* returns, int32* totals, int32* lengths) noexcept nogil:
+    """Games lo..hi-1 from `start`; game i's RNG depends only on (seed, i)."""
+    cdef PRState s
+    cdef PRScore sc
+    cdef int g, i, n = start.n_players
+    for g in range(lo, hi):
+        memcpy(&s, start, sizeof(PRState))
+        rng_seed(&s.rng, seed, <uint64>g + 1)
+        lengths[g] = pr_random_playout(&s)
+        pr_returns(&s, &returns[g * n])
+        for i in range(n):
+            pr_score(&s, i, &sc)
+            totals[g * n + i] = sc.total
+
+
+def _random_playouts(PuertoRicoState st, n_games, seed, threads):
+    cdef Py_ssize_t games = operator.index(n_games)
+    cdef int n_threads = operator.index(threads)
+    if games < 0:
+        raise ValueError(f"n_games must be >= 0, got {games}")
+    if n_threads < 1:
+        raise ValueError(f"threads must be >= 1, got {n_threads}")
+    cdef uint64 seed_value = operator.index(seed)
+    cdef int n = st.s.n_players
+    returns = np.zeros((games, n), dtype=np.float64)
+    totals = np.zeros((games, n), dtype=np.int32)
+    lengths = np.zeros(games, dtype=np.int32)
+    cdef double[:, ::1] rv = returns
+    cdef int32[:, ::1] tv = totals
+    cdef int32[::1] lv = lengths
+    cdef PRState start
+    memcpy(&start, &st.s, sizeof(PRState))
+    cdef double* rp = &rv[0, 0] if games else NULL
+    cdef int32* tp = &tv[0, 0] if games else NULL
+    cdef int32* lp = &lv[0] if games else NULL
+    t0 = time.perf_counter()
+    if games:
+        if n_threads == 1:
+            with nogil:
+                _playout_range(&start, 0, games, seed_value, rp, tp, lp)
+        else:
+            bounds = [games * t // n_threads for t in range(n_threads + 1)]
+
+            def work(int lo, int hi):
+                with nogil:
+                    _playout_range(&start, lo, hi, seed_value, rp, tp, lp)
+
+            workers = [threading.Thread(target=work, args=(bounds[t], bounds[t + 1]))
+                       for t in range(n_threads)]
+            for w in workers:
+                w.start()
+            for w in workers:
+                w.join()
+    seconds = time.perf_counter() - t0
+    return returns, totals, lengths, seconds

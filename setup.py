@@ -1,0 +1,46 @@
+"""Build the compiled core: every ``pyx/caribsim/*.pyx`` becomes ``caribsim.<name>``.
+
+Set ``CARIBSIM_DEBUG=1`` for a debug build: bounds and wraparound checks on,
+no optimisation, C asserts kept.
+"""
+import os
+from pathlib import Path
+
+import numpy
+from Cython.Build import cythonize
+from setuptools import Extension, setup
+
+HERE = Path(__file__).parent
+DEBUG = os.environ.get("CARIBSIM_DEBUG", "") not in ("", "0")
+
+directives = {
+    "language_level": 3,
+    "boundscheck": DEBUG,
+    "wraparound": DEBUG,
+    "cdivision": True,
+    "initializedcheck": DEBUG,
+    "embedsignature": True,
+}
+cflags = ["-O0", "-g"] if DEBUG else ["-O3"]
+macros = [] if DEBUG else [("NDEBUG", "1")]
+macros.append(("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION"))
+
+extensions = [
+    Extension(
+        f"caribsim.{pyx.stem}",
+        [str(pyx.relative_to(HERE))],
+        include_dirs=[numpy.get_include(), "pyx/caribsim"],
+        extra_compile_args=cflags,
+        define_macros=macros,
+    )
+    for pyx in sorted((HERE / "pyx" / "caribsim").glob("*.pyx"))
+]
+
+setup(
+    ext_modules=cythonize(
+        extensions,
+        include_path=["pyx"],
+        compiler_directives=directives,
+        annotate=False,
+    ),
+)
