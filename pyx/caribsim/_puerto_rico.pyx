@@ -456,32 +456,29 @@ cdef int mayor_slots(const PRState* s, int16* out) noexcept nogil:
     once; a slot is legal only if the colonists left can still all be placed on
     circles at or after it (the must-fill rule, §4.2.3)."""
     cdef const PRPlayer* p = &s.players[s.player]
-    cdef int16 free[NUM_SLOTS]
-    cdef int slot, b, n = 0, total = 0
-    cdef uint64 m
-    for slot in range(NUM_MANNED_KINDS):
-        free[slot] = p.tiles[slot] - p.manned[slot]
-    for slot in range(NUM_MANNED_KINDS, NUM_SLOTS):
-        free[slot] = 0
-    m = p.owned
-    while m:
-        b = ctz64(m)
-        free[NUM_MANNED_KINDS + b] = BUILDING[b].circles - p.workers[b]
-        m &= m - 1
-    # walk from the last slot down, counting free circles at or after each slot
-    for slot in range(NUM_SLOTS - 1, s.last_slot - 1, -1):
-        total += free[slot]
-        if free[slot] > 0 and total >= s.to_place:
-            out[n] = slot
-            n += 1
-    # reverse into increasing order
-    cdef int i
-    cdef int16 t
-    for i in range(n // 2):
-        t = out[i]
-        out[i] = out[n - 1 - i]
-        out[n - 1 - i] = t
-    return n
+    cdef int8 free[NUM_SLOTS]
+    cdef int slot, b, i, m = 0, total = 0
+    cdef uint64 bits = p.owned
+    for slot in range(s.last_slot, NUM_MANNED_KINDS):
+        if p.tiles[slot] > p.manned[slot]:
+            out[m] = slot
+            free[m] = p.tiles[slot] - p.manned[slot]
+            m += 1
+    if s.last_slot > NUM_MANNED_KINDS:
+        bits &= ~(((<uint64>1) << (s.last_slot - NUM_MANNED_KINDS)) - 1)
+    while bits:
+        b = ctz64(bits)
+        if BUILDING[b].circles > p.workers[b]:
+            out[m] = NUM_MANNED_KINDS + b
+            free[m] = BUILDING[b].circles - p.workers[b]
+            m += 1
+        bits &= bits - 1
+    # free circles at or after a slot shrink along the list: the legal slots are a prefix
+    for i in range(m - 1, -1, -1):
+        total += free[i]
+        if total >= s.to_place:
+            return i + 1
+    return 0
 
 cdef inline void place_colonist(PRState* s, int slot) noexcept nogil:
     cdef PRPlayer* p = &s.players[s.player]
@@ -556,23 +553,27 @@ cdef void mayor_refill(PRState* s) noexcept nogil:
 
 # --- Builder (§4.3) ---------------------------------------------------------
 
-cdef inline bint can_build(const PRState* s, int seat, int b) noexcept nogil:
+cdef int build_options(const PRState* s, int seat, int16* out) noexcept nogil:
+    """Buildings `seat` may build now (§4.3), as action ids; with out == NULL stops at the first."""
     cdef const PRPlayer* p = &s.players[seat]
-    return (s.building_supply[b] > 0 and not owns(p, b)
-            and city_used(p) + BUILDING[b].spaces <= CITY_SPACES
-            and building_price(s, seat, b) <= p.doubloons)
-
-cdef bint builder_can_act(const PRState* s, int seat) noexcept nogil:
-    cdef int b
+    cdef int b, n = 0
+    cdef int free_city = CITY_SPACES - city_used(p)
+    if free_city <= 0:
+        return 0
     for b in range(NUM_BUILDINGS):
-        if can_build(s, seat, b):
-            return True
-    return False
+        if s.building_supply[b] == 0 or owns(p, b) or BUILDING[b].spaces > free_city:
+            continue
+        if building_price(s, seat, b) <= p.doubloons:
+            if out == NULL:
+                return 1
+            out[n] = A_BUILD + b
+            n += 1
+    return n
 
 cdef void builder_seek(PRState* s) noexcept nogil:
     while s.turns_done < s.n_players:
         s.player = (s.chooser + s.turns_done) % s.n_players
-        if builder_can_act(s, s.player):
+        if build_options(s, s.player, NULL):
             s.step = STEP_BUILD
             return
         s.turns_done += 1
@@ -865,10 +866,7 @@ cdef int pr_legal_actions(const PRState* s, int16* out) noexcept nogil:
         for k in range(n):
             out[k] += A_MAYOR
     elif step == STEP_BUILD:
-        for b in range(NUM_BUILDINGS):
-            if can_build(s, seat, b):
-                out[n] = A_BUILD + b
-                n += 1
+        n = build_options(s, seat, out)
         out[n] = A_PASS
         n += 1
     elif step == STEP_UNIVERSITY:
