@@ -7,7 +7,8 @@ Layout of this file:
   3. the flow of a round: phases and turns, each ending at the next decision
   4. legal actions and apply (one atomic decision per action)
   5. chance, scoring, observation, random playouts
-The Python-facing State class and the dict codec live in _puerto_rico_api.pxi.
+  6. the Python API: the compiled State class, action names, the dict codec,
+     the readable board and the threaded playout driver
 """
 cimport cython
 from libc.string cimport memset, memcpy
@@ -878,6 +879,8 @@ cdef int pr_legal_actions(const PRState* s, int16* out) noexcept nogil:
             if (s.craftsman_received >> k) & 1 and s.goods_supply[k] > 0:
                 out[n] = A_PRIVILEGE + k
                 n += 1
+        out[n] = A_PASS                       # privileges are voluntary (§3.3)
+        n += 1
     elif step == STEP_SELL:
         for k in range(NUM_GOODS):
             if can_sell(s, seat, k):
@@ -960,9 +963,10 @@ cdef void pr_apply(PRState* s, int a) noexcept nogil:
             p.workers[s.last_building] += 1
         turn_done(s)
     elif step == STEP_PRIVILEGE:
-        k = a - A_PRIVILEGE
-        s.goods_supply[k] -= 1
-        p.goods[k] += 1
+        if a != A_PASS:
+            k = a - A_PRIVILEGE
+            s.goods_supply[k] -= 1
+            p.goods[k] += 1
         end_phase(s)
     elif step == STEP_SELL:
         if a == A_PASS:
@@ -1112,6 +1116,8 @@ cdef int32 pr_random_playout(PRState* s) noexcept nogil:
             pr_apply(s, pr_sample_chance(s))
         else:
             n = pr_legal_actions(s, legal)
+            if n == 0:                         # cannot happen from a validated state; never loop
+                break
             pr_apply(s, legal[rng_below(&s.rng, n)] if n > 1 else legal[0])
             decisions += 1
     return decisions
@@ -1223,10 +1229,22 @@ def _building_label(b):
     return BUILDING_ROWS[b]["name"].lower()
 
 
-def _action_name(int a, capacities):
-    """The stable readable name of action `a` (capacities: the game's cargo ships)."""
-    if a < 0 or a >= NUM_ACTIONS:
+def _action_id(action):
+    """An action id from Python: an int (numpy ints too, not bool) in 0..NUM_ACTIONS-1."""
+    if isinstance(action, bool):
+        raise TypeError("action must be an int action id, got bool")
+    try:
+        a = operator.index(action)
+    except TypeError:
+        raise TypeError(f"action must be an int action id, got {type(action).__name__}") from None
+    if not 0 <= a < NUM_ACTIONS:
         raise ValueError(f"action {a} is out of range 0..{NUM_ACTIONS - 1}")
+    return a
+
+
+def _action_name(action, capacities):
+    """The stable readable name of action `a` (capacities: the game's cargo ships)."""
+    cdef int a = _action_id(action)
     if a < A_SETTLE:
         return "role " + ROLE_NAMES[a - A_ROLE].replace("_", " ")
     if a < A_QUARRY:
@@ -1334,11 +1352,8 @@ cdef class PuertoRicoState:
     def apply_action(self, action):
         """Apply a legal action id (a decision, or a chance outcome at a chance node)."""
         cdef int16 buf[MAX_LEGAL]
-        cdef int i, n, a
-        try:
-            a = operator.index(action)
-        except TypeError:
-            raise TypeError(f"action must be an int, got {type(action).__name__}") from None
+        cdef int i, n
+        cdef int a = _action_id(action)
         if self.s.step == STEP_TERMINAL:
             raise ValueError("the game is over: no action is legal")
         n = pr_legal_actions(&self.s, buf)
@@ -1352,7 +1367,7 @@ cdef class PuertoRicoState:
 
     cdef _illegal(self, int a, int16* buf, int n):
         caps = self._capacities()
-        what = _action_name(a, caps) if 0 <= a < NUM_ACTIONS else f"out of range 0..{NUM_ACTIONS - 1}"
+        what = _action_name(a, caps)
         legal = ", ".join(f"{buf[i]} ({_action_name(buf[i], caps)})" for i in range(n))
         raise ValueError(f"action {a} ({what}) is not legal at step "
                          f"{STEP_NAMES[self.s.step]!r}; legal: {legal}")
@@ -1424,11 +1439,7 @@ cdef class PuertoRicoState:
         return tuple(self.s.ship_capacity[i] for i in range(self.s.n_ships))
 
     def action_to_string(self, action):
-        try:
-            a = operator.index(action)
-        except TypeError:
-            raise TypeError(f"action must be an int, got {type(action).__name__}") from None
-        return _action_name(a, self._capacities())
+        return _action_name(action, self._capacities())
 
     def string_to_action(self, name):
         if not isinstance(name, str):
@@ -1499,6 +1510,8 @@ def _restore(game, text):
 
 
 def _check_seat(player, int n):
+    if isinstance(player, bool):
+        raise TypeError("player must be an int seat, got bool")
     try:
         seat = operator.index(player)
     except TypeError:
@@ -1711,7 +1724,7 @@ def state_from_dict(game, d):
     else:
         s.player = r.int("player", 0, n - 1)
     s.chooser = r.int("role_chooser", 0, n - 1)
-    s.selections_done = r.int("selections_done", 0, s.selections_per_round)
+    s.selections_done = r.int("selections_done", 0, s.selections_per_round - (s.step != STEP_TERMINAL))
     s.turns_done = r.int("turns_done", 0, n)
     s.idle_turns = r.int("idle_turns", 0, n)
     s.end_triggered = r.bool("end_triggered")
@@ -1863,10 +1876,13 @@ def _check_consistency(PuertoRicoState st):
     cdef PRState* s = &st.s
     cdef int n = s.n_players, i, k, b, total
     cdef int16 buf[MAX_LEGAL]
+    cdef PRPlayer* p
     cdef SetupInfo* su = &SETUP[n]
     variant = s.options & OPT_ALL_COLONISTS_AND_VP
     colonists = s.colonist_supply + s.colonist_ship + sum(colonists_on_board(&s.players[i]) for i in range(n))
     if s.step == STEP_MAYOR:
+        if s.to_place == 0:
+            raise ValueError("the Mayor placement step needs turn.to_place >= 1")
         colonists += s.to_place
     elif s.to_place:
         raise ValueError("state.turn.to_place must be 0 outside the Mayor's placement")
@@ -1927,7 +1943,30 @@ def _check_consistency(PuertoRicoState st):
         raise ValueError("the Hospice step needs turn.last_tile (a plantation or quarry)")
     if s.step == STEP_UNIVERSITY and (s.last_building < 0 or not owns(&s.players[s.player], s.last_building)):
         raise ValueError("the University step needs turn.last_building owned by the player")
-    if s.step not in (STEP_TERMINAL,) and pr_legal_actions(s, buf) == 0:
+    p = &s.players[s.player] if s.step != STEP_TERMINAL else NULL
+    if s.step == STEP_HOSPICE and not (works(p, HOSPICE) and colonist_available(s)
+                                       and p.manned[s.last_tile] < p.tiles[s.last_tile]):
+        raise ValueError("the Hospice step needs an occupied Hospice, a colonist in the supply or on "
+                         "the ship, and a free circle on turn.last_tile")
+    if s.step == STEP_UNIVERSITY and not (works(p, UNIVERSITY) and colonist_available(s)
+                                          and p.workers[s.last_building] < BUILDING[s.last_building].circles):
+        raise ValueError("the University step needs an occupied University, a colonist in the supply or "
+                         "on the ship, and a free circle on turn.last_building")
+    if s.step == STEP_DRAW_HACIENDA and not (works(p, HACIENDA) and island_used(p) < ISLAND_SPACES):
+        raise ValueError("a Hacienda draw needs an occupied Hacienda and a free island space")
+    if s.step == STEP_DRAW_FACE_UP and s.to_draw == 0:
+        raise ValueError("a face-up draw needs plantations.to_draw >= 1")
+    if s.step == STEP_WAREHOUSE and s.warehouse_left > warehouse_kinds(p):
+        raise ValueError(f"seat {s.player} has warehouse room for {warehouse_kinds(p)} kinds, "
+                         f"not turn.warehouse_left = {s.warehouse_left}")
+    if s.step == STEP_LOAD and s.idle_turns >= n:
+        raise ValueError(f"loading has ended after {n} idle turns; turn.idle_turns must be < {n}")
+    if s.step == STEP_ROLE and s.selections_done >= s.selections_per_round:
+        raise ValueError(f"all {s.selections_per_round} roles of the round are taken")
+    if s.step in (STEP_SETTLE, STEP_HOSPICE, STEP_DRAW_HACIENDA, STEP_MAYOR, STEP_BUILD, STEP_UNIVERSITY,
+                  STEP_SELL, STEP_WAREHOUSE, STEP_KEEP) and s.turns_done >= n:
+        raise ValueError(f"every player has had his turn: turns_done must be < {n}")
+    if s.step != STEP_TERMINAL and pr_legal_actions(s, buf) == 0:
         raise ValueError(f"no action is legal at step {STEP_NAMES[s.step]!r}: the state is inconsistent")
 
 

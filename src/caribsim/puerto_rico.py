@@ -73,7 +73,7 @@ class PuertoRicoGame:
         return self._capacities
 
     def action_to_string(self, action: int) -> str:
-        return _core._action_name(operator.index(action), self._capacities)
+        return _core._action_name(action, self._capacities)
 
     def string_to_action(self, name: str) -> int:
         key = " ".join(str(name).lower().split())
@@ -108,8 +108,7 @@ class PuertoRicoGame:
         return hash(tuple(self.options().items()))
 
     def __reduce__(self):
-        return (PuertoRicoGame, (), None, None, None, None) if False else (
-            _make_game, (self.options(),))
+        return (_make_game, (self.options(),))
 
     def __repr__(self):
         opts = ", ".join(f"{k}={v!r}" for k, v in self.options().items())
