@@ -1,0 +1,121 @@
+"""Type stubs for the compiled Puerto Rico core (pyx/caribsim/_puerto_rico.pyx).
+
+The state API is ``PuertoRicoState`` (made by ``PuertoRicoGame``); the module
+functions are used by ``caribsim.puerto_rico``. Action ids: docs/actions.md;
+the dict format: docs/state-dict.md.
+"""
+from typing import Any, NoReturn, Sequence, SupportsIndex
+
+from typing_extensions import disjoint_base
+
+import numpy as np
+import numpy.typing as npt
+
+from caribsim.puerto_rico import PuertoRicoGame
+
+# --- constants --------------------------------------------------------------
+GOOD_NAMES: tuple[str, str, str, str, str]
+"""corn, indigo, sugar, tobacco, coffee (goods and plantation kinds 0..4)."""
+TILE_NAMES: tuple[str, ...]
+"""The five plantation kinds, then quarry and forest."""
+ROLE_NAMES: tuple[str, ...]
+"""settler, mayor, builder, craftsman, trader, captain, prospector, prospector_2."""
+PHASE_NAMES: tuple[str, ...]
+"""settler .. prospector, role_selection, setup, end (``state.phase()`` values)."""
+STEP_NAMES: tuple[str, ...]
+"""role, settle, hospice, mayor, build, university, privilege, sell, load,
+warehouse, keep, draw_face_up, draw_hacienda, terminal (``state.step_name()`` values)."""
+BUILDING_IDS: tuple[str, ...]
+"""Building ids in puerto_rico_buildings.csv row order (23 base, then 14 expansion)."""
+BUILDING_ROWS: tuple[dict[str, str], ...]
+"""The csv rows of puerto_rico_buildings.csv as dicts of strings."""
+NUM_DISTINCT_ACTIONS: int
+"""Size of the flat action space (143)."""
+OPTION_ALL_COLONISTS_AND_VP: int
+"""Option bit for the "all colonists and all VP" variant."""
+DICT_VERSION: int
+"""Version of the ``to_dict`` format (1)."""
+
+__pyx_capi__: dict[str, Any]
+__test__: dict[str, str]
+
+# --- module functions -------------------------------------------------------
+def load_tables() -> None:
+    """Read the data files into the C tables (runs once at import)."""
+
+def action_names(capacities: Sequence[int]) -> list[str]:
+    """All action names, indexed by id, for a game with these cargo-ship capacities."""
+
+def new_state(game: PuertoRicoGame, players: int, options: int, seed: SupportsIndex) -> PuertoRicoState:
+    """A new game after setup, at the chance nodes of the first face-up plantations."""
+
+def state_from_dict(game: PuertoRicoGame, d: dict[str, Any]) -> PuertoRicoState:
+    """A validated state from ``to_dict`` data (raises ValueError/TypeError)."""
+
+def observation_size(players: int) -> int:
+    """Length of the observation vector for a player count."""
+
+def _action_id(action: object) -> int: ...
+def _action_name(action: SupportsIndex, capacities: Sequence[int]) -> str: ...
+def _random_playouts(
+    st: PuertoRicoState, n_games: SupportsIndex, seed: SupportsIndex, threads: SupportsIndex
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int32], npt.NDArray[np.int32], float]: ...
+
+# --- the state --------------------------------------------------------------
+@disjoint_base
+class PuertoRicoState:
+    """A Puerto Rico position: one C struct; ``clone`` is a memcpy."""
+
+    @property
+    def game(self) -> PuertoRicoGame: ...
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        """Always raises TypeError: use game.new_initial_state(seed) or game.state_from_dict(d)."""
+
+    def current_player(self) -> int:
+        """The seat to act; -1 (CHANCE) at a chance node; -4 (TERMINAL) at the end."""
+
+    def is_terminal(self) -> bool: ...
+    def is_chance_node(self) -> bool: ...
+    def legal_actions(self, player: int | None = None) -> list[int]:
+        """Sorted legal ids ([] if ``player`` is given and is not the player to act)."""
+
+    def legal_actions_mask(self, player: int | None = None) -> npt.NDArray[np.uint8]:
+        """0/1 mask of length NUM_DISTINCT_ACTIONS."""
+
+    def chance_outcomes(self) -> list[tuple[int, float]]:
+        """(draw id, probability) at a chance node, else []."""
+
+    def apply_action(self, action: SupportsIndex) -> None:
+        """Apply a legal id; ValueError (illegal, game over) or TypeError leave the state unchanged."""
+
+    def resolve_chance(self) -> int:
+        """Sample a chance outcome with the state's RNG, apply it and return it."""
+
+    def child(self, action: SupportsIndex) -> PuertoRicoState: ...
+    def clone(self) -> PuertoRicoState: ...
+    def __copy__(self) -> PuertoRicoState: ...
+    def __deepcopy__(self, memo: Any) -> PuertoRicoState: ...
+    def history(self) -> list[int]:
+        """Every id applied since the state was made, chance outcomes included."""
+
+    def returns(self) -> list[float]:
+        """Per seat: 1 for the winner, shared wins split, 0 otherwise; all 0 before the end."""
+
+    def scores(self) -> list[dict[str, int]]:
+        """Per seat: vp_chips, building_vp, bonus_vp, total, tiebreak."""
+
+    def num_players(self) -> int: ...
+    def phase(self) -> str: ...
+    def step_name(self) -> str: ...
+    def action_to_string(self, action: SupportsIndex) -> str: ...
+    def string_to_action(self, name: str) -> int: ...
+    def observation_tensor(self, player: int | None = None) -> npt.NDArray[np.float32]: ...
+    def write_observation(self, out: npt.NDArray[np.float32], player: int | None = None) -> None: ...
+    def to_dict(self) -> dict[str, Any]: ...
+    def serialize(self) -> str: ...
+    def __reduce__(self) -> tuple[Any, tuple[PuertoRicoGame, str]]: ...
+    def __eq__(self, other: object, /) -> bool: ...
+    def __hash__(self) -> NoReturn: ...
+    def _random_playouts(
+        self, n_games: SupportsIndex, seed: SupportsIndex, threads: SupportsIndex
+    ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int32], npt.NDArray[np.int32], float]: ...
