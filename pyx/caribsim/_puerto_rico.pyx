@@ -1347,7 +1347,7 @@ cdef class PuertoRicoState:
         n = pr_chance_outcomes(&self.s, acts, weights)
         for i in range(n):
             total += weights[i]
-        return [(acts[i], weights[i] / total) for i in range(n)]
+        return [(acts[i], <double>weights[i] / total) for i in range(n)]
 
     def apply_action(self, action):
         """Apply a legal action id (a decision, or a chance outcome at a chance node)."""
