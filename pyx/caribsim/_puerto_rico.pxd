@@ -218,3 +218,5 @@ cdef void pr_returns(const PRState* s, double* out) noexcept nogil
 cdef int32 pr_random_playout(PRState* s) noexcept nogil
 cdef void pr_observation(const PRState* s, int seat, float* out) noexcept nogil
 cdef int pr_observation_size(int n_players) noexcept nogil
+cdef int pr_heuristic_action(PRState* s, const int16* legal, int n) noexcept nogil
+cdef void pr_evaluate(const PRState* s, double* out) noexcept nogil

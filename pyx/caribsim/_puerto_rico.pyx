@@ -15,6 +15,7 @@ from libc.string cimport memset, memcpy
 from caribsim._types cimport int8, int16, int32, uint8, uint32, uint64, popcount64, ctz64
 from caribsim._types cimport PLAYER_CHANCE, PLAYER_TERMINAL
 from caribsim._rng cimport Rng, rng_seed, rng_below
+from caribsim._game cimport GameVTable, GameState
 
 # ---------------------------------------------------------------------------
 # 1. Component tables (filled by load_tables() at import, read-only after)
@@ -1210,6 +1211,138 @@ cdef int pr_observation_size(int n_players) noexcept nogil:
 
 
 # ---------------------------------------------------------------------------
+# 5b. The C game interface (caribsim._game.GameVTable) for the search
+# ---------------------------------------------------------------------------
+
+cdef int _vt_num_players(const void* s) noexcept nogil:
+    return (<const PRState*>s).n_players
+
+cdef int _vt_current_player(const void* s) noexcept nogil:
+    return pr_current_player(<const PRState*>s)
+
+cdef int _vt_legal_actions(const void* s, int16* out) noexcept nogil:
+    return pr_legal_actions(<const PRState*>s, out)
+
+cdef void _vt_apply_action(void* s, int a) noexcept nogil:
+    pr_apply(<PRState*>s, a)
+
+cdef int _vt_chance_outcomes(const void* s, int16* actions, int32* weights) noexcept nogil:
+    return pr_chance_outcomes(<const PRState*>s, actions, weights)
+
+cdef int _vt_sample_chance(void* s) noexcept nogil:
+    return pr_sample_chance(<PRState*>s)
+
+cdef void _vt_returns(const void* s, double* out) noexcept nogil:
+    pr_returns(<const PRState*>s, out)
+
+cdef void _vt_scores(const void* s, double* out) noexcept nogil:
+    cdef PRScore sc
+    cdef int i
+    for i in range(MAX_PLAYERS):
+        out[i] = 0.0
+    for i in range((<const PRState*>s).n_players):
+        pr_score(<const PRState*>s, i, &sc)
+        out[i] = sc.total
+
+cdef void _vt_reseed(void* s, uint64 seed, uint64 stream) noexcept nogil:
+    rng_seed(&(<PRState*>s).rng, seed, stream)
+
+cdef int _heuristic_value(const PRState* s, int a) noexcept nogil:
+    """Greedy preference of the rollout heuristic (higher is better)."""
+    cdef const PRPlayer* p = &s.players[s.player]
+    cdef int k, i
+    if a == A_PASS:
+        return 0
+    if a < A_SETTLE:
+        return 1 + s.card_doubloons[a - A_ROLE]            # roles carrying doubloons
+    if a < A_MAYOR:
+        return 2                                         # take a tile, man it
+    if a < A_UNIVERSITY:
+        return 1 + BUILDING[a - A_BUILD].cost if a >= A_BUILD else 1   # the dearest building
+    if a == A_UNIVERSITY:
+        return 2
+    if a < A_SELL:
+        return 1 + PRICE[a - A_PRIVILEGE]
+    if a < A_SHIP:
+        return 1 + PRICE[a - A_SELL]
+    if a < A_WHARF:
+        k = (a - A_SHIP) // MAX_SHIPS
+        i = (a - A_SHIP) % MAX_SHIPS
+        return 1 + min(p.goods[k], s.ship_capacity[i] - s.ship_load[i])   # ship the most goods
+    if a < A_WAREHOUSE:
+        return 1 + p.goods[a - A_WHARF]
+    if a < A_KEEP:
+        return 1 + p.goods[a - A_WAREHOUSE]
+    if a < A_PASS:
+        return 1 + p.goods[a - A_KEEP]
+    return 1
+
+cdef int pr_heuristic_action(PRState* s, const int16* legal, int n) noexcept nogil:
+    """Rollout policy: one time in four uniform, otherwise the legal action with the
+    highest greedy preference (_heuristic_value), ties broken at random."""
+    cdef int i, v, best = -1, count = 0, choice = legal[0]
+    if n == 1:
+        return legal[0]
+    if rng_below(&s.rng, 4) == 0:
+        return legal[rng_below(&s.rng, n)]
+    for i in range(n):
+        v = _heuristic_value(s, legal[i])
+        if v > best:
+            best = v
+            count = 1
+            choice = legal[i]
+        elif v == best:
+            count += 1
+            if rng_below(&s.rng, count) == 0:
+                choice = legal[i]
+    return choice
+
+cdef int _vt_heuristic_action(void* s, const int16* legal, int n) noexcept nogil:
+    return pr_heuristic_action(<PRState*>s, legal, n)
+
+cdef void pr_evaluate(const PRState* s, double* out) noexcept nogil:
+    """Static value per seat in [0, 1] for cut-off rollouts: the returns at the end;
+    before it, VP plus a third of doubloons and goods, scaled between the last and
+    the first player."""
+    cdef PRScore sc
+    cdef double v[MAX_PLAYERS]
+    cdef double lo = 1e9, hi = -1e9
+    cdef int i, n = s.n_players
+    if s.step == STEP_TERMINAL:
+        pr_returns(s, out)
+        return
+    for i in range(n):
+        pr_score(s, i, &sc)
+        v[i] = sc.total + sc.tiebreak / 3.0
+        lo = v[i] if v[i] < lo else lo
+        hi = v[i] if v[i] > hi else hi
+    for i in range(n):
+        out[i] = 0.5 if hi == lo else (v[i] - lo) / (hi - lo)
+
+cdef void _vt_evaluate(const void* s, double* out) noexcept nogil:
+    pr_evaluate(<const PRState*>s, out)
+
+cdef GameVTable PR_VTABLE
+PR_VTABLE.name = b"puerto_rico"
+PR_VTABLE.state_size = sizeof(PRState)
+PR_VTABLE.num_actions = NUM_ACTIONS
+PR_VTABLE.max_chance_outcomes = NUM_GOODS
+PR_VTABLE.max_players = MAX_PLAYERS
+PR_VTABLE.num_players = _vt_num_players
+PR_VTABLE.current_player = _vt_current_player
+PR_VTABLE.legal_actions = _vt_legal_actions
+PR_VTABLE.apply_action = _vt_apply_action
+PR_VTABLE.chance_outcomes = _vt_chance_outcomes
+PR_VTABLE.sample_chance = _vt_sample_chance
+PR_VTABLE.returns = _vt_returns
+PR_VTABLE.scores = _vt_scores
+PR_VTABLE.reseed = _vt_reseed
+PR_VTABLE.determinize = NULL                 # perfect information (E.1): nothing to resample
+PR_VTABLE.heuristic_action = _vt_heuristic_action
+PR_VTABLE.evaluate = _vt_evaluate
+
+
+# ---------------------------------------------------------------------------
 # 6. Python API: the compiled State class, action names, the dict codec
 # ---------------------------------------------------------------------------
 import json
@@ -1221,6 +1354,7 @@ cimport numpy as cnp
 cnp.import_array()
 
 NUM_DISTINCT_ACTIONS = NUM_ACTIONS
+MAX_THREADS = 256          # playout threads beyond the cores only add start-up cost
 OPTION_ALL_COLONISTS_AND_VP = OPT_ALL_COLONISTS_AND_VP
 DICT_VERSION = 1
 
@@ -1291,7 +1425,7 @@ def action_names(capacities):
     return [_action_name(a, capacities) for a in range(NUM_ACTIONS)]
 
 
-cdef class PuertoRicoState:
+cdef class PuertoRicoState(GameState):
     """A Puerto Rico game position. Made by ``PuertoRicoGame.new_initial_state``.
 
     The whole position is one C struct; ``clone`` is a memcpy. Every method that
@@ -1301,6 +1435,12 @@ cdef class PuertoRicoState:
     cdef PRState s
     cdef readonly object game
     cdef object _hist          # history as a shared chain (previous chain, action); None when empty
+
+    def __cinit__(self):
+        self.vtable = &PR_VTABLE
+
+    cdef void* c_state(self) noexcept:
+        return &self.s
 
     def __init__(self, *args, **kwargs):
         raise TypeError("use game.new_initial_state(seed) or game.state_from_dict(d)")
@@ -1320,7 +1460,7 @@ cdef class PuertoRicoState:
         """Sorted legal action ids (chance outcomes at a chance node; [] at the end)."""
         cdef int16 buf[MAX_LEGAL]
         cdef int i, n
-        if player is not None and player != pr_current_player(&self.s):
+        if player is not None and _check_seat(player, self.s.n_players) != pr_current_player(&self.s):
             return []
         n = pr_legal_actions(&self.s, buf)
         return [buf[i] for i in range(n)]
@@ -1330,7 +1470,7 @@ cdef class PuertoRicoState:
         cdef int i, n
         mask = np.zeros(NUM_ACTIONS, dtype=np.uint8)
         cdef cnp.uint8_t[::1] m = mask
-        if player is not None and player != pr_current_player(&self.s):
+        if player is not None and _check_seat(player, self.s.n_players) != pr_current_player(&self.s):
             return mask
         n = pr_legal_actions(&self.s, buf)
         for i in range(n):
@@ -1524,6 +1664,8 @@ def _check_seat(player, int n):
 def new_state(game, int players, int options, seed):
     """A new game: the setup of §1.4; the first face-up plantations are chance nodes."""
     try:
+        if isinstance(seed, bool):
+            raise TypeError
         seed_value = operator.index(seed)
     except TypeError:
         raise TypeError(f"seed must be an int, got {type(seed).__name__}") from None
@@ -1706,10 +1848,13 @@ def state_from_dict(game, d):
     r = _Reader(d)
     if r._get("game") != "puerto_rico":
         raise ValueError(f"state.game must be 'puerto_rico', got {d.get('game')!r}")
-    if r._get("version") != DICT_VERSION:
-        raise ValueError(f"state.version must be {DICT_VERSION}, got {d.get('version')!r}")
-    if r._get("options") != opts:
-        raise ValueError(f"state.options {d.get('options')!r} do not match this game's {opts!r}")
+    version = r._get("version")
+    if type(version) is not int or version != DICT_VERSION:
+        raise ValueError(f"state.version must be the int {DICT_VERSION}, got {version!r}")
+    given = r._get("options")
+    if (not isinstance(given, dict) or given.keys() != opts.keys()
+            or any(type(given[k]) is not type(v) or given[k] != v for k, v in opts.items())):
+        raise ValueError(f"state.options {given!r} do not match this game's {opts!r}")
     pr_new_game(s, game.num_players(), game._option_bits(), 0)   # fixed parameters
     n = s.n_players
     s.phase = r.choice("phase", PHASE_NAMES)
@@ -2029,11 +2174,11 @@ cdef void _playout_range(const PRState* start, int lo, int hi, uint64 seed,
 
 def _random_playouts(PuertoRicoState st, n_games, seed, threads):
     cdef Py_ssize_t games = operator.index(n_games)
-    cdef int n_threads = operator.index(threads)
     if games < 0:
         raise ValueError(f"n_games must be >= 0, got {games}")
-    if n_threads < 1:
-        raise ValueError(f"threads must be >= 1, got {n_threads}")
+    if not 1 <= operator.index(threads) <= MAX_THREADS:
+        raise ValueError(f"threads must be 1..{MAX_THREADS}, got {threads}")
+    cdef int n_threads = min(operator.index(threads), max(games, 1))
     cdef uint64 seed_value = operator.index(seed)
     cdef int n = st.s.n_players
     returns = np.zeros((games, n), dtype=np.float64)

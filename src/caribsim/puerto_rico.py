@@ -76,7 +76,9 @@ class PuertoRicoGame:
         return _core._action_name(action, self._capacities)
 
     def string_to_action(self, name: str) -> int:
-        key = " ".join(str(name).lower().split())
+        if not isinstance(name, str):
+            raise TypeError(f"action name must be a str, got {type(name).__name__}")
+        key = " ".join(name.lower().split())
         try:
             return self._action_names.index(key)
         except ValueError:
