@@ -1363,17 +1363,21 @@ def _building_label(b):
     return BUILDING_ROWS[b]["name"].lower()
 
 
-def _action_id(action):
-    """An action id from Python: an int (numpy ints too, not bool) in 0..NUM_ACTIONS-1."""
-    if isinstance(action, bool):
-        raise TypeError("action must be an int action id, got bool")
+def _int_in(value, what, lo, hi):
+    """An int from Python (numpy ints too, not bool) in lo..hi, or a clear error."""
+    if isinstance(value, bool):
+        raise TypeError(f"{what} must be an int, got bool")
     try:
-        a = operator.index(action)
+        v = operator.index(value)
     except TypeError:
-        raise TypeError(f"action must be an int action id, got {type(action).__name__}") from None
-    if not 0 <= a < NUM_ACTIONS:
-        raise ValueError(f"action {a} is out of range 0..{NUM_ACTIONS - 1}")
-    return a
+        raise TypeError(f"{what} must be an int, got {type(value).__name__}") from None
+    if not lo <= v <= hi:
+        raise ValueError(f"{what} must be in {lo}..{hi}, got {v}")
+    return v
+
+
+def _action_id(action):
+    return _int_in(action, "action", 0, NUM_ACTIONS - 1)
 
 
 def _action_name(action, capacities):
@@ -1650,27 +1654,12 @@ def _restore(game, text):
 
 
 def _check_seat(player, int n):
-    if isinstance(player, bool):
-        raise TypeError("player must be an int seat, got bool")
-    try:
-        seat = operator.index(player)
-    except TypeError:
-        raise TypeError(f"player must be an int seat, got {type(player).__name__}") from None
-    if not 0 <= seat < n:
-        raise ValueError(f"player must be a seat 0..{n - 1}, got {seat}")
-    return seat
+    return _int_in(player, "player (a seat)", 0, n - 1)
 
 
 def new_state(game, int players, int options, seed):
     """A new game: the setup of §1.4; the first face-up plantations are chance nodes."""
-    try:
-        if isinstance(seed, bool):
-            raise TypeError
-        seed_value = operator.index(seed)
-    except TypeError:
-        raise TypeError(f"seed must be an int, got {type(seed).__name__}") from None
-    if seed_value < 0 or seed_value >= 2 ** 64:
-        raise ValueError(f"seed must be in 0..2**64-1, got {seed_value}")
+    seed_value = _int_in(seed, "seed", 0, 2 ** 64 - 1)
     cdef PuertoRicoState st = PuertoRicoState.__new__(PuertoRicoState)
     pr_new_game(&st.s, players, options, <uint64>seed_value)
     st.game = game
