@@ -1,7 +1,8 @@
 """Build the compiled core: every ``pyx/caribsim/*.pyx`` becomes ``caribsim.<name>``.
 
 Set ``CARIBSIM_DEBUG=1`` for a debug build: bounds and wraparound checks on,
-no optimisation, C asserts kept.
+no optimisation, C asserts kept. During development ``CARIBSIM_EXTENSIONS=_mcts,_game``
+rebuilds only the named modules (``python setup.py build_ext --inplace``).
 """
 import os
 from pathlib import Path
@@ -12,6 +13,7 @@ from setuptools import Extension, setup
 
 HERE = Path(__file__).parent
 DEBUG = os.environ.get("CARIBSIM_DEBUG", "") not in ("", "0")
+ONLY = {n for n in os.environ.get("CARIBSIM_EXTENSIONS", "").split(",") if n}
 
 directives = {
     "language_level": 3,
@@ -34,6 +36,7 @@ extensions = [
         define_macros=macros,
     )
     for pyx in sorted((HERE / "pyx" / "caribsim").glob("*.pyx"))
+    if not ONLY or pyx.stem in ONLY
 ]
 
 setup(

@@ -25,6 +25,9 @@ ctypedef struct GameVTable:
     # randomness and hidden information
     void (*reseed)(void* s, uint64 seed, uint64 stream) noexcept nogil  # reseed the state's RNG
     void (*determinize)(void* s, int observer) noexcept nogil  # resample what `observer` cannot see (NULL: perfect information)
+    # observations (the acting seat's view; see each game's docs for the layout)
+    int (*observation_size)(const void* s) noexcept nogil
+    void (*observation)(const void* s, int seat, float* out) noexcept nogil
     # playout policy and evaluation
     int (*heuristic_action)(void* s, const int16* legal, int n) noexcept nogil  # a cheap rollout choice
     void (*evaluate)(const void* s, double* out) noexcept nogil # static value per seat in [0, 1] (for cut-off rollouts)

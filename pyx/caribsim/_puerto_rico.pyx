@@ -1322,6 +1322,12 @@ cdef void pr_evaluate(const PRState* s, double* out) noexcept nogil:
 cdef void _vt_evaluate(const void* s, double* out) noexcept nogil:
     pr_evaluate(<const PRState*>s, out)
 
+cdef int _vt_observation_size(const void* s) noexcept nogil:
+    return pr_observation_size((<const PRState*>s).n_players)
+
+cdef void _vt_observation(const void* s, int seat, float* out) noexcept nogil:
+    pr_observation(<const PRState*>s, seat, out)
+
 cdef GameVTable PR_VTABLE
 PR_VTABLE.name = b"puerto_rico"
 PR_VTABLE.state_size = sizeof(PRState)
@@ -1338,6 +1344,8 @@ PR_VTABLE.returns = _vt_returns
 PR_VTABLE.scores = _vt_scores
 PR_VTABLE.reseed = _vt_reseed
 PR_VTABLE.determinize = NULL                 # perfect information (E.1): nothing to resample
+PR_VTABLE.observation_size = _vt_observation_size
+PR_VTABLE.observation = _vt_observation
 PR_VTABLE.heuristic_action = _vt_heuristic_action
 PR_VTABLE.evaluate = _vt_evaluate
 
