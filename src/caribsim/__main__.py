@@ -2,6 +2,7 @@
 
     python -m caribsim games
     python -m caribsim simulate puerto_rico --players 4 --games 10000 [--seed S] [--threads T] [--json]
+    python -m caribsim arena puerto_rico --bots mcts:1000,greedy,random,random --games 200 [--processes K]
 
 Bad arguments print a message naming what is wrong and what is allowed, and exit with code 2.
 """
@@ -132,6 +133,29 @@ def build_parser() -> argparse.ArgumentParser:
                        help="extra game option, e.g. -o all_colonists_and_vp=true (repeatable)")
     p_sim.add_argument("--json", action="store_true", help="print the result as JSON")
     p_sim.set_defaults(subparser=p_sim)
+
+    p_arena = sub.add_parser(
+        "arena",
+        help="play seat-rotated games between bots and print win rates with 95% intervals",
+        description="Play K games between the bots (one per seat, seats rotated every game) "
+        "and report each bot's win rate with a 95%% Wilson interval, mean score and the mean "
+        "game length. Bots: random, greedy, mcts:ITERATIONS[:key=value...] "
+        "(keys: iterations, seconds, c, reward, rollout, max_depth, threads, reuse).",
+    )
+    p_arena.add_argument("game", metavar="GAME", help=f"game name ({', '.join(caribsim.games())})")
+    p_arena.add_argument("--bots", "-b", required=True,
+                         help="comma-separated bot specs, one per seat, e.g. mcts:1000,greedy,random,random")
+    p_arena.add_argument("--games", "-n", type=_int_at_least(1, "games"), default=100,
+                         help="number of games (default 100)")
+    p_arena.add_argument("--seed", "-s", type=_seed, default=0, help="match seed (default 0)")
+    p_arena.add_argument("--processes", "-j", type=_int_at_least(1, "processes"), default=1,
+                         help="worker processes; results do not depend on it (default 1)")
+    p_arena.add_argument("--option", "-o", type=_option, action="append", default=[], metavar="KEY=VALUE",
+                         help="extra game option (repeatable)")
+    p_arena.add_argument("--save", metavar="FILE", help="write the full result as JSON")
+    p_arena.add_argument("--json", action="store_true", help="print the result as JSON")
+    p_arena.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p_arena.set_defaults(subparser=p_arena)
     return parser
 
 
@@ -176,7 +200,8 @@ def simulate(game_name: str, players=None, games: int = 1000, seed: int = 0, thr
     }
 
 
-def _cmd_simulate(args, out) -> int:
+def _game_options(args) -> dict:
+    """The -o options of a command, checked against the game's options."""
     parser = args.subparser
     if args.game not in caribsim.games():
         parser.error(f"unknown game {args.game!r}; available: {', '.join(caribsim.games())}")
@@ -186,6 +211,12 @@ def _cmd_simulate(args, out) -> int:
         if key not in known or key == "players":
             allowed = ", ".join(k for k in known if k != "players")
             parser.error(f"unknown option {key!r} for {args.game}; allowed: {allowed} (use --players for players)")
+    return options
+
+
+def _cmd_simulate(args, out) -> int:
+    parser = args.subparser
+    options = _game_options(args)
     try:
         summary = simulate(args.game, args.players, args.games, args.seed, args.threads, options)
     except (ValueError, TypeError) as e:
@@ -207,12 +238,40 @@ def _cmd_simulate(args, out) -> int:
     return 0
 
 
+def _cmd_arena(args, out) -> int:
+    from caribsim import arena, bots
+
+    parser = args.subparser
+    options = _game_options(args)
+    try:
+        players = [bots.parse_bot(spec) for spec in args.bots.split(",")]
+        options.setdefault("players", len(players))
+        result = arena.play_match(args.game, players, args.games, seed=args.seed,
+                                  processes=args.processes, save=args.save,
+                                  progress=False if args.no_progress else None, **options)
+    except (ValueError, TypeError) as e:
+        parser.error(str(e))
+    if args.json:
+        print(result.to_json(), file=out)
+        return 0
+    opts = ", ".join(f"{k}={v}" for k, v in result.options.items())
+    print(f"{result.game} ({opts}): {result.n_games} games, seed {result.seed}, "
+          f"{result.seconds:.1f} s, mean length {result.mean_length:.1f} decisions", file=out)
+    print("  bot              win rate   95% interval      mean score", file=out)
+    for spec, b in zip(args.bots.split(","), result.bots):
+        print(f"  {spec:<16} {b.win_rate:>8.3f}   [{b.ci95[0]:.3f}, {b.ci95[1]:.3f}]  {b.mean_score:>10.2f}",
+              file=out)
+    return 0
+
+
 def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     out = sys.stdout
     if args.command == "games":
         return _cmd_games(args, out)
+    if args.command == "arena":
+        return _cmd_arena(args, out)
     return _cmd_simulate(args, out)
 
 

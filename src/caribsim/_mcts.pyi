@@ -1,0 +1,12 @@
+"""Type stub of the compiled MCTS engine (pyx/caribsim/_mcts.pyx); use caribsim.mcts."""
+from caribsim._game import GameState
+
+REWARD_MODES: dict[str, int]
+ROLLOUT_MODES: dict[str, int]
+NODE_BYTES: int
+
+class Forest:
+    def __init__(self, state: GameState, threads: int, c: float, reward: str, rollout: str,
+                 max_depth: int, seed: int) -> None: ...
+    def search(self, state: GameState, iterations: int, seconds: float, reuse: bool
+               ) -> tuple[int | None, dict[int, tuple[int, float]], int, int, float]: ...

@@ -1,0 +1,180 @@
+"""Matches between bots: seat-rotated games, win rates with confidence intervals.
+
+    >>> from caribsim import arena, bots
+    >>> result = arena.play_match("puerto_rico", [bots.RandomBot(), bots.GreedyBot()], n_games=4)
+    >>> len(result.bots)
+    2
+
+Game ``g`` uses seed ``derive_seed(seed, g)`` and seats rotated by ``g``: bot ``b`` sits
+in seat ``(b + g) % players``. Bots are restarted with seeds derived the same way, so a
+match gives the same games on 1 process or many.
+"""
+from __future__ import annotations
+
+import json
+import math
+import multiprocessing
+import operator
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+
+import caribsim
+
+MASK64 = (1 << 64) - 1
+
+
+def derive_seed(seed: int, *indices: int) -> int:
+    """A 64-bit seed that depends only on ``seed`` and ``indices`` (splitmix64 chain)."""
+    x = seed & MASK64
+    for i in indices:
+        x = (x + 0x9E3779B97F4A7C15 * (i + 1)) & MASK64
+        z = x
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
+        x = z ^ (z >> 31)
+    return x
+
+
+def wilson_interval(p: float, n: int, z: float = 1.96) -> tuple:
+    """95% Wilson score interval for a rate p observed over n games (sound at p = 0 or 1)."""
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    # the interval contains p; clamp the rounding at p = 0 or 1
+    return (max(0.0, min(p, centre - half)), min(1.0, max(p, centre + half)))
+
+
+@dataclass
+class BotResult:
+    name: str
+    games: int
+    wins: float                 # sum of returns (a shared win counts its share)
+    win_rate: float
+    ci95: tuple                 # 95% Wilson score interval of the win rate
+    mean_score: float
+    seat_games: list = field(default_factory=list)   # games played in each seat
+
+
+@dataclass
+class MatchResult:
+    game: str
+    options: dict
+    n_games: int
+    seed: int
+    bots: list                  # BotResult per bot, in the order given
+    mean_length: float          # decisions per game
+    seconds: float
+    games: list = field(default_factory=list, repr=False)   # per game: seats, returns, scores, length
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), indent=2)
+
+    def save(self, path) -> None:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(self.to_json())
+
+
+def play_game(game, bots, seed: int, rotation: int = 0):
+    """One game: bot ``b`` plays seat ``(b + rotation) % players``. Returns a dict with
+    the seats, returns, total scores and number of decisions."""
+    n = game.num_players()
+    seat_bot = [None] * n
+    for b in range(len(bots)):
+        seat_bot[(b + rotation) % n] = b
+    for b, bot in enumerate(bots):
+        bot.restart(derive_seed(seed, b))
+    state = game.new_initial_state(seed=seed)
+    decisions = 0
+    while not state.is_terminal():
+        if state.is_chance_node():
+            state.resolve_chance()
+            continue
+        action = bots[seat_bot[state.current_player()]].step(state)
+        state.apply_action(action)
+        decisions += 1
+    scores = state.scores()
+    totals = [s["total"] if isinstance(s, dict) else s for s in scores]
+    returns = state.returns()
+    return {"seat_bot": seat_bot, "returns": [returns[s] for s in range(n)],
+            "scores": totals, "length": decisions}
+
+
+def _play_chunk(args):
+    game, bots, seed, indices = args
+    return [(g, play_game(game, bots, derive_seed(seed, g), g)) for g in indices]
+
+
+def _progress(done, total, t0, stream):
+    rate = done / max(time.perf_counter() - t0, 1e-9)
+    stream.write(f"\r  {done}/{total} games  {rate:.2f} games/s")
+    if done == total:
+        stream.write("\n")
+    stream.flush()
+
+
+def play_match(game, bots, n_games: int, seed: int = 0, processes: int = 1, progress=None,
+               save=None, **options) -> MatchResult:
+    """Play ``n_games`` seat-rotated games between ``bots`` (one per seat).
+
+    game:      a game name (with ``options`` for load_game) or a loaded game.
+    processes: worker processes (each game runs in one process; results are identical).
+    progress:  show a progress bar on stderr (default: when stderr is a terminal and the
+               match has more than 10 games).
+    save:      a path to write the result as JSON.
+    """
+    if isinstance(game, str):
+        game = caribsim.load_game(game, **options)
+    elif options:
+        raise ValueError("game options are only accepted with a game name")
+    bots = list(bots)
+    if len(bots) != game.num_players():
+        raise ValueError(f"{game!r} has {game.num_players()} seats; got {len(bots)} bots")
+    for b in bots:
+        if not callable(getattr(b, "step", None)) or not callable(getattr(b, "restart", None)):
+            raise TypeError(f"a bot needs step(state) and restart(seed) methods; got {b!r}")
+    for name, value, lo in (("n_games", n_games, 1), ("processes", processes, 1)):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+        if value < lo:
+            raise ValueError(f"{name} must be >= {lo}, got {value}")
+    seed = operator.index(seed)
+    if not 0 <= seed < 2**64:
+        raise ValueError(f"seed must be in 0..2**64-1, got {seed}")
+    if progress is None:
+        progress = n_games > 10 and sys.stderr.isatty()
+    t0 = time.perf_counter()
+    results = [None] * n_games
+    done = 0
+    if processes == 1:
+        for g in range(n_games):
+            results[g] = play_game(game, bots, derive_seed(seed, g), g)
+            done += 1
+            if progress:
+                _progress(done, n_games, t0, sys.stderr)
+    else:
+        chunks = [(game, bots, seed, list(range(i, n_games, processes * 4)))
+                  for i in range(min(n_games, processes * 4))]
+        ctx = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
+        with ctx.Pool(processes) as pool:
+            for chunk in pool.imap_unordered(_play_chunk, chunks):
+                for g, r in chunk:
+                    results[g] = r
+                    done += 1
+                if progress:
+                    _progress(done, n_games, t0, sys.stderr)
+    seconds = time.perf_counter() - t0
+    n = game.num_players()
+    bot_results = []
+    for b, bot in enumerate(bots):
+        wins = sum(r["returns"][r["seat_bot"].index(b)] for r in results)
+        score = sum(r["scores"][r["seat_bot"].index(b)] for r in results) / n_games
+        p = wins / n_games
+        seat_games = [sum(1 for r in results if r["seat_bot"][s] == b) for s in range(n)]
+        bot_results.append(BotResult(getattr(bot, "name", type(bot).__name__) + f"#{b}", n_games, wins,
+                                     p, wilson_interval(p, n_games), score, seat_games))
+    result = MatchResult(type(game).name if hasattr(type(game), "name") else str(game),
+                         game.options(), n_games, seed, bot_results,
+                         sum(r["length"] for r in results) / n_games, seconds, results)
+    if save is not None:
+        result.save(save)
+    return result
