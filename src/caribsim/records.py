@@ -1,0 +1,153 @@
+"""Game records: one versioned JSON format for every game (docs/records.md).
+
+    >>> from caribsim import records
+    >>> rec = records.record_game(state)            # from a played state (its history)
+    >>> records.save(rec, "game.json")
+    >>> final = records.replay(records.load("game.json"))   # validated, identical final state
+
+A record holds the game and its options, the seed of the initial state, every step
+(action id and name, the seat that took it or -1 for a chance outcome), the final
+scores and returns (when the game is over) and the caribsim version.
+"""
+from __future__ import annotations
+
+import json
+import operator
+from pathlib import Path
+
+import caribsim
+
+FORMAT = "caribsim-record"
+VERSION = 1
+
+
+class RecordError(ValueError):
+    """A record that is malformed or does not replay; the message names the first bad step."""
+
+
+def record_game(state, seed: int, players_info=None) -> dict:
+    """The record of ``state``'s game, made from ``game.new_initial_state(seed)`` and the
+    actions in ``state.history()``. ``players_info`` is an optional list, one entry per
+    seat (e.g. bot specs or "human")."""
+    game = state.game
+    replayed = game.new_initial_state(seed=seed)
+    steps = []
+    for i, action in enumerate(state.history()):
+        player = replayed.current_player()
+        try:
+            name = replayed.action_to_string(action)
+            replayed.apply_action(action)
+        except ValueError as e:
+            raise ValueError(f"the state's history does not replay from seed {seed} at step {i}: {e}") from None
+        steps.append({"action": action, "name": name, "player": player})
+    rec = {
+        "format": FORMAT,
+        "version": VERSION,
+        "caribsim_version": caribsim.__version__,
+        "game": type(game).name,
+        "options": game.options(),
+        "seed": seed,
+        "steps": steps,
+        "final": _final(replayed),
+    }
+    if players_info is not None:
+        rec["players"] = list(players_info)
+    return rec
+
+
+def _final(state):
+    if not state.is_terminal():
+        return None
+    scores = state.scores()
+    return {"scores": scores, "returns": state.returns()}
+
+
+def save(record: dict, path) -> None:
+    validate(record)
+    Path(path).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+
+
+def load(path) -> dict:
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as e:
+        raise RecordError(f"cannot read record {str(path)!r}: {e.strerror}") from None
+    try:
+        record = json.loads(text)
+    except ValueError as e:
+        raise RecordError(f"record {str(path)!r} is not valid JSON: {e}") from None
+    validate(record)
+    return record
+
+
+def validate(record) -> None:
+    """Check the structure of a record (replay() checks its content)."""
+    if not isinstance(record, dict):
+        raise RecordError(f"a record is a JSON object, got {type(record).__name__}")
+    if record.get("format") != FORMAT:
+        raise RecordError(f"record.format must be {FORMAT!r}, got {record.get('format')!r}")
+    if type(record.get("version")) is not int or record["version"] > VERSION or record["version"] < 1:
+        raise RecordError(f"record.version must be an int 1..{VERSION}, got {record.get('version')!r}")
+    for key, kind in (("game", str), ("options", dict), ("steps", list)):
+        if not isinstance(record.get(key), kind):
+            raise RecordError(f"record.{key} must be a {kind.__name__}, got {record.get(key)!r}")
+    seed = record.get("seed")
+    if type(seed) is not int or not 0 <= seed < 2**64:
+        raise RecordError(f"record.seed must be an int in 0..2**64-1, got {seed!r}")
+    for i, step in enumerate(record["steps"]):
+        if not isinstance(step, dict) or set(step) != {"action", "name", "player"}:
+            raise RecordError(f"step {i}: must be an object with action, name and player, got {step!r}")
+        if type(step["action"]) is not int or type(step["player"]) is not int or not isinstance(step["name"], str):
+            raise RecordError(f"step {i}: action and player must be ints and name a string, got {step!r}")
+    if "final" not in record or not (record["final"] is None or isinstance(record["final"], dict)):
+        raise RecordError("record.final must be null or an object with scores and returns")
+
+
+def replay(record: dict, upto=None):
+    """Replay a record and return the state after ``upto`` steps (default: all), checking
+    every step (legal, same name, same player) and the final scores."""
+    validate(record)
+    try:
+        game = caribsim.load_game(record["game"], **record["options"])
+    except (ValueError, TypeError) as e:
+        raise RecordError(f"record.game/options: {e}") from None
+    state = game.new_initial_state(seed=record["seed"])
+    steps = record["steps"]
+    n = len(steps) if upto is None else operator.index(upto)
+    if not 0 <= n <= len(steps):
+        raise RecordError(f"upto must be in 0..{len(steps)}, got {n}")
+    for i, step in enumerate(steps[:n]):
+        player = state.current_player()
+        if step["player"] != player:
+            raise RecordError(f"step {i}: recorded player {step['player']}, but {player} is to act")
+        try:
+            name = state.action_to_string(step["action"])
+        except (ValueError, TypeError) as e:
+            raise RecordError(f"step {i}: {e}") from None
+        if name != step["name"]:
+            raise RecordError(f"step {i}: action {step['action']} is {name!r} here, the record says {step['name']!r}")
+        try:
+            state.apply_action(step["action"])
+        except ValueError as e:
+            raise RecordError(f"step {i}: {e}") from None
+    if upto is None and record["final"] is not None:
+        if not state.is_terminal():
+            raise RecordError(f"the record has final scores but the game is not over after {len(steps)} steps")
+        if _final(state) != record["final"]:
+            raise RecordError(f"the final scores do not match: replayed {_final(state)}, recorded {record['final']}")
+    return state
+
+
+def states(record: dict):
+    """Every state of a record, from the initial state to the last (validated as replay())."""
+    validate(record)
+    game = caribsim.load_game(record["game"], **record["options"])
+    state = game.new_initial_state(seed=record["seed"])
+    out = [state.clone()]
+    for i, step in enumerate(record["steps"]):
+        try:
+            state.apply_action(step["action"])
+        except (ValueError, TypeError) as e:
+            raise RecordError(f"step {i}: {e}") from None
+        out.append(state.clone())
+    return out

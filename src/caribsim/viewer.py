@@ -1,0 +1,180 @@
+"""The HTML replay viewer: one self-contained file (inline CSS, JS and SVG, no network).
+
+    python -m caribsim replay game.json --html game.html
+
+Each step shows every player's board, the shared supply, the move played and a chart of
+the score over the game; buttons, a slider and the arrow keys move through the steps
+(``#step=N`` in the address opens step N). Puerto Rico has its own panels; a game without
+them is shown as its text board.
+"""
+from __future__ import annotations
+
+import html as _html
+import json
+
+from caribsim import records
+
+_DROP = ("history", "rng", "turn", "options", "game", "version", "player")
+
+
+def _snapshot(state, game_name):
+    scores = state.scores()
+    totals = [s["total"] if isinstance(s, dict) else s for s in scores]
+    snap = {"scores": totals, "to_act": state.current_player()}   # a seat, or -1 chance / -4 end
+    if game_name == "puerto_rico":
+        d = state.to_dict()
+        snap.update({k: v for k, v in d.items() if k not in _DROP})
+    else:
+        snap["text"] = str(state)
+    return snap
+
+
+def steps_data(record: dict) -> dict:
+    """Everything the page shows, one snapshot per step (after 0..N moves)."""
+    states = records.states(record)
+    snaps = []
+    for i, st in enumerate(states):
+        snap = _snapshot(st, record["game"])
+        if i == 0:
+            snap["move"] = "start of the game"
+        else:
+            step = record["steps"][i - 1]
+            who = "chance" if step["player"] < 0 else f"seat {step['player']}"
+            snap["move"] = f"{i}. {who}: {step['name']}"
+        snaps.append(snap)
+    return {"game": record["game"], "options": record["options"], "seed": record["seed"],
+            "players": record.get("players"), "final": record.get("final"), "snapshots": snaps}
+
+
+def render(record: dict) -> str:
+    data = json.dumps(steps_data(record), separators=(",", ":")).replace("</", "<\\/")
+    title = _html.escape(f"caribsim replay: {record['game']} (seed {record['seed']})")
+    return _PAGE.replace("__TITLE__", title).replace("__DATA__", data)
+
+
+def write_html(record: dict, path) -> None:
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(render(record))
+
+
+_PAGE = r"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>__TITLE__</title>
+<style>
+body{font-family:system-ui,sans-serif;margin:1em;background:#fbf8f1;color:#222}
+h1{font-size:1.2em;margin:.2em 0}
+#controls{display:flex;gap:.5em;align-items:center;margin:.5em 0}
+#slider{flex:1}
+#move{font-weight:bold;margin:.4em 0}
+.boards{display:flex;flex-wrap:wrap;gap:.6em}
+.board{border:1px solid #bbb;border-radius:6px;padding:.5em;background:#fff;min-width:15em}
+.board.active{border:2px solid #2a7}
+.board h3{margin:0 0 .3em 0;font-size:1em}
+.row{margin:.15em 0}
+.tag{display:inline-block;padding:0 .35em;margin:.1em;border-radius:3px;background:#eee}
+.corn{background:#f5e27a}.indigo{background:#6a7fd8;color:#fff}.sugar{background:#f4f4f4;border:1px solid #ccc}
+.tobacco{background:#c89a64}.coffee{background:#6b4a32;color:#fff}.quarry{background:#999;color:#fff}
+.empty{opacity:.55}
+#supply{border:1px solid #bbb;border-radius:6px;padding:.5em;background:#fff;margin:.6em 0}
+pre{background:#fff;border:1px solid #bbb;padding:.5em}
+svg text{font-size:11px}
+</style></head><body>
+<h1>__TITLE__</h1>
+<div id="controls">
+<button id="first" title="first (Home)">|&lt;</button><button id="prev" title="previous (Left)">&lt;</button>
+<input id="slider" type="range" min="0" value="0"><button id="next" title="next (Right)">&gt;</button>
+<button id="last" title="last (End)">&gt;|</button><span id="counter"></span></div>
+<div id="move"></div>
+<div id="scores"></div>
+<div id="supply"></div>
+<div id="boards" class="boards"></div>
+<svg id="chart" width="760" height="220" role="img" aria-label="score over the game"></svg>
+<script>
+const DATA = __DATA__;
+const S = DATA.snapshots;
+const N = S.length - 1;
+const COLORS = ["#d33", "#27c", "#2a7", "#c80", "#84c"];
+let cur = 0;
+const $ = id => document.getElementById(id);
+const esc = s => String(s).replace(/[&<>]/g, c => ({"&":"&amp;","<":"&lt;",">":"&gt;"}[c]));
+const label = s => s.replace(/_/g, " ");
+function tags(obj, suffix) {
+  const out = [];
+  for (const [k, v] of Object.entries(obj)) if (v) out.push(`<span class="tag ${k}">${label(k)} ${v}${suffix||""}</span>`);
+  return out.join("") || '<span class="empty">none</span>';
+}
+function prBoards(s) {
+  const parts = [];
+  s.boards.forEach((b, i) => {
+    const isl = Object.entries(b.island).filter(([k, t]) => t.tiles)
+      .map(([k, t]) => `<span class="tag ${k}">${label(k)} ${t.colonists !== undefined ? t.colonists + "/" : ""}${t.tiles}</span>`).join("");
+    const city = Object.entries(b.buildings).map(([k, c]) => `<span class="tag">${label(k)} (${c})</span>`).join("");
+    parts.push(`<div class="board${i === s.to_act ? " active" : ""}" id="board-${i}">
+      <h3>Seat ${i}${i === s.governor ? " (Governor)" : ""}${DATA.players ? " - " + esc(DATA.players[i]) : ""}</h3>
+      <div class="row">score <b id="score-${i}">${s.scores[i]}</b> | VP chips <span id="vp-${i}">${b.vp_chips}</span> |
+        doubloons <span id="doubloons-${i}">${b.doubloons}</span> | San Juan ${b.san_juan}</div>
+      <div class="row">goods: ${tags(b.goods)}</div>
+      <div class="row">island: ${isl || '<span class="empty">empty</span>'}</div>
+      <div class="row">city: ${city || '<span class="empty">empty</span>'}</div></div>`);
+  });
+  return parts.join("");
+}
+function prSupply(s) {
+  const roles = Object.entries(s.roles).map(([k, r]) =>
+    `<span class="tag${r.taken_by !== null ? " empty" : ""}">${label(k)} ${r.doubloons}$${r.taken_by !== null ? " (seat " + r.taken_by + ")" : ""}</span>`).join("");
+  const ships = s.cargo_ships.map(c => `<span class="tag ${c.good || ""}">ship ${c.capacity}: ${c.good ? c.load + " " + c.good : "empty"}</span>`).join("");
+  return `<div class="row">phase <b>${label(s.phase)}</b>, step ${label(s.step)}${s.end_triggered ? " - <b>the game ends after this round</b>" : ""}</div>
+    <div class="row">roles: ${roles}</div>
+    <div class="row">face-up plantations: ${tags(s.plantations.face_up)} | quarries ${s.quarries}</div>
+    <div class="row">colonist ship ${s.colonists.ship}, supply ${s.colonists.supply} | VP chips left ${s.vp_chips}</div>
+    <div class="row">cargo ships: ${ships}</div>
+    <div class="row">trading house: ${tags(s.trading_house)}</div>
+    <div class="row">goods supply: ${tags(s.goods)}</div>`;
+}
+function chart() {
+  const svg = $("chart"), W = 760, H = 220, P = 30;
+  const n = S[0].scores.length;
+  let top = 1;
+  S.forEach(s => s.scores.forEach(v => { if (v > top) top = v; }));
+  const x = i => P + (W - 2 * P) * (N ? i / N : 0), y = v => H - P - (H - 2 * P) * v / top;
+  let out = `<line x1="${P}" y1="${H-P}" x2="${W-P}" y2="${H-P}" stroke="#888"/><line x1="${P}" y1="${P}" x2="${P}" y2="${H-P}" stroke="#888"/>`;
+  out += `<text x="${P}" y="${P-8}">score (top ${top})</text><text x="${W-P-60}" y="${H-8}">step ${N}</text>`;
+  for (let p = 0; p < n; p++) {
+    const pts = S.map((s, i) => `${x(i).toFixed(1)},${y(s.scores[p]).toFixed(1)}`).join(" ");
+    out += `<polyline fill="none" stroke="${COLORS[p % 5]}" stroke-width="1.5" points="${pts}"/>`;
+    out += `<text x="${W-P+2}" y="${y(S[N].scores[p])}" fill="${COLORS[p % 5]}">${p}</text>`;
+  }
+  out += `<line id="cursor" x1="0" y1="${P}" x2="0" y2="${H-P}" stroke="#000" stroke-dasharray="3,3"/>`;
+  svg.innerHTML = out;
+  svg._x = x;
+}
+function show(i) {
+  cur = Math.max(0, Math.min(N, i));
+  const s = S[cur];
+  $("slider").value = cur;
+  $("counter").textContent = `step ${cur} / ${N}`;
+  $("move").textContent = s.move;
+  $("scores").innerHTML = "scores: " + s.scores.map((v, p) => `<span class="tag" style="border-left:4px solid ${COLORS[p % 5]}">seat ${p}: <b id="total-${p}">${v}</b></span>`).join("");
+  if (DATA.game === "puerto_rico") {
+    $("supply").innerHTML = prSupply(s);
+    $("boards").innerHTML = prBoards(s);
+  } else {
+    $("supply").innerHTML = "";
+    $("boards").innerHTML = `<pre id="text">${esc(s.text)}</pre>`;
+  }
+  const c = $("cursor"), x = $("chart")._x(cur);
+  c.setAttribute("x1", x); c.setAttribute("x2", x);
+  if (location.hash !== "#step=" + cur) history.replaceState(null, "", "#step=" + cur);
+}
+$("slider").max = N;
+$("slider").addEventListener("input", e => show(+e.target.value));
+$("first").onclick = () => show(0); $("last").onclick = () => show(N);
+$("prev").onclick = () => show(cur - 1); $("next").onclick = () => show(cur + 1);
+document.addEventListener("keydown", e => {
+  if (e.key === "ArrowLeft") show(cur - 1); else if (e.key === "ArrowRight") show(cur + 1);
+  else if (e.key === "Home") show(0); else if (e.key === "End") show(N);
+});
+chart();
+const m = /step=(\d+)/.exec(location.hash);
+show(m ? +m[1] : 0);
+</script></body></html>
+"""
