@@ -3,6 +3,10 @@
     python -m caribsim games
     python -m caribsim simulate puerto_rico --players 4 --games 10000 [--seed S] [--threads T] [--json]
     python -m caribsim arena puerto_rico --bots mcts:1000,greedy,random,random --games 200 [--processes K]
+        [--save FILE] [--save-games DIR] [--plot FILE.png]
+    python -m caribsim play puerto_rico --players 4 --seat 0 --bots mcts:2000,greedy,random [--record FILE]
+    python -m caribsim replay game.json [--step N] [--html OUT.html]
+    python -m caribsim bench [--quick]
 
 Bad arguments print a message naming what is wrong and what is allowed, and exit with code 2.
 """
@@ -131,6 +135,11 @@ def build_parser() -> argparse.ArgumentParser:
                        help="worker threads; results do not depend on it (default 1)")
     p_sim.add_argument("--option", "-o", type=_option, action="append", default=[], metavar="KEY=VALUE",
                        help="extra game option, e.g. -o all_colonists_and_vp=true (repeatable)")
+    p_sim.add_argument("--bots", "-b", default=None,
+                       help="comma-separated bot specs, one per seat (random, greedy, mcts:N...): "
+                       "games are then driven from Python by the bots; default: random playouts in C")
+    p_sim.add_argument("--save-games", metavar="DIR", default=None,
+                       help="write every game's record to DIR (games are then driven from Python)")
     p_sim.add_argument("--json", action="store_true", help="print the result as JSON")
     p_sim.set_defaults(subparser=p_sim)
 
@@ -153,9 +162,46 @@ def build_parser() -> argparse.ArgumentParser:
     p_arena.add_argument("--option", "-o", type=_option, action="append", default=[], metavar="KEY=VALUE",
                          help="extra game option (repeatable)")
     p_arena.add_argument("--save", metavar="FILE", help="write the full result as JSON")
+    p_arena.add_argument("--save-games", metavar="DIR", help="write every game's record to DIR")
+    p_arena.add_argument("--plot", metavar="FILE.png",
+                         help="bar chart of the win rates with 95%% intervals (needs caribsim[plot])")
     p_arena.add_argument("--json", action="store_true", help="print the result as JSON")
     p_arena.add_argument("--no-progress", action="store_true", help="no progress bar")
     p_arena.set_defaults(subparser=p_arena)
+
+    p_play = sub.add_parser("play", help="play a game against bots in the terminal",
+                            description="You play one seat, bots the others. At your turn type the "
+                            "number of a move or its name (an unambiguous prefix is enough), undo, "
+                            "hint, save FILE, help or quit.")
+    p_play.add_argument("game", metavar="GAME", help=f"game name ({', '.join(caribsim.games())})")
+    p_play.add_argument("--players", "-p", type=_int_at_least(1, "players"), default=None,
+                        help="number of players (default: one more than the bots)")
+    p_play.add_argument("--seat", type=_int_at_least(0, "seat"), default=0, help="your seat (default 0)")
+    p_play.add_argument("--bots", "-b", default=None,
+                        help="comma-separated bot specs for the other seats (default: mcts:2000 each)")
+    p_play.add_argument("--seed", "-s", type=_seed, default=0, help="game seed (default 0)")
+    p_play.add_argument("--record", metavar="FILE", help="write the game record when the game ends")
+    p_play.add_argument("--hint-iterations", type=_int_at_least(1, "hint iterations"), default=2000,
+                        help="search iterations for 'hint' (default 2000)")
+    p_play.add_argument("--color", dest="color", action="store_true", default=None, help="force colour")
+    p_play.add_argument("--no-color", dest="color", action="store_false", help="no colour")
+    p_play.add_argument("--option", "-o", type=_option, action="append", default=[], metavar="KEY=VALUE",
+                        help="extra game option (repeatable)")
+    p_play.set_defaults(subparser=p_play)
+
+    p_replay = sub.add_parser("replay", help="step through a recorded game, or write its HTML viewer",
+                              description="Without --step or --html: read commands from the input: "
+                              "Enter or n (next), p (previous), g N (go to step N), q (quit).")
+    p_replay.add_argument("record", metavar="FILE", help="a game record (JSON, see docs/records.md)")
+    p_replay.add_argument("--step", type=_int_at_least(0, "step"), default=None,
+                          help="print the board after this many steps and exit")
+    p_replay.add_argument("--html", metavar="OUT.html", help="write the self-contained HTML replay viewer")
+    p_replay.set_defaults(subparser=p_replay)
+
+    p_bench = sub.add_parser("bench", help="measure the throughput figures of the README")
+    p_bench.add_argument("--quick", action="store_true", help="smaller runs (a few seconds)")
+    p_bench.add_argument("--json", action="store_true", help="print JSON")
+    p_bench.set_defaults(subparser=p_bench)
     return parser
 
 
@@ -214,18 +260,65 @@ def _game_options(args) -> dict:
     return options
 
 
+def simulate_bots(game_name: str, specs, players=None, games: int = 1000, seed: int = 0,
+                  options: dict | None = None, save_games=None, progress=False) -> dict:
+    """Games driven from Python by bots (one per seat, seats fixed), as ``simulate``'s summary."""
+    import time
+
+    from caribsim import arena, bots
+
+    kwargs = dict(options or {})
+    if players is not None:
+        kwargs["players"] = players
+    game = caribsim.load_game(game_name, **kwargs)
+    n = game.num_players()
+    specs = list(specs) if specs is not None else ["random"] * n
+    if len(specs) != n:
+        raise ValueError(f"{n} players need {n} bot specs, got {len(specs)}")
+    players_bots = [bots.parse_bot(spec) for spec in specs]
+    if save_games is not None:
+        import os
+        os.makedirs(save_games, exist_ok=True)
+    t0 = time.perf_counter()
+    results = []
+    for g in range(games):
+        path = None if save_games is None else os.path.join(save_games, f"game_{g:05d}.json")
+        results.append(arena.play_game(game, players_bots, arena.derive_seed(seed, g), 0, path))
+        if progress:
+            arena.progress_line(g + 1, games, t0, sys.stderr)
+    seconds = time.perf_counter() - t0
+    decisions = sum(r["length"] for r in results)
+    return {
+        "game": game_name, "options": game.options(), "players": n, "games": games, "seed": seed,
+        "threads": 1, "bots": specs, "seconds": seconds,
+        "games_per_second": games / seconds if seconds else float("inf"),
+        "decisions_per_second": decisions / seconds if seconds else float("inf"),
+        "decisions": decisions, "mean_decisions_per_game": decisions / games,
+        "mean_score": [sum(r["scores"][s] for r in results) / games for s in range(n)],
+        "win_rate": [sum(r["returns"][s] for r in results) / games for s in range(n)],
+    }
+
+
 def _cmd_simulate(args, out) -> int:
     parser = args.subparser
     options = _game_options(args)
     try:
-        summary = simulate(args.game, args.players, args.games, args.seed, args.threads, options)
+        if args.bots is not None or args.save_games is not None:
+            if args.threads != 1:
+                parser.error("--threads applies to the C playouts; bot games run on one thread")
+            summary = simulate_bots(args.game, args.bots.split(",") if args.bots else None, args.players,
+                                    args.games, args.seed, options, args.save_games,
+                                    progress=sys.stderr.isatty())
+        else:
+            summary = simulate(args.game, args.players, args.games, args.seed, args.threads, options)
     except (ValueError, TypeError) as e:
         parser.error(str(e))
     if args.json:
         print(json.dumps(summary, indent=2), file=out)
         return 0
     opts = ", ".join(f"{k}={v}" for k, v in summary["options"].items())
-    print(f"{summary['game']} ({opts}): {summary['games']:,} random games, seed {summary['seed']}, "
+    who = "games of " + ",".join(summary["bots"]) if "bots" in summary else "random games"
+    print(f"{summary['game']} ({opts}): {summary['games']:,} {who}, seed {summary['seed']}, "
           f"{summary['threads']} thread(s)", file=out)
     print(f"  time                     {summary['seconds']:.3f} s", file=out)
     print(f"  games/s                  {summary['games_per_second']:,.0f}", file=out)
@@ -247,9 +340,11 @@ def _cmd_arena(args, out) -> int:
         players = [bots.parse_bot(spec) for spec in args.bots.split(",")]
         options.setdefault("players", len(players))
         result = arena.play_match(args.game, players, args.games, seed=args.seed,
-                                  processes=args.processes, save=args.save,
+                                  processes=args.processes, save=args.save, save_games=args.save_games,
                                   progress=False if args.no_progress else None, **options)
-    except (ValueError, TypeError) as e:
+        if args.plot:
+            arena.plot(result, args.plot)
+    except (ValueError, TypeError, RuntimeError) as e:
         parser.error(str(e))
     if args.json:
         print(result.to_json(), file=out)
@@ -264,15 +359,123 @@ def _cmd_arena(args, out) -> int:
     return 0
 
 
+def _cmd_play(args, out) -> int:
+    from caribsim import bots, play
+
+    parser = args.subparser
+    options = _game_options(args)
+    try:
+        specs = args.bots.split(",") if args.bots else None
+        players = args.players or (len(specs) + 1 if specs else None)
+        if players is not None:
+            options["players"] = players
+        game = caribsim.load_game(args.game, **options)
+        specs = specs or ["mcts:2000"] * (game.num_players() - 1)
+        opponents = [bots.parse_bot(s) for s in specs]
+        return play.run(game, args.seat, opponents, seed=args.seed, stdout=out, color=args.color,
+                        record_path=args.record, hint_iterations=args.hint_iterations)
+    except (ValueError, TypeError) as e:
+        parser.error(str(e))
+
+
+def _cmd_replay(args, out) -> int:
+    from caribsim import records, viewer
+
+    parser = args.subparser
+    try:
+        record = records.load(args.record)
+        final = records.replay(record)          # validates every step and the final scores
+    except ValueError as e:
+        parser.error(str(e))
+    n = len(record["steps"])
+    if args.html:
+        viewer.write_html(record, args.html)
+        print(f"wrote {args.html} ({n} steps)", file=out)
+        return 0
+    if args.step is not None:
+        if args.step > n:
+            parser.error(f"--step must be 0..{n}, got {args.step}")
+        st = records.replay(record, upto=args.step)
+        print(f"step {args.step} / {n}", file=out)
+        print(st, file=out)
+        return 0
+    i = 0
+    states = records.states(record)
+    while True:
+        head = "start" if i == 0 else f"{i}. {record['steps'][i - 1]['name']}"
+        print(f"--- step {i} / {n}: {head}", file=out)
+        print(states[i], file=out)
+        print("[Enter/n] next  [p] previous  [g N] go to  [q] quit > ", end="", file=out, flush=True)
+        line = sys.stdin.readline()
+        if not line:
+            print(file=out)
+            break
+        cmd = line.strip().lower()
+        if cmd in ("", "n"):
+            if i == n:
+                print("end of the game" + (f": returns {final.returns()}" if final.is_terminal() else ""), file=out)
+                break
+            i += 1
+        elif cmd == "p":
+            i = max(0, i - 1)
+        elif cmd.startswith("g") and cmd[1:].strip().isdigit() and int(cmd[1:]) <= n:
+            i = int(cmd[1:])
+        elif cmd == "q":
+            break
+        else:
+            print(f"unknown command {cmd!r}: Enter or n, p, g N (0..{n}), q", file=out)
+    return 0
+
+
+def _cmd_bench(args, out) -> int:
+    import random as _random
+    import time
+
+    from caribsim import mcts
+
+    rows = []
+    for name in caribsim.games():
+        for players in _player_counts(name):
+            game = caribsim.load_game(name, players=players)
+            games = 500 if args.quick else 5000
+            runs = [caribsim.random_playouts(game.new_initial_state(seed=1), games, seed=r) for r in range(3)]
+            best = sorted(r.games_per_second for r in runs)[1]
+            rows.append({"game": name, "players": players, "what": "random playouts (C, 1 thread)",
+                         "value": best, "unit": "games/s"})
+        game = caribsim.load_game(name)
+        rng = _random.Random(0)
+        decisions, t0 = 0, time.perf_counter()
+        for seed in range(3 if args.quick else 20):
+            st = game.new_initial_state(seed=seed)
+            while not st.is_terminal():
+                st.apply_action(rng.choice(st.legal_actions()))
+                decisions += 1
+        rows.append({"game": name, "players": game.num_players(), "what": "Python loop (legal_actions, "
+                     "random.choice, apply_action)", "value": decisions / (time.perf_counter() - t0),
+                     "unit": "decisions/s"})
+        st = game.new_initial_state(seed=1)
+        while st.is_chance_node():
+            st.resolve_chance()
+        iterations = 1000 if args.quick else 5000
+        r = mcts.search(st, iterations=iterations, seed=0)
+        rows.append({"game": name, "players": game.num_players(), "what": "MCTS from the opening, 1 thread",
+                     "value": r.iterations / r.seconds, "unit": "simulations/s"})
+    if args.json:
+        print(json.dumps(rows, indent=2), file=out)
+        return 0
+    for row in rows:
+        print(f"{row['game']:<12} {row['players']}p  {row['what']:<58} {row['value']:>12,.0f} {row['unit']}",
+              file=out)
+    return 0
+
+
 def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     out = sys.stdout
-    if args.command == "games":
-        return _cmd_games(args, out)
-    if args.command == "arena":
-        return _cmd_arena(args, out)
-    return _cmd_simulate(args, out)
+    commands = {"games": _cmd_games, "arena": _cmd_arena, "simulate": _cmd_simulate, "play": _cmd_play,
+                "replay": _cmd_replay, "bench": _cmd_bench}
+    return commands[args.command](args, out)
 
 
 if __name__ == "__main__":

@@ -74,9 +74,10 @@ class MatchResult:
             f.write(self.to_json())
 
 
-def play_game(game, bots, seed: int, rotation: int = 0):
+def play_game(game, bots, seed: int, rotation: int = 0, record_path=None):
     """One game: bot ``b`` plays seat ``(b + rotation) % players``. Returns a dict with
-    the seats, returns, total scores and number of decisions."""
+    the seats, returns, total scores and number of decisions; ``record_path`` also writes
+    the game record (caribsim.records)."""
     n = game.num_players()
     seat_bot = [None] * n
     for b in range(len(bots)):
@@ -95,16 +96,28 @@ def play_game(game, bots, seed: int, rotation: int = 0):
     scores = state.scores()
     totals = [s["total"] if isinstance(s, dict) else s for s in scores]
     returns = state.returns()
+    if record_path is not None:
+        from caribsim import records
+        info = [_bot_label(bots[b]) for b in seat_bot]
+        records.save(records.record_game(state, seed, info), record_path)
     return {"seat_bot": seat_bot, "returns": [returns[s] for s in range(n)],
             "scores": totals, "length": decisions}
 
 
+def _bot_label(bot) -> str:
+    return repr(bot) if hasattr(bot, "options") else getattr(bot, "name", type(bot).__name__)
+
+
+def _record_path(save_games, g):
+    return None if save_games is None else f"{save_games}/game_{g:05d}.json"
+
+
 def _play_chunk(args):
-    game, bots, seed, indices = args
-    return [(g, play_game(game, bots, derive_seed(seed, g), g)) for g in indices]
+    game, bots, seed, indices, save_games = args
+    return [(g, play_game(game, bots, derive_seed(seed, g), g, _record_path(save_games, g))) for g in indices]
 
 
-def _progress(done, total, t0, stream):
+def progress_line(done, total, t0, stream):
     rate = done / max(time.perf_counter() - t0, 1e-9)
     stream.write(f"\r  {done}/{total} games  {rate:.2f} games/s")
     if done == total:
@@ -113,7 +126,7 @@ def _progress(done, total, t0, stream):
 
 
 def play_match(game, bots, n_games: int, seed: int = 0, processes: int = 1, progress=None,
-               save=None, **options) -> MatchResult:
+               save=None, save_games=None, **options) -> MatchResult:
     """Play ``n_games`` seat-rotated games between ``bots`` (one per seat).
 
     game:      a game name (with ``options`` for load_game) or a loaded game.
@@ -121,6 +134,7 @@ def play_match(game, bots, n_games: int, seed: int = 0, processes: int = 1, prog
     progress:  show a progress bar on stderr (default: when stderr is a terminal and the
                match has more than 10 games).
     save:      a path to write the result as JSON.
+    save_games: a folder to write every game's record (game_00000.json, ...).
     """
     if isinstance(game, str):
         game = caribsim.load_game(game, **options)
@@ -142,17 +156,21 @@ def play_match(game, bots, n_games: int, seed: int = 0, processes: int = 1, prog
         raise ValueError(f"seed must be in 0..2**64-1, got {seed}")
     if progress is None:
         progress = n_games > 10 and sys.stderr.isatty()
+    if save_games is not None:
+        import os
+        os.makedirs(save_games, exist_ok=True)
+        save_games = str(save_games)
     t0 = time.perf_counter()
     results = [None] * n_games
     done = 0
     if processes == 1:
         for g in range(n_games):
-            results[g] = play_game(game, bots, derive_seed(seed, g), g)
+            results[g] = play_game(game, bots, derive_seed(seed, g), g, _record_path(save_games, g))
             done += 1
             if progress:
-                _progress(done, n_games, t0, sys.stderr)
+                progress_line(done, n_games, t0, sys.stderr)
     else:
-        chunks = [(game, bots, seed, list(range(i, n_games, processes * 4)))
+        chunks = [(game, bots, seed, list(range(i, n_games, processes * 4)), save_games)
                   for i in range(min(n_games, processes * 4))]
         ctx = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
         with ctx.Pool(processes) as pool:
@@ -161,7 +179,7 @@ def play_match(game, bots, n_games: int, seed: int = 0, processes: int = 1, prog
                     results[g] = r
                     done += 1
                 if progress:
-                    _progress(done, n_games, t0, sys.stderr)
+                    progress_line(done, n_games, t0, sys.stderr)
     seconds = time.perf_counter() - t0
     n = game.num_players()
     bot_results = []
@@ -178,3 +196,25 @@ def play_match(game, bots, n_games: int, seed: int = 0, processes: int = 1, prog
     if save is not None:
         result.save(save)
     return result
+
+
+def plot(result: MatchResult, path) -> None:
+    """Win rates with their 95% intervals as a bar chart (needs matplotlib: caribsim[plot])."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise RuntimeError("plotting needs matplotlib: pip install 'caribsim[plot]'") from None
+    names = [b.name for b in result.bots]
+    rates = [b.win_rate for b in result.bots]
+    lo = [b.win_rate - b.ci95[0] for b in result.bots]
+    hi = [b.ci95[1] - b.win_rate for b in result.bots]
+    fig, ax = plt.subplots(figsize=(1.6 * len(names) + 2, 3.5))
+    ax.bar(names, rates, yerr=[lo, hi], capsize=6, color="#4a7fb5")
+    ax.set_ylim(0, 1)
+    ax.set_ylabel("win rate (95% interval)")
+    ax.set_title(f"{result.game}: {result.n_games} games")
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
