@@ -34,6 +34,8 @@ def read_csv(name):
 
 
 BUILDINGS = {row["id"]: row for row in read_csv("puerto_rico_buildings.csv") if row["set"] == "base"}
+# every building, the expansion's too (Scenario(expansion=True, ...) games may hold them)
+ALL_BUILDINGS = {row["id"]: row for row in read_csv("puerto_rico_buildings.csv")}
 
 
 class Scenario:
@@ -103,7 +105,7 @@ class Scenario:
 
     def building(self, seat, bid, colonists=0):
         """Give a building from the supply with `colonists` colonists (from the colonist supply)."""
-        assert bid in BUILDINGS, bid
+        assert bid in BUILDINGS or ("expansion" in self.d and bid in ALL_BUILDINGS), bid
         assert self.d["buildings"][bid] > 0, f"no {bid} left"
         assert bid not in self.board(seat)["buildings"]
         self.d["buildings"][bid] -= 1
@@ -114,7 +116,18 @@ class Scenario:
     def workers(self, seat, bid, n):
         self._take_colonists(n)
         self.board(seat)["buildings"][bid] += n
-        assert self.board(seat)["buildings"][bid] <= int(BUILDINGS[bid]["circles"])
+        assert self.board(seat)["buildings"][bid] <= int(ALL_BUILDINGS[bid]["circles"])
+        return self
+
+    def forests(self, seat, n, removed="corn"):
+        """Expansion: give n forests from the forest supply; as every forest taken removes a
+        face-up plantation from the game, n plantations of kind `removed` leave the stack."""
+        e = self.d["expansion"]
+        assert e["forests"] >= n and self.d["plantations"]["stack"][removed] >= n
+        e["forests"] -= n
+        self.d["plantations"]["stack"][removed] -= n
+        e["removed_plantations"][removed] += n
+        self.board(seat)["island"]["forest"]["tiles"] += n
         return self
 
     def san_juan(self, seat, n):

@@ -38,9 +38,10 @@ def test_games_json(capsys):
     assert code == 0
     info = json.loads(out)
     assert [g["game"] for g in info] == caribsim.games()
-    pr = info[0]
+    pr = next(g for g in info if g["game"] == "puerto_rico")
     assert pr["players"] == [2, 3, 4, 5]
-    assert pr["options"] == {"players": 4, "all_colonists_and_vp": False, "expansion": False}
+    assert pr["options"] == {"players": 4, "all_colonists_and_vp": False, "expansion": False, "draft": None,
+                             "buildings": None, "all_31_buildings": False}
 
 
 # --------------------------------------------------------------------------------------
@@ -114,7 +115,7 @@ def test_simulate_text_output(capsys):
         ([], "required"),
         (["frob"], "invalid choice"),
         (["simulate"], "GAME"),
-        (["simulate", "chess"], "unknown game 'chess'; available: puerto_rico"),
+        (["simulate", "chess"], "unknown game 'chess'; available: " + ", ".join(caribsim.games())),
         (["simulate", "puerto_rico", "--players", "6"], "players must be 2..5, got 6"),
         (["simulate", "puerto_rico", "--players", "1"], "players must be 2..5, got 1"),
         (["simulate", "puerto_rico", "--players", "four"], "players must be an integer"),
@@ -126,7 +127,7 @@ def test_simulate_text_output(capsys):
         (["simulate", "puerto_rico", "--seed", str(2**64)], "seed must be an integer in 0..2**64-1"),
         (["simulate", "puerto_rico", "-o", "colour=red"], "unknown option 'colour'"),
         (["simulate", "puerto_rico", "-o", "novalue"], "KEY=VALUE"),
-        (["simulate", "puerto_rico", "-o", "expansion=true"], "expansion=True is not available"),
+        (["simulate", "puerto_rico", "-o", "expansion=maybe"], "expansion must be a bool"),
         (["simulate", "puerto_rico", "-o", "all_colonists_and_vp=2"], "all_colonists_and_vp must be a bool"),
     ],
 )

@@ -65,6 +65,24 @@ cdef enum:
     FORTRESS = 20
     CUSTOMS_HOUSE = 21
     CITY_HALL = 22
+    AQUEDUCT = 23            # expansion (§8.5)
+    FOREST_HOUSE = 24
+    BLACK_MARKET = 25
+    STOREHOUSE = 26
+    GUEST_HOUSE = 27
+    TRADING_POST = 28
+    CHURCH = 29
+    SMALL_WHARF = 30
+    LIGHTHOUSE = 31
+    SPECIALTY_FACTORY = 32
+    LIBRARY = 33
+    UNION_HALL = 34
+    STATUE = 35
+    CLOISTER = 36
+    FIRST_VIOLET = SMALL_MARKET      # violet buildings are rows 6..36
+    NUM_VIOLET = NUM_BUILDINGS - FIRST_VIOLET
+    DRAFT_KINDS = 17                 # §8.2: 12 small + 5 large violet kinds are drafted
+    FORESTS = 12                     # §1.2
 
 # Building kinds (the csv's `kind` column).
 cdef enum:
@@ -103,7 +121,12 @@ cdef enum:
     STEP_DRAW_FACE_UP = 11   # chance: turn up a face-up plantation
     STEP_DRAW_HACIENDA = 12  # chance: the Hacienda tile
     STEP_TERMINAL = 13
-    NUM_STEPS = 14
+    NUM_BASE_STEPS = 14      # the base game's steps (its observation one-hot)
+    STEP_DRAFT = 14          # expansion: draft a violet kind into a cost slot (§8.2)
+    STEP_LIBRARY = 15        # expansion: the Settler's Library second pick (§8.5.11)
+    STEP_BLACK_MARKET = 16   # expansion: the next Black-market item (§8.5.3)
+    STEP_SMALL_WHARF = 17    # expansion: the next good of a Small-wharf shipment, or done (§8.5.8)
+    NUM_STEPS = 18
 
 # The flat action space. Every decision is one of these ids; chance outcomes
 # have their own ids (DRAW + plantation kind).
@@ -124,12 +147,26 @@ cdef enum:
     A_KEEP = A_WAREHOUSE + NUM_GOODS             # + good (5)
     A_PASS = A_KEEP + NUM_GOODS
     A_DRAW = A_PASS + 1                          # + plantation kind (5): chance outcomes
-    NUM_ACTIONS = A_DRAW + NUM_GOODS
+    NUM_BASE_ACTIONS = A_DRAW + NUM_GOODS        # 143: the base game's action space
+    # expansion actions, appended (base games never offer them)
+    A_DRAFT = NUM_BASE_ACTIONS                   # + violet building - FIRST_VIOLET (31)
+    A_FOREST = A_DRAFT + NUM_VIOLET              # + face-up plantation kind removed (5)
+    A_POST = A_FOREST + NUM_GOODS                # + good (5): sell to the own Trading post
+    A_SWHARF = A_POST + NUM_GOODS                # + good (5): one more good into the Small wharf
+    A_SWHARF_DONE = A_SWHARF + NUM_GOODS
+    A_BM_VP = A_SWHARF_DONE + 1                  # Black market: return 1 VP chip
+    A_BM_GOOD = A_BM_VP + 1                      # + good (5)
+    A_BM_COLONIST = A_BM_GOOD + NUM_GOODS        # + slot (43), + NUM_SLOTS = from San Juan
+    A_GUEST = A_BM_COLONIST + NUM_SLOTS + 1      # + slot (43): move a guest to that circle
+    NUM_ACTIONS = A_GUEST + NUM_SLOTS
     MAX_LEGAL = NUM_ACTIONS
 
 # Option bits of PRState.options.
 cdef enum:
     OPT_ALL_COLONISTS_AND_VP = 1     # §8.3.2: full supplies, only the city trigger ends the game
+    OPT_EXPANSION = 2                # §8: new buildings and forests
+    OPT_ALL_31 = 4                   # §8.3.1: one copy of each of the 31 violet kinds, no draft
+    OPT_DRAFT = 8                    # §8.2: the building draft runs at setup
 
 
 ctypedef struct PRPlayer:
@@ -195,6 +232,21 @@ ctypedef struct PRState:
     int8 warehouse_left              # storage: warehouse kinds `player` may still choose
     int8 last_warehouse              # storage: warehouse kinds are chosen in increasing order
     uint8 kept                       # storage: bit k: all goods of kind k are kept
+    # --- expansion (all 0 in the base game) ---
+    uint64 in_play                   # building kinds in this game (production + drafted/chosen violet)
+    int8 forests                     # forest tiles left in the supply
+    int8 removed[NUM_GOODS]          # face-up plantations removed from the game by forests
+    int8 library_done                # Settler: the Library second pick was offered
+    int8 privilege_left              # Craftsman: privilege goods still to take (Library: 2)
+    int8 craft_amount[NUM_GOODS]     # Craftsman: goods of each kind he received (Specialty factory)
+    int8 bm_left                     # Black market: items still to return
+    int8 bm_last                     # Black market: last item category (0 VP, 1 colonist, 2 good), -1
+    uint8 small_wharf_used           # bit p: seat p used his Small wharf this Captain phase
+    int8 sw_count                    # Small wharf: goods in the shipment being made
+    int8 sw_last                     # Small wharf: last kind added (kinds go in non-decreasing order)
+    int8 barrels_left                # storage: single barrels `player` may still keep
+    int8 last_keep                   # storage: barrels are chosen in non-decreasing kind order
+    int8 keep_n[NUM_GOODS]           # storage: single barrels kept per kind
     Rng rng                          # the game's own random stream (chance sampling in playouts)
     PRPlayer players[MAX_PLAYERS]
 
@@ -207,7 +259,7 @@ ctypedef struct PRScore:
     int32 tiebreak                   # doubloons + goods (§7.5)
 
 
-cdef int pr_new_game(PRState* s, int n_players, int options, uint64 seed) except -1 nogil
+cdef int pr_new_game(PRState* s, int n_players, int options, uint64 violet_set, uint64 seed) except -1 nogil
 cdef int pr_current_player(const PRState* s) noexcept nogil
 cdef int pr_legal_actions(const PRState* s, int16* out) noexcept nogil
 cdef void pr_apply(PRState* s, int action) noexcept nogil
@@ -217,6 +269,6 @@ cdef void pr_score(const PRState* s, int seat, PRScore* out) noexcept nogil
 cdef void pr_returns(const PRState* s, double* out) noexcept nogil
 cdef int32 pr_random_playout(PRState* s) noexcept nogil
 cdef void pr_observation(const PRState* s, int seat, float* out) noexcept nogil
-cdef int pr_observation_size(int n_players) noexcept nogil
+cdef int pr_observation_size(int n_players, int options) noexcept nogil
 cdef int pr_heuristic_action(PRState* s, const int16* legal, int n) noexcept nogil
 cdef void pr_evaluate(const PRState* s, double* out) noexcept nogil

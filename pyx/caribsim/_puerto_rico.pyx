@@ -14,7 +14,7 @@ cimport cython
 from libc.string cimport memset, memcpy
 from caribsim._types cimport int8, int16, int32, uint8, uint32, uint64, popcount64, ctz64
 from caribsim._types cimport PLAYER_CHANCE, PLAYER_TERMINAL
-from caribsim._rng cimport Rng, rng_seed, rng_below
+from caribsim._rng cimport Rng, rng_seed, rng_below, rng_next
 from caribsim._game cimport GameVTable, GameState
 
 # ---------------------------------------------------------------------------
@@ -53,6 +53,7 @@ cdef SetupInfo SETUP[MAX_PLAYERS + 1]          # indexed by player count 2..5
 cdef int8 PRICE[NUM_GOODS]                      # trading-house price (§1.7)
 cdef uint64 PRODUCERS[NUM_GOODS]                # buildings producing each good
 cdef uint64 VIOLET_MASK
+cdef uint64 COST_MASK[11]                       # violet buildings by cost (the draft's slots)
 cdef uint64 BASE_MASK
 cdef int16 MAX_COLONISTS_VARIANT                # §8.3.2: all 100 colonists
 cdef int16 MAX_VP_VARIANT                       # §8.3.2: all 122 VP
@@ -62,6 +63,11 @@ cdef int8 FACTORY_PAY[6]
 FACTORY_PAY[:] = [0, 0, 1, 2, 3, 5]             # by kinds received
 cdef int8 RESIDENCE_BONUS[13]
 RESIDENCE_BONUS[:] = [4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 5, 6, 7]   # by filled island spaces
+cdef int8 CLOISTER_BONUS[5]
+CLOISTER_BONUS[:] = [0, 1, 3, 6, 10]            # §8.5.14: by sets of 3 identical island tiles
+# §8.2: the draft's cost slots: small violet places cost 1,2,2,3,4,5,5,6,7,8,8,9; 5 large cost 10
+cdef int8 DRAFT_SLOTS[11]
+DRAFT_SLOTS[:] = [0, 1, 2, 1, 1, 2, 1, 1, 2, 1, 5]
 
 GOOD_NAMES = ("corn", "indigo", "sugar", "tobacco", "coffee")
 TILE_NAMES = GOOD_NAMES + ("quarry", "forest")
@@ -70,14 +76,17 @@ ROLE_NAMES = ("settler", "mayor", "builder", "craftsman", "trader", "captain",
 PHASE_NAMES = ("settler", "mayor", "builder", "craftsman", "trader", "captain",
                "prospector", "role_selection", "setup", "end")
 STEP_NAMES = ("role", "settle", "hospice", "mayor", "build", "university", "privilege",
-              "sell", "load", "warehouse", "keep", "draw_face_up", "draw_hacienda", "terminal")
+              "sell", "load", "warehouse", "keep", "draw_face_up", "draw_hacienda", "terminal",
+              "draft", "library", "black_market", "small_wharf")
 _KIND_CODES = {"small_production": SMALL_PRODUCTION, "large_production": LARGE_PRODUCTION,
                "small_violet": SMALL_VIOLET, "large_violet": LARGE_VIOLET}
 _ENUM_IDS = ("small_indigo_plant", "small_sugar_mill", "indigo_plant", "sugar_mill",
              "tobacco_storage", "coffee_roaster", "small_market", "hacienda", "construction_hut",
              "small_warehouse", "hospice", "office", "large_market", "large_warehouse", "factory",
              "university", "harbor", "wharf", "guild_hall", "residence", "fortress",
-             "customs_house", "city_hall")
+             "customs_house", "city_hall", "aqueduct", "forest_house", "black_market", "storehouse",
+             "guest_house", "trading_post", "church", "small_wharf", "lighthouse",
+             "specialty_factory", "library", "union_hall", "statue", "cloister")
 BUILDING_IDS = ()           # every building id, in table order (filled by load_tables)
 BUILDING_ROWS = ()          # the csv rows as dicts, for names and documentation
 
@@ -118,6 +127,7 @@ def load_tables():
             PRODUCERS[BUILDING[b].produces] |= (<uint64>1) << b
         if BUILDING[b].kind >= SMALL_VIOLET:
             VIOLET_MASK |= (<uint64>1) << b
+            COST_MASK[BUILDING[b].cost] |= (<uint64>1) << b
         if not BUILDING[b].expansion:
             BASE_MASK |= (<uint64>1) << b
     BUILDING_IDS = tuple(r["id"] for r in rows)
@@ -216,14 +226,35 @@ cdef int empty_building_circles(const PRPlayer* p) noexcept nogil:
     return n
 
 cdef inline int building_price(const PRState* s, int seat, int b) noexcept nogil:
-    """§4.3: cost less the Builder's privilege and the quarries (capped by column)."""
+    """§4.3: cost less the Builder's privilege (Library: 2), the quarries (capped by
+    column) and, with a Forest house (occupied or not), 1 per 2 forests (§8.5.2)."""
     cdef const PRPlayer* p = &s.players[seat]
     cdef int price = BUILDING[b].cost
     cdef int q = p.manned[QUARRY]
     if seat == s.chooser:
-        price -= 1
+        price -= 2 if works(p, LIBRARY) else 1
     price -= q if q < BUILDING[b].column else BUILDING[b].column
+    if owns(p, FOREST_HOUSE):
+        price -= p.tiles[FOREST] // 2
     return price if price > 0 else 0
+
+cdef inline bint is_chance_step(int step) noexcept nogil:
+    return step == STEP_DRAW_FACE_UP or step == STEP_DRAW_HACIENDA
+
+cdef inline int copies_of(const PRState* s, int b) noexcept nogil:
+    """Copies of building b in this game (§1.3, §8.2, §8.3.1), 0 if not in play."""
+    if not (s.in_play >> b) & 1:
+        return 0
+    if (s.options & OPT_ALL_31) and BUILDING[b].kind >= SMALL_VIOLET:
+        return 1
+    return BUILDING[b].copies[1 if s.n_players == 2 else 0]
+
+cdef inline int vp_total(const PRState* s) noexcept nogil:
+    return MAX_VP_VARIANT if s.options & OPT_ALL_COLONISTS_AND_VP else SETUP[s.n_players].vp_total
+
+cdef inline int privilege_factor(const PRState* s) noexcept nogil:
+    """2 if the role chooser's Library is occupied (§8.5.11), else 1."""
+    return 2 if works(&s.players[s.chooser], LIBRARY) else 1
 
 cdef inline int colonist_available(const PRState* s) noexcept nogil:
     """Hospice and University take from the supply, else the ship (§6.1.5)."""
@@ -255,8 +286,10 @@ cdef inline int next_seat(const PRState* s, int seat) noexcept nogil:
 #    and leaves `step` at a decision, a chance event, or the end.
 # ---------------------------------------------------------------------------
 
-cdef int pr_new_game(PRState* s, int n_players, int options, uint64 seed) except -1 nogil:
-    cdef int i, b, k, copy_col
+cdef int pr_new_game(PRState* s, int n_players, int options, uint64 violet_set, uint64 seed) except -1 nogil:
+    """A new game. With the expansion, `violet_set` is the violet kinds in play when there
+    is no draft (a user's set); the draft (OPT_DRAFT) and the all-31 variant ignore it."""
+    cdef int i, b, k
     if n_players < 2 or n_players > MAX_PLAYERS:
         with gil:
             raise ValueError(f"players must be 2..{MAX_PLAYERS}, got {n_players}")
@@ -291,13 +324,24 @@ cdef int pr_new_game(PRState* s, int n_players, int options, uint64 seed) except
     else:
         s.colonist_supply = su.colonist_supply
         s.vp_supply = su.vp_total
-    copy_col = 1 if n_players == 2 else 0
+    if not (options & OPT_EXPANSION):
+        s.in_play = BASE_MASK
+    else:
+        s.in_play = PRODUCERS[INDIGO] | PRODUCERS[SUGAR] | PRODUCERS[TOBACCO] | PRODUCERS[COFFEE]
+        if options & OPT_ALL_31:
+            s.in_play |= VIOLET_MASK
+        elif not (options & OPT_DRAFT):
+            s.in_play |= violet_set & VIOLET_MASK
+        s.forests = FORESTS
     for b in range(NUM_BUILDINGS):
-        s.building_supply[b] = 0 if BUILDING[b].expansion else BUILDING[b].copies[copy_col]
+        s.building_supply[b] = copies_of(s, b)
     s.governor = 0
     s.last_tile = -1
     s.last_building = -1
     s.last_warehouse = -1
+    s.last_keep = -1
+    s.bm_last = -1
+    s.sw_last = -1
     rng_seed(&s.rng, seed, 0)
     s.phase = PHASE_SETUP
     s.to_draw = s.face_up_count
@@ -349,6 +393,7 @@ cdef void start_phase(PRState* s, int card) noexcept nogil:
     s.turns_done = 0
     s.phase = card if card < PROSPECTOR else PROSPECTOR
     if s.phase == PHASE_SETTLER:
+        s.library_done = 0
         settler_seek(s)
     elif s.phase == PHASE_MAYOR:
         start_mayor(s)
@@ -361,7 +406,7 @@ cdef void start_phase(PRState* s, int card) noexcept nogil:
     elif s.phase == PHASE_CAPTAIN:
         start_captain(s)
     else:
-        p.doubloons += 1                 # Prospector's privilege (§4.7)
+        p.doubloons += privilege_factor(s)   # Prospector's privilege (§4.7; Library: 2)
         end_phase(s)
 
 
@@ -390,10 +435,24 @@ cdef inline bint can_draw_hacienda(const PRState* s, int seat) noexcept nogil:
     return (not s.hacienda_used and works(&s.players[seat], HACIENDA)
             and sum5(s.stack) + sum5(s.discard) > 0)
 
+cdef inline bint can_take_forest(const PRState* s, int seat) noexcept nogil:
+    """§8.5.2: occupied Forest house, a forest left and a face-up plantation to remove."""
+    return s.forests > 0 and works(&s.players[seat], FOREST_HOUSE) and sum5(s.face_up) > 0
+
 cdef bint settler_can_act(const PRState* s, int seat) noexcept nogil:
     if island_used(&s.players[seat]) >= ISLAND_SPACES:
         return False
     return sum5(s.face_up) > 0 or can_take_quarry(s, seat) or can_draw_hacienda(s, seat)
+
+cdef inline bint library_quarry(const PRState* s) noexcept nogil:
+    """The Library second pick takes a quarry only with an occupied Construction hut (OPEN-16)."""
+    return s.quarries > 0 and works(&s.players[s.chooser], CONSTRUCTION_HUT)
+
+cdef bint library_can_act(const PRState* s) noexcept nogil:
+    cdef const PRPlayer* p = &s.players[s.chooser]
+    if not works(p, LIBRARY) or island_used(p) >= ISLAND_SPACES:
+        return False
+    return sum5(s.face_up) > 0 or library_quarry(s)
 
 cdef void settler_seek(PRState* s) noexcept nogil:
     while s.turns_done < s.n_players:
@@ -403,6 +462,12 @@ cdef void settler_seek(PRState* s) noexcept nogil:
             s.step = STEP_SETTLE
             return
         s.turns_done += 1
+    if not s.library_done:                   # §8.5.11: the Settler's Library second pick
+        s.library_done = 1
+        if library_can_act(s):
+            s.player = s.chooser
+            s.step = STEP_LIBRARY
+            return
     # §4.1.5: discard what is left, turn up N + 1 new plantations
     cdef int k
     for k in range(NUM_GOODS):
@@ -426,14 +491,21 @@ cdef void draw_face_up_or_finish(PRState* s) noexcept nogil:
         return
     s.to_draw = 0
     if s.phase == PHASE_SETUP:
-        begin_round(s)
+        if popcount64(s.in_play & VIOLET_MASK) < DRAFT_KINDS and (s.options & OPT_DRAFT):
+            s.step = STEP_DRAFT             # §8.2: the draft, from the first Governor
+            s.player = popcount64(s.in_play & VIOLET_MASK) % s.n_players
+        else:
+            begin_round(s)
     else:
         end_phase(s)
 
 cdef void took_tile(PRState* s, int kind) noexcept nogil:
-    """After a pick: the Hospice may man the new tile (§6.1.5)."""
+    """After a pick: the Hospice may man the new tile (§6.1.5; a forest: San Juan)."""
     s.last_tile = kind
-    if works(&s.players[s.player], HOSPICE) and colonist_available(s):
+    if s.step == STEP_LIBRARY:               # no Hospice colonist for the second pick
+        s.step = STEP_SETTLE
+        settler_seek(s)
+    elif works(&s.players[s.player], HOSPICE) and colonist_available(s):
         s.step = STEP_HOSPICE
     else:
         turn_done(s)
@@ -443,9 +515,11 @@ cdef void took_tile(PRState* s, int kind) noexcept nogil:
 
 cdef void start_mayor(PRState* s) noexcept nogil:
     cdef int i, n = s.n_players, ship = s.colonist_ship
-    if s.colonist_supply > 0:                 # privilege: from the supply, not the ship
-        s.colonist_supply -= 1
-        s.players[s.chooser].san_juan += 1
+    cdef int extra = privilege_factor(s)      # privilege: from the supply, not the ship (Library: 2)
+    if extra > s.colonist_supply:
+        extra = s.colonist_supply
+    s.colonist_supply -= extra
+    s.players[s.chooser].san_juan += extra
     for i in range(n):                        # one at a time from the Mayor, clockwise
         s.players[(s.chooser + i) % n].san_juan += ship // n + (1 if i < ship % n else 0)
     s.colonist_ship = 0
@@ -555,17 +629,41 @@ cdef void mayor_refill(PRState* s) noexcept nogil:
 
 # --- Builder (§4.3) ---------------------------------------------------------
 
+cdef int black_market_items(const PRPlayer* p) noexcept nogil:
+    """Item categories an occupied Black market can return (§8.5.3): VP chip, colonist
+    (not its own), good. 0 without an occupied Black market."""
+    if not works(p, BLACK_MARKET):
+        return 0
+    return ((1 if p.vp > 0 else 0) + (1 if colonists_on_board(p) > p.workers[BLACK_MARKET] else 0)
+            + (1 if goods_held(p) > 0 else 0))
+
 cdef int build_options(const PRState* s, int seat, int16* out) noexcept nogil:
     """Buildings `seat` may build now (§4.3), as action ids; with out == NULL stops at the first."""
     cdef const PRPlayer* p = &s.players[seat]
-    cdef int b, n = 0
+    cdef int b, n = 0, reach = p.doubloons, price, col, items = -1
     cdef int free_city = CITY_SPACES - city_used(p)
+    cdef int q = p.manned[QUARRY], discount = 0     # building_price(), split into its parts
+    cdef uint64 m = s.in_play & ~p.owned
+    cdef bint bm = (s.options & OPT_EXPANSION) and works(p, BLACK_MARKET)
     if free_city <= 0:
         return 0
-    for b in range(NUM_BUILDINGS):
-        if s.building_supply[b] == 0 or owns(p, b) or BUILDING[b].spaces > free_city:
+    if seat == s.chooser:
+        discount = 2 if works(p, LIBRARY) else 1
+    if owns(p, FOREST_HOUSE):
+        discount += p.tiles[FOREST] // 2
+    while m:
+        b = ctz64(m)
+        m &= m - 1
+        if s.building_supply[b] == 0 or BUILDING[b].spaces > free_city:
             continue
-        if building_price(s, seat, b) <= p.doubloons:
+        col = BUILDING[b].column
+        price = BUILDING[b].cost - discount - (q if q < col else col)
+        if price > reach and bm and price <= reach + 3:
+            if items < 0:                     # a shortfall of 1-3 covered by Black-market items
+                items = black_market_items(p)
+            if price <= reach + items:
+                price = reach
+        if price <= reach:
             if out == NULL:
                 return 1
             out[n] = A_BUILD + b
@@ -583,13 +681,52 @@ cdef void builder_seek(PRState* s) noexcept nogil:
 
 cdef void build(PRState* s, int b) noexcept nogil:
     cdef PRPlayer* p = &s.players[s.player]
-    p.doubloons -= building_price(s, s.player, b)
+    cdef int price = building_price(s, s.player, b)
+    if price > p.doubloons:                  # §8.5.3: the Black market covers the shortfall first
+        s.last_building = b
+        s.bm_left = price - p.doubloons
+        s.bm_last = -1
+        s.step = STEP_BLACK_MARKET
+        return
+    p.doubloons -= price
+    place_building(s, b)
+
+cdef bint city_fillable(const PRState* s) noexcept nogil:
+    """Engine decision for the §8.3.2 variant, whose only end trigger is a full city: can any
+    player still fill his 12 city spaces with the buildings left in the supply? Supplies only
+    shrink, so once no one can, the game could never end; the end is then triggered."""
+    cdef int i, b, free, small, large, l
+    cdef const PRPlayer* p
+    for i in range(s.n_players):
+        p = &s.players[i]
+        free = CITY_SPACES - city_used(p)
+        small = 0
+        large = 0
+        for b in range(NUM_BUILDINGS):
+            if s.building_supply[b] > 0 and not owns(p, b):
+                if BUILDING[b].spaces == 1:
+                    small += 1
+                else:
+                    large += 1
+        l = large if large < free // 2 else free // 2
+        if free - 2 * l <= small:
+            return True
+    return False
+
+cdef void place_building(PRState* s, int b) noexcept nogil:
+    cdef PRPlayer* p = &s.players[s.player]
+    cdef int col
     p.owned |= (<uint64>1) << b
     p.workers[b] = 0
     s.building_supply[b] -= 1
     s.last_building = b
     if city_used(p) == CITY_SPACES:           # city trigger (§7.1.2), also in the variant
         s.end_triggered = 1
+    elif (s.options & OPT_ALL_COLONISTS_AND_VP) and not s.end_triggered and not city_fillable(s):
+        s.end_triggered = 1                   # the variant could never end otherwise (see city_fillable)
+    if b != CHURCH and works(p, CHURCH):      # §8.5.7, OPEN-18
+        col = BUILDING[b].column
+        award_vp(s, s.player, 2 if col == 4 else (1 if col >= 2 else 0))
     if works(p, UNIVERSITY) and colonist_available(s):
         s.step = STEP_UNIVERSITY
     else:
@@ -598,12 +735,23 @@ cdef void build(PRState* s, int b) noexcept nogil:
 
 # --- Craftsman (§4.4, §5) ---------------------------------------------------
 
+cdef inline int specialty_pay(const int8* amounts) noexcept nogil:
+    """§8.5.10: the largest number of one non-corn kind received, less 1 (0 if none)."""
+    cdef int k, best = 0
+    for k in range(1, NUM_GOODS):
+        if amounts[k] > best:
+            best = amounts[k]
+    return best - 1 if best > 0 else 0
+
 cdef uint8 produce(PRState* s, int seat) noexcept nogil:
-    """Give `seat` his production; pay his Factory. Returns the kinds received."""
+    """Give `seat` his production (Aqueduct included); pay his Factory and, unless he is
+    the Craftsman, his Specialty factory. Returns the kinds received."""
     cdef PRPlayer* p = &s.players[seat]
     cdef int k, amount, capacity, kinds = 0
     cdef uint64 m
     cdef uint8 received = 0
+    cdef int8 amounts[NUM_GOODS]
+    cdef bint aqueduct = works(p, AQUEDUCT)
     for k in range(NUM_GOODS):
         if k == CORN:
             amount = p.manned[CORN]
@@ -614,8 +762,13 @@ cdef uint8 produce(PRState* s, int seat) noexcept nogil:
                 capacity += p.workers[ctz64(m)]
                 m &= m - 1
             amount = p.manned[k] if p.manned[k] < capacity else capacity
+            # §8.5.1, OPEN-14: output goes to the large plant first, +1 if it produced
+            if aqueduct and amount > 0 and (k == INDIGO or k == SUGAR) \
+                    and p.workers[INDIGO_PLANT if k == INDIGO else SUGAR_MILL] > 0:
+                amount += 1
         if amount > s.goods_supply[k]:
             amount = s.goods_supply[k]
+        amounts[k] = amount
         if amount > 0:
             p.goods[k] += amount
             s.goods_supply[k] -= amount
@@ -623,6 +776,11 @@ cdef uint8 produce(PRState* s, int seat) noexcept nogil:
             kinds += 1
     if works(p, FACTORY):
         p.doubloons += FACTORY_PAY[kinds]
+    if seat == s.chooser:
+        for k in range(NUM_GOODS):
+            s.craft_amount[k] = amounts[k]
+    elif works(p, SPECIALTY_FACTORY):
+        p.doubloons += specialty_pay(amounts)
     return received
 
 cdef void craftsman(PRState* s) noexcept nogil:
@@ -632,10 +790,21 @@ cdef void craftsman(PRState* s) noexcept nogil:
         if i == 0:
             s.craftsman_received = k
     s.player = s.chooser
-    for k in range(NUM_GOODS):
-        if (s.craftsman_received >> k) & 1 and s.goods_supply[k] > 0:
-            s.step = STEP_PRIVILEGE
-            return
+    s.privilege_left = privilege_factor(s)
+    craftsman_privilege_or_end(s)
+
+cdef void craftsman_privilege_or_end(PRState* s) noexcept nogil:
+    """The Craftsman's next privilege good (Library: two), then his Specialty factory (OPEN-15)."""
+    cdef int k
+    cdef PRPlayer* p = &s.players[s.chooser]
+    if s.privilege_left > 0:
+        for k in range(NUM_GOODS):
+            if (s.craftsman_received >> k) & 1 and s.goods_supply[k] > 0:
+                s.step = STEP_PRIVILEGE
+                return
+    s.privilege_left = 0
+    if works(p, SPECIALTY_FACTORY):
+        p.doubloons += specialty_pay(s.craft_amount)
     end_phase(s)
 
 
@@ -647,6 +816,8 @@ cdef inline bint can_sell(const PRState* s, int seat, int k) noexcept nogil:
 
 cdef bint trader_can_act(const PRState* s, int seat) noexcept nogil:
     cdef int k
+    if works(&s.players[seat], TRADING_POST) and goods_held(&s.players[seat]) > 0:
+        return True                           # §8.5.6, OPEN-20: even with a full house
     for k in range(NUM_GOODS):
         if can_sell(s, seat, k):
             return True
@@ -671,7 +842,7 @@ cdef void sell(PRState* s, int k) noexcept nogil:
     cdef PRPlayer* p = &s.players[s.player]
     cdef int price = PRICE[k]
     if s.player == s.chooser:
-        price += 1
+        price += privilege_factor(s)
     if works(p, SMALL_MARKET):
         price += 1
     if works(p, LARGE_MARKET):
@@ -680,6 +851,17 @@ cdef void sell(PRState* s, int k) noexcept nogil:
     p.doubloons += price
     s.house[k] += 1
     s.house_count += 1
+    turn_done(s)
+
+cdef void sell_to_post(PRState* s, int k) noexcept nogil:
+    """§8.5.6: price + the Trader's privilege, no market bonus; the good goes to the supply."""
+    cdef PRPlayer* p = &s.players[s.player]
+    cdef int price = PRICE[k]
+    if s.player == s.chooser:
+        price += privilege_factor(s)
+    p.goods[k] -= 1
+    s.goods_supply[k] += 1
+    p.doubloons += price
     turn_done(s)
 
 
@@ -730,17 +912,34 @@ cdef inline bint wharf_ready(const PRState* s, int seat) noexcept nogil:
     return works(&s.players[seat], WHARF) and not (s.wharf_used >> seat) & 1 \
         and goods_held(&s.players[seat]) > 0
 
+cdef inline bint small_wharf_ready(const PRState* s, int seat) noexcept nogil:
+    return works(&s.players[seat], SMALL_WHARF) and not (s.small_wharf_used >> seat) & 1 \
+        and goods_held(&s.players[seat]) > 0
+
 cdef void start_captain(PRState* s) noexcept nogil:
+    cdef int i, k, vp
+    cdef PRPlayer* p
     s.idle_turns = 0
     s.wharf_used = 0
+    s.small_wharf_used = 0
     s.captain_bonus_given = 0
+    if s.options & OPT_EXPANSION:
+        if works(&s.players[s.chooser], LIGHTHOUSE):     # OPEN-22: never doubled
+            s.players[s.chooser].doubloons += 1
+        for i in range(s.n_players):                     # OPEN-23: Union hall, before loading
+            p = &s.players[(s.chooser + i) % s.n_players]
+            if works(p, UNION_HALL):
+                vp = 0
+                for k in range(NUM_GOODS):
+                    vp += p.goods[k] // 2
+                award_vp(s, (s.chooser + i) % s.n_players, vp)
     s.player = s.chooser
     captain_seek(s)
 
 cdef void captain_seek(PRState* s) noexcept nogil:
     """Loading goes round until a full cycle passes with no loading action."""
     while s.idle_turns < s.n_players:
-        if cargo_options(s, s.player, NULL) > 0 or wharf_ready(s, s.player):
+        if cargo_options(s, s.player, NULL) > 0 or wharf_ready(s, s.player) or small_wharf_ready(s, s.player):
             s.step = STEP_LOAD
             return
         s.idle_turns += 1
@@ -748,13 +947,16 @@ cdef void captain_seek(PRState* s) noexcept nogil:
     s.turns_done = 0
     storage_seek(s)
 
-cdef void shipped(PRState* s, int amount) noexcept nogil:
-    """VP for one loading action: 1 per good, Harbor +1, the Captain's first +1."""
-    cdef int vp = amount
-    if works(&s.players[s.player], HARBOR):
+cdef void shipped(PRState* s, int vp) noexcept nogil:
+    """VP for one loading action: `vp` for the goods, Harbor +1, the Captain's first +1
+    (Library: +2); an occupied Lighthouse pays 1 doubloon."""
+    cdef PRPlayer* p = &s.players[s.player]
+    if works(p, HARBOR):
         vp += 1
+    if works(p, LIGHTHOUSE):
+        p.doubloons += 1
     if s.player == s.chooser and not s.captain_bonus_given:
-        vp += 1
+        vp += privilege_factor(s)
         s.captain_bonus_given = 1
     award_vp(s, s.player, vp)
     s.idle_turns = 0
@@ -767,11 +969,17 @@ cdef void shipped(PRState* s, int amount) noexcept nogil:
 cdef int warehouse_kinds(const PRPlayer* p) noexcept nogil:
     return (1 if works(p, SMALL_WAREHOUSE) else 0) + (2 if works(p, LARGE_WAREHOUSE) else 0)
 
+cdef inline bint can_keep(const PRState* s, const PRPlayer* p, int k) noexcept nogil:
+    """One more single barrel of kind k (kinds in non-decreasing order)."""
+    return k >= s.last_keep and p.goods[k] > s.keep_n[k] and not (s.kept >> k) & 1
+
 cdef inline bint barrel_choice(const PRState* s) noexcept nogil:
     cdef const PRPlayer* p = &s.players[s.player]
     cdef int k
+    if s.barrels_left <= 0:
+        return False
     for k in range(NUM_GOODS):
-        if p.goods[k] > 0 and not (s.kept >> k) & 1:
+        if can_keep(s, p, k):
             return True
     return False
 
@@ -794,6 +1002,10 @@ cdef void storage_seek(PRState* s) noexcept nogil:
             s.kept = 0
             s.last_warehouse = -1
             s.warehouse_left = warehouse_kinds(&s.players[s.player])
+            s.barrels_left = 4 if works(&s.players[s.player], STOREHOUSE) else 1   # §8.5.4
+            s.last_keep = -1
+            for k in range(NUM_GOODS):
+                s.keep_n[k] = 0
             s.step = STEP_WAREHOUSE if warehouse_choice(s) else STEP_KEEP
             return
         s.turns_done += 1
@@ -805,18 +1017,25 @@ cdef void storage_seek(PRState* s) noexcept nogil:
     s.kept = 0
     s.warehouse_left = 0
     s.last_warehouse = -1
+    s.barrels_left = 0
+    s.last_keep = -1
+    for k in range(NUM_GOODS):
+        s.keep_n[k] = 0
     end_phase(s)
 
-cdef void finish_storage(PRState* s, int barrel) noexcept nogil:
-    """Return every good not kept; `barrel` (or -1) keeps one good of that kind."""
+cdef void finish_storage(PRState* s) noexcept nogil:
+    """Return every good not kept (warehouse kinds and the single barrels stay)."""
     cdef PRPlayer* p = &s.players[s.player]
     cdef int k, back
     for k in range(NUM_GOODS):
         if (s.kept >> k) & 1:
             continue
-        back = p.goods[k] - (1 if k == barrel else 0)
+        back = p.goods[k] - s.keep_n[k]
         p.goods[k] -= back
         s.goods_supply[k] += back
+        s.keep_n[k] = 0
+    s.barrels_left = 0
+    s.last_keep = -1
     turn_done(s)
 
 
@@ -827,15 +1046,179 @@ cdef void finish_storage(PRState* s, int barrel) noexcept nogil:
 cdef int pr_current_player(const PRState* s) noexcept nogil:
     if s.step == STEP_TERMINAL:
         return PLAYER_TERMINAL
-    if s.step >= STEP_DRAW_FACE_UP:
+    if is_chance_step(s.step):
         return PLAYER_CHANCE
     return s.player
 
 
+cdef bint draft_legal(const PRState* s, int b) noexcept nogil:
+    """§8.2: a violet kind not placed, not excluded, whose cost has an empty slot."""
+    cdef uint64 placed = s.in_play & VIOLET_MASK
+    cdef uint64 m = placed
+    cdef int cost = BUILDING[b].cost, used = 0
+    if (placed >> b) & 1:
+        return False
+    if (b == HACIENDA and (placed >> FOREST_HOUSE) & 1) or (b == FOREST_HOUSE and (placed >> HACIENDA) & 1):
+        return False                                      # OPEN-27/28 exclusions
+    if (b == OFFICE and (placed >> TRADING_POST) & 1) or (b == TRADING_POST and (placed >> OFFICE) & 1):
+        return False
+    while m:
+        if BUILDING[ctz64(m)].cost == cost:
+            used += 1
+        m &= m - 1
+    return used < DRAFT_SLOTS[cost]
+
+cdef int draft_options(const PRState* s, int16* out) noexcept nogil:
+    """The draft_legal kinds as action ids, slots counted once."""
+    cdef uint64 placed = s.in_play & VIOLET_MASK
+    cdef uint64 m = placed
+    cdef int8 used[11]
+    cdef int c, n = 0
+    memset(used, 0, sizeof(used))
+    while m:                                  # (no popcount: it is a library call without -mpopcnt)
+        used[BUILDING[ctz64(m)].cost] += 1
+        m &= m - 1
+    for c in range(1, 11):
+        if used[c] < DRAFT_SLOTS[c]:
+            m |= COST_MASK[c]
+    m &= ~placed
+    if (placed >> HACIENDA) & 1:
+        m &= ~((<uint64>1) << FOREST_HOUSE)
+    if (placed >> FOREST_HOUSE) & 1:
+        m &= ~((<uint64>1) << HACIENDA)
+    if (placed >> OFFICE) & 1:
+        m &= ~((<uint64>1) << TRADING_POST)
+    if (placed >> TRADING_POST) & 1:
+        m &= ~((<uint64>1) << OFFICE)
+    while m:
+        out[n] = A_DRAFT + ctz64(m) - FIRST_VIOLET
+        n += 1
+        m &= m - 1
+    return n
+
+cdef int guest_moves(const PRState* s, int16* out) noexcept nogil:
+    """OPEN-19: at the start of his own decisions outside the Mayor phase the owner may move
+    a guest to a free circle of a tile or another building (one move per action)."""
+    cdef const PRPlayer* p = &s.players[s.player]
+    cdef int k, b, n = 0
+    cdef uint64 m
+    if p.workers[GUEST_HOUSE] == 0 or s.phase == PHASE_MAYOR:
+        return 0
+    for k in range(NUM_MANNED_KINDS):
+        if p.tiles[k] > p.manned[k]:
+            out[n] = A_GUEST + k
+            n += 1
+    m = p.owned & ~((<uint64>1) << GUEST_HOUSE)
+    while m:
+        b = ctz64(m)
+        if BUILDING[b].circles > p.workers[b]:
+            out[n] = A_GUEST + NUM_MANNED_KINDS + b
+            n += 1
+        m &= m - 1
+    return n
+
+cdef inline bint bm_category_ok(const PRState* s, const PRPlayer* p, int c) noexcept nogil:
+    """Black-market item category c (0 VP chip, 1 colonist, 2 good) may be chosen now:
+    categories go in increasing order and the rest must still cover the shortfall."""
+    cdef int later = 0, j
+    cdef bint avail[3]
+    avail[0] = p.vp > 0
+    avail[1] = colonists_on_board(p) > p.workers[BLACK_MARKET]
+    avail[2] = goods_held(p) > 0
+    if c <= s.bm_last or not avail[c]:
+        return False
+    for j in range(c + 1, 3):
+        if avail[j]:
+            later += 1
+    return later >= s.bm_left - 1
+
+cdef int black_market_options(const PRState* s, int16* out) noexcept nogil:
+    cdef const PRPlayer* p = &s.players[s.player]
+    cdef int n = 0, k, b
+    cdef uint64 m
+    if bm_category_ok(s, p, 0):
+        out[n] = A_BM_VP
+        n += 1
+    if bm_category_ok(s, p, 2):
+        for k in range(NUM_GOODS):
+            if p.goods[k] > 0:
+                out[n] = A_BM_GOOD + k
+                n += 1
+    if bm_category_ok(s, p, 1):
+        for k in range(NUM_MANNED_KINDS):
+            if p.manned[k] > 0:
+                out[n] = A_BM_COLONIST + k
+                n += 1
+        m = p.owned & ~((<uint64>1) << BLACK_MARKET)
+        while m:
+            b = ctz64(m)
+            if p.workers[b] > 0:
+                out[n] = A_BM_COLONIST + NUM_MANNED_KINDS + b
+                n += 1
+            m &= m - 1
+        if p.san_juan > 0:
+            out[n] = A_BM_COLONIST + NUM_SLOTS
+            n += 1
+    return n
+
+
 cdef int pr_legal_actions(const PRState* s, int16* out) noexcept nogil:
+    return legal_actions_impl(s, out)
+
+
+cdef inline bint guests_may_move(const PRState* s, const PRPlayer* p, int step) noexcept nogil:
+    """OPEN-19: guest moves go with the player's decisions, only at their start."""
+    return (p.workers[GUEST_HOUSE] and step != STEP_MAYOR and step != STEP_BLACK_MARKET
+            and step != STEP_SMALL_WHARF
+            and not ((step == STEP_WAREHOUSE or step == STEP_KEEP)
+                     and (s.kept or s.last_keep >= 0 or s.last_warehouse >= 0)))
+
+
+cdef int expansion_legal_actions(const PRState* s, int16* out) noexcept nogil:
+    """The expansion-only steps (draft, library, black_market, small_wharf)."""
+    cdef int n = 0, k, b, step = s.step, seat = s.player
+    cdef const PRPlayer* p = &s.players[seat]
+    if step == STEP_DRAFT:
+        return draft_options(s, out)
+    if step == STEP_LIBRARY:
+        if island_used(p) < ISLAND_SPACES:
+            for k in range(NUM_GOODS):
+                if s.face_up[k] > 0:
+                    out[n] = A_SETTLE + k
+                    n += 1
+            if library_quarry(s):
+                out[n] = A_QUARRY
+                n += 1
+        out[n] = A_PASS
+        n += 1
+        if island_used(p) < ISLAND_SPACES and can_take_forest(s, seat):
+            for k in range(NUM_GOODS):
+                if s.face_up[k] > 0:
+                    out[n] = A_FOREST + k
+                    n += 1
+    elif step == STEP_BLACK_MARKET:
+        n = black_market_options(s, out)
+    elif step == STEP_SMALL_WHARF:
+        for k in range(s.sw_last, NUM_GOODS):
+            if p.goods[k] > 0:
+                out[n] = A_SWHARF + k
+                n += 1
+        out[n] = A_SWHARF_DONE
+        n += 1
+    if guests_may_move(s, p, step):
+        n += guest_moves(s, out + n)
+    return n
+
+
+cdef int legal_actions_impl(const PRState* s, int16* out) noexcept nogil:
+    """Sorted legal ids. Expansion games add, at the base steps, their own actions (ids
+    above 142, after the base ones) and then the Guest-house moves (the highest ids)."""
     cdef int n = 0, k, c, b, seat = s.player
     cdef const PRPlayer* p = &s.players[seat]
     cdef int step = s.step
+    cdef bint exp = s.options & OPT_EXPANSION
+    if step >= STEP_DRAFT:
+        return expansion_legal_actions(s, out)
     if step == STEP_ROLE:
         for c in range(NUM_ROLE_CARDS):
             if (s.cards_in_play >> c) & 1 and not (s.cards_taken >> c) & 1:
@@ -859,10 +1242,18 @@ cdef int pr_legal_actions(const PRState* s, int16* out) noexcept nogil:
                 n += 1
         out[n] = A_PASS
         n += 1
+        if exp and can_take_forest(s, seat) and island_used(p) < ISLAND_SPACES:
+            for k in range(NUM_GOODS):
+                if s.face_up[k] > 0:
+                    out[n] = A_FOREST + k
+                    n += 1
     elif step == STEP_HOSPICE:
-        out[0] = A_HOSPICE
-        out[1] = A_PASS
-        n = 2
+        # (a guest may have taken the new tile's circle meanwhile; a forest: San Juan)
+        if s.last_tile == FOREST or p.manned[s.last_tile] < p.tiles[s.last_tile]:
+            out[n] = A_HOSPICE
+            n += 1
+        out[n] = A_PASS
+        n += 1
     elif step == STEP_MAYOR:
         n = mayor_slots(s, out)
         for k in range(n):
@@ -872,9 +1263,12 @@ cdef int pr_legal_actions(const PRState* s, int16* out) noexcept nogil:
         out[n] = A_PASS
         n += 1
     elif step == STEP_UNIVERSITY:
-        out[0] = A_UNIVERSITY
-        out[1] = A_PASS
-        n = 2
+        b = s.last_building
+        if BUILDING[b].circles == 0 or p.workers[b] < BUILDING[b].circles:
+            out[n] = A_UNIVERSITY
+            n += 1
+        out[n] = A_PASS
+        n += 1
     elif step == STEP_PRIVILEGE:
         for k in range(NUM_GOODS):
             if (s.craftsman_received >> k) & 1 and s.goods_supply[k] > 0:
@@ -889,6 +1283,11 @@ cdef int pr_legal_actions(const PRState* s, int16* out) noexcept nogil:
                 n += 1
         out[n] = A_PASS
         n += 1
+        if exp and works(p, TRADING_POST):
+            for k in range(NUM_GOODS):
+                if p.goods[k] > 0:
+                    out[n] = A_POST + k
+                    n += 1
     elif step == STEP_LOAD:
         n = cargo_options(s, seat, out)
         if wharf_ready(s, seat):
@@ -899,6 +1298,11 @@ cdef int pr_legal_actions(const PRState* s, int16* out) noexcept nogil:
         if cargo_options(s, seat, NULL) == 0:  # passing is allowed only when no ship can load
             out[n] = A_PASS
             n += 1
+        if exp and small_wharf_ready(s, seat):
+            for k in range(NUM_GOODS):
+                if p.goods[k] > 0:
+                    out[n] = A_SWHARF + k
+                    n += 1
     elif step == STEP_WAREHOUSE:
         for k in range(s.last_warehouse + 1, NUM_GOODS):
             if p.goods[k] > 0:
@@ -908,7 +1312,7 @@ cdef int pr_legal_actions(const PRState* s, int16* out) noexcept nogil:
         n += 1
     elif step == STEP_KEEP:
         for k in range(NUM_GOODS):
-            if p.goods[k] > 0 and not (s.kept >> k) & 1:
+            if can_keep(s, p, k):
                 out[n] = A_KEEP + k
                 n += 1
         out[n] = A_PASS
@@ -918,6 +1322,9 @@ cdef int pr_legal_actions(const PRState* s, int16* out) noexcept nogil:
             if s.stack[k] > 0:
                 out[n] = A_DRAW + k
                 n += 1
+        return n
+    if exp and step != STEP_TERMINAL and guests_may_move(s, p, step):
+        n += guest_moves(s, out + n)
     return n
 
 
@@ -925,11 +1332,20 @@ cdef void pr_apply(PRState* s, int a) noexcept nogil:
     """Apply a legal action (the caller has checked legality)."""
     cdef int step = s.step, k, amount
     cdef PRPlayer* p = &s.players[s.player]
+    if step == STEP_DRAW_FACE_UP or step == STEP_DRAW_HACIENDA:
+        rng_next(&s.rng)                     # every chance event advances the RNG by one step
+    if a >= A_DRAFT and step != STEP_DRAW_FACE_UP and step != STEP_DRAW_HACIENDA:
+        apply_expansion(s, a)
+        return
     if step == STEP_ROLE:
         start_phase(s, a - A_ROLE)
-    elif step == STEP_SETTLE:
+    elif step == STEP_SETTLE or step == STEP_LIBRARY:
         if a == A_PASS:
-            turn_done(s)
+            if step == STEP_LIBRARY:
+                s.step = STEP_SETTLE
+                settler_seek(s)
+            else:
+                turn_done(s)
         elif a == A_HACIENDA:
             s.hacienda_used = 1
             reshuffle_if_empty(s)
@@ -946,7 +1362,10 @@ cdef void pr_apply(PRState* s, int a) noexcept nogil:
     elif step == STEP_HOSPICE:
         if a == A_HOSPICE:
             take_colonist(s)
-            p.manned[s.last_tile] += 1
+            if s.last_tile == FOREST:          # §8.4: a forest has no circle
+                p.san_juan += 1
+            else:
+                p.manned[s.last_tile] += 1
         turn_done(s)
     elif step == STEP_MAYOR:
         place_colonist(s, a - A_MAYOR)
@@ -961,14 +1380,21 @@ cdef void pr_apply(PRState* s, int a) noexcept nogil:
     elif step == STEP_UNIVERSITY:
         if a == A_UNIVERSITY:
             take_colonist(s)
-            p.workers[s.last_building] += 1
+            if BUILDING[s.last_building].circles == 0:   # Statue: to San Juan (§8.5.13)
+                p.san_juan += 1
+            else:
+                p.workers[s.last_building] += 1
         turn_done(s)
     elif step == STEP_PRIVILEGE:
         if a != A_PASS:
             k = a - A_PRIVILEGE
             s.goods_supply[k] -= 1
             p.goods[k] += 1
-        end_phase(s)
+            s.craft_amount[k] += 1
+            s.privilege_left -= 1
+        else:
+            s.privilege_left = 0
+        craftsman_privilege_or_end(s)
     elif step == STEP_SELL:
         if a == A_PASS:
             turn_done(s)
@@ -1000,9 +1426,17 @@ cdef void pr_apply(PRState* s, int a) noexcept nogil:
             if barrel_choice(s):
                 s.step = STEP_KEEP
             else:
-                finish_storage(s, -1)
+                finish_storage(s)
     elif step == STEP_KEEP:
-        finish_storage(s, -1 if a == A_PASS else a - A_KEEP)
+        if a == A_PASS:
+            finish_storage(s)
+        else:
+            k = a - A_KEEP
+            s.keep_n[k] += 1
+            s.barrels_left -= 1
+            s.last_keep = k
+            if not barrel_choice(s):
+                finish_storage(s)
     elif step == STEP_DRAW_FACE_UP:
         k = a - A_DRAW
         s.stack[k] -= 1
@@ -1017,6 +1451,92 @@ cdef void pr_apply(PRState* s, int a) noexcept nogil:
             s.step = STEP_SETTLE
         else:
             turn_done(s)
+
+
+cdef void apply_expansion(PRState* s, int a) noexcept nogil:
+    """Apply an expansion action (ids A_DRAFT and above)."""
+    cdef PRPlayer* p = &s.players[s.player]
+    cdef int k, slot, b, placed
+    if a >= A_GUEST:                           # OPEN-19: the decision itself stays pending
+        slot = a - A_GUEST
+        p.workers[GUEST_HOUSE] -= 1
+        if slot < NUM_MANNED_KINDS:
+            p.manned[slot] += 1
+        else:
+            p.workers[slot - NUM_MANNED_KINDS] += 1
+        # the guest works at once: refresh what the pending decision offers
+        if s.step == STEP_WAREHOUSE or s.step == STEP_KEEP:
+            s.warehouse_left = warehouse_kinds(p)
+            s.barrels_left = 4 if works(p, STOREHOUSE) else 1
+            s.step = STEP_WAREHOUSE if warehouse_choice(s) else STEP_KEEP
+        elif s.step == STEP_PRIVILEGE:
+            s.privilege_left = privilege_factor(s)
+    elif a < A_FOREST:                         # draft (§8.2)
+        b = a - A_DRAFT + FIRST_VIOLET
+        s.in_play |= (<uint64>1) << b
+        s.building_supply[b] = copies_of(s, b)
+        placed = popcount64(s.in_play & VIOLET_MASK)
+        if placed == DRAFT_KINDS:
+            begin_round(s)
+        else:
+            s.player = placed % s.n_players
+    elif a < A_POST:                           # forest, removing a face-up plantation (§8.5.2)
+        k = a - A_FOREST
+        s.face_up[k] -= 1
+        s.removed[k] += 1
+        s.forests -= 1
+        p.tiles[FOREST] += 1
+        took_tile(s, FOREST)
+    elif a < A_SWHARF:
+        sell_to_post(s, a - A_POST)
+    elif a < A_SWHARF_DONE:                    # one more good into the Small wharf (§8.5.8)
+        k = a - A_SWHARF
+        p.goods[k] -= 1
+        s.goods_supply[k] += 1
+        s.sw_count += 1
+        s.sw_last = k
+        if s.step == STEP_LOAD:
+            s.small_wharf_used |= 1 << s.player
+            s.step = STEP_SMALL_WHARF
+    elif a == A_SWHARF_DONE:
+        k = s.sw_count
+        s.sw_count = 0
+        s.sw_last = -1
+        s.step = STEP_LOAD
+        shipped(s, k // 2)
+    else:                                      # a Black-market item (§8.5.3, OPEN-17)
+        if a == A_BM_VP:
+            p.vp -= 1
+            s.bm_last = 0
+            if s.vp_supply > 0 or sum_vp(s) < vp_total(s):
+                s.vp_supply = vp_total(s) - sum_vp(s)
+        elif a < A_BM_COLONIST:
+            k = a - A_BM_GOOD
+            p.goods[k] -= 1
+            s.goods_supply[k] += 1
+            s.bm_last = 2
+        else:
+            slot = a - A_BM_COLONIST
+            if slot == NUM_SLOTS:
+                p.san_juan -= 1
+            elif slot < NUM_MANNED_KINDS:
+                p.manned[slot] -= 1
+            else:
+                p.workers[slot - NUM_MANNED_KINDS] -= 1
+            s.colonist_supply += 1
+            s.bm_last = 1
+        s.bm_left -= 1
+        if s.bm_left == 0:
+            s.bm_last = -1
+            p.doubloons = 0
+            s.step = STEP_BUILD
+            place_building(s, s.last_building)
+
+cdef inline int sum_vp(const PRState* s) noexcept nogil:
+    cdef int i, n = 0
+    for i in range(s.n_players):
+        n += s.players[i].vp
+    return n
 
 
 cdef void load_cargo(PRState* s, int k, int i) noexcept nogil:
@@ -1045,7 +1565,10 @@ cdef int pr_chance_outcomes(const PRState* s, int16* actions, int32* weights) no
 
 
 cdef int pr_sample_chance(PRState* s) noexcept nogil:
-    cdef int k, r = rng_below(&s.rng, sum5(s.stack))
+    """An outcome drawn from a copy of the state's RNG: applying it advances the RNG by
+    one step, as applying a given outcome does (records replay to identical states)."""
+    cdef Rng r_copy = s.rng
+    cdef int k, r = rng_below(&r_copy, sum5(s.stack))
     for k in range(NUM_GOODS):
         r -= s.stack[k]
         if r < 0:
@@ -1079,6 +1602,11 @@ cdef void pr_score(const PRState* s, int seat, PRScore* out) noexcept nogil:
         bonus += p.vp // 4
     if works(p, CITY_HALL):
         bonus += popcount64(p.owned & VIOLET_MASK)
+    if works(p, CLOISTER):                    # §8.5.14, OPEN-25: sets of 3 identical island tiles
+        k = 0
+        for b in range(NUM_TILE_KINDS):
+            k += p.tiles[b] // 3
+        bonus += CLOISTER_BONUS[k if k < 4 else 4]
     out.vp_chips = p.vp
     out.building_vp = building_vp
     out.bonus_vp = bonus
@@ -1113,7 +1641,7 @@ cdef int32 pr_random_playout(PRState* s) noexcept nogil:
     cdef int n
     cdef int32 decisions = 0
     while s.step != STEP_TERMINAL:
-        if s.step >= STEP_DRAW_FACE_UP:
+        if is_chance_step(s.step):
             pr_apply(s, pr_sample_chance(s))
         else:
             n = pr_legal_actions(s, legal)
@@ -1163,7 +1691,7 @@ cdef int write_observation(const PRState* s, int seat, float* out) noexcept nogi
         i = put(out, i, 1.0 if (s.wharf_used >> q) & 1 else 0.0)
         i = put(out, i, 1.0 if q == cur else 0.0)
     i = one_hot(out, i, s.phase, NUM_PHASES)
-    i = one_hot(out, i, s.step, NUM_STEPS)
+    i = one_hot(out, i, s.step, NUM_BASE_STEPS)
     for k in range(NUM_ROLE_CARDS):
         i = put(out, i, s.card_doubloons[k])
         i = put(out, i, 1.0 if (s.cards_in_play >> k) & 1 and not (s.cards_taken >> k) & 1 else 0.0)
@@ -1198,15 +1726,36 @@ cdef int write_observation(const PRState* s, int seat, float* out) noexcept nogi
     i = put(out, i, s.last_warehouse + 1)
     i = one_hot(out, i, s.last_tile, NUM_TILE_KINDS)
     i = one_hot(out, i, s.last_building, NUM_BUILDINGS)
+    if s.options & OPT_EXPANSION:             # the expansion's state, appended
+        for j in range(n):
+            q = (seat + j) % n
+            i = put(out, i, 1.0 if (s.small_wharf_used >> q) & 1 else 0.0)
+        i = one_hot(out, i, s.step - NUM_BASE_STEPS, NUM_STEPS - NUM_BASE_STEPS)
+        for b in range(FIRST_VIOLET, NUM_BUILDINGS):
+            i = put(out, i, 1.0 if (s.in_play >> b) & 1 else 0.0)
+        i = put(out, i, s.forests)
+        for k in range(NUM_GOODS):
+            i = put(out, i, s.removed[k])
+            i = put(out, i, s.craft_amount[k])
+            i = put(out, i, s.keep_n[k])
+        i = put(out, i, s.library_done)
+        i = put(out, i, s.privilege_left)
+        i = put(out, i, s.bm_left)
+        i = put(out, i, s.bm_last + 1)
+        i = put(out, i, s.sw_count)
+        i = put(out, i, s.sw_last + 1)
+        i = put(out, i, s.barrels_left)
+        i = put(out, i, s.last_keep + 1)
     return i
 
 cdef void pr_observation(const PRState* s, int seat, float* out) noexcept nogil:
     write_observation(s, seat, out)
 
-cdef int pr_observation_size(int n_players) noexcept nogil:
+cdef int pr_observation_size(int n_players, int options) noexcept nogil:
     cdef PRState s
     memset(&s, 0, sizeof(PRState))
     s.n_players = n_players
+    s.options = options
     return write_observation(&s, 0, NULL)
 
 
@@ -1253,6 +1802,16 @@ cdef int _heuristic_value(const PRState* s, int a) noexcept nogil:
     cdef int k, i
     if a == A_PASS:
         return 0
+    if a >= A_DRAFT:
+        if a < A_FOREST:
+            return 1 + BUILDING[a - A_DRAFT + FIRST_VIOLET].cost   # draft the dearest kinds
+        if a < A_POST:
+            return 2                                                # a forest
+        if a < A_SWHARF:
+            return 1 + PRICE[a - A_POST]
+        if a <= A_SWHARF_DONE:
+            return 2                                                # ship via the Small wharf
+        return 1                                                    # Black-market items, guests
     if a < A_SETTLE:
         return 1 + s.card_doubloons[a - A_ROLE]            # roles carrying doubloons
     if a < A_MAYOR:
@@ -1323,7 +1882,7 @@ cdef void _vt_evaluate(const void* s, double* out) noexcept nogil:
     pr_evaluate(<const PRState*>s, out)
 
 cdef int _vt_observation_size(const void* s) noexcept nogil:
-    return pr_observation_size((<const PRState*>s).n_players)
+    return pr_observation_size((<const PRState*>s).n_players, (<const PRState*>s).options)
 
 cdef void _vt_observation(const void* s, int seat, float* out) noexcept nogil:
     pr_observation(<const PRState*>s, seat, out)
@@ -1331,7 +1890,7 @@ cdef void _vt_observation(const void* s, int seat, float* out) noexcept nogil:
 cdef GameVTable PR_VTABLE
 PR_VTABLE.name = b"puerto_rico"
 PR_VTABLE.state_size = sizeof(PRState)
-PR_VTABLE.num_actions = NUM_ACTIONS
+PR_VTABLE.num_actions = NUM_BASE_ACTIONS    # the base game never offers the expansion ids
 PR_VTABLE.max_chance_outcomes = NUM_GOODS
 PR_VTABLE.max_players = MAX_PLAYERS
 PR_VTABLE.num_players = _vt_num_players
@@ -1348,6 +1907,10 @@ PR_VTABLE.observation_size = _vt_observation_size
 PR_VTABLE.observation = _vt_observation
 PR_VTABLE.heuristic_action = _vt_heuristic_action
 PR_VTABLE.evaluate = _vt_evaluate
+# the expansion: the same functions over the larger action space
+cdef GameVTable PR_EXP_VTABLE
+PR_EXP_VTABLE = PR_VTABLE
+PR_EXP_VTABLE.num_actions = NUM_ACTIONS
 
 
 # ---------------------------------------------------------------------------
@@ -1361,10 +1924,20 @@ import numpy as np
 cimport numpy as cnp
 cnp.import_array()
 
-NUM_DISTINCT_ACTIONS = NUM_ACTIONS
+NUM_DISTINCT_ACTIONS = NUM_BASE_ACTIONS           # the base game's action space (143)
+NUM_EXPANSION_ACTIONS = NUM_ACTIONS               # with the expansion (ids 143.. appended)
 MAX_THREADS = 256          # playout threads beyond the cores only add start-up cost
 OPTION_ALL_COLONISTS_AND_VP = OPT_ALL_COLONISTS_AND_VP
+OPTION_EXPANSION = OPT_EXPANSION
+OPTION_ALL_31 = OPT_ALL_31
+OPTION_DRAFT = OPT_DRAFT
 DICT_VERSION = 1
+FIRST_VIOLET_BUILDING = FIRST_VIOLET
+DRAFT_SLOT_COUNTS = {c: DRAFT_SLOTS[c] for c in range(11) if DRAFT_SLOTS[c]}   # cost -> slots (§8.2)
+
+
+def num_actions_for(int options):
+    return NUM_ACTIONS if options & OPT_EXPANSION else NUM_BASE_ACTIONS
 
 
 def _building_label(b):
@@ -1384,13 +1957,42 @@ def _int_in(value, what, lo, hi):
     return v
 
 
-def _action_id(action):
-    return _int_in(action, "action", 0, NUM_ACTIONS - 1)
+def _action_id(action, n_actions=NUM_BASE_ACTIONS):
+    return _int_in(action, "action", 0, n_actions - 1)
 
 
-def _action_name(action, capacities):
-    """The stable readable name of action `a` (capacities: the game's cargo ships)."""
-    cdef int a = _action_id(action)
+def _slot_label(int slot):
+    if slot < NUM_GOODS:
+        return f"{GOOD_NAMES[slot]} plantation"
+    if slot == QUARRY:
+        return "quarry"
+    if slot == NUM_SLOTS:
+        return "san juan"
+    return _building_label(slot - NUM_MANNED_KINDS)
+
+
+def _action_name(action, capacities, n_actions=NUM_BASE_ACTIONS):
+    """The stable readable name of action `a` (capacities: the game's cargo ships;
+    n_actions: the game's action space, 143 for the base game)."""
+    cdef int a = _action_id(action, n_actions)
+    if a >= A_DRAFT:
+        if a < A_FOREST:
+            return "draft " + _building_label(a - A_DRAFT + FIRST_VIOLET)
+        if a < A_POST:
+            return "forest remove " + GOOD_NAMES[a - A_FOREST]
+        if a < A_SWHARF:
+            return f"sell {GOOD_NAMES[a - A_POST]} to trading post"
+        if a < A_SWHARF_DONE:
+            return "small wharf " + GOOD_NAMES[a - A_SWHARF]
+        if a == A_SWHARF_DONE:
+            return "small wharf done"
+        if a == A_BM_VP:
+            return "black market vp"
+        if a < A_BM_COLONIST:
+            return "black market " + GOOD_NAMES[a - A_BM_GOOD]
+        if a < A_GUEST:
+            return "black market colonist from " + _slot_label(a - A_BM_COLONIST)
+        return "guest to " + _slot_label(a - A_GUEST)
     if a < A_SETTLE:
         return "role " + ROLE_NAMES[a - A_ROLE].replace("_", " ")
     if a < A_QUARRY:
@@ -1432,9 +2034,9 @@ def _action_name(action, capacities):
     return "draw " + GOOD_NAMES[a - A_DRAW]
 
 
-def action_names(capacities):
+def action_names(capacities, n_actions=NUM_BASE_ACTIONS):
     """All action names, indexed by action id."""
-    return [_action_name(a, capacities) for a in range(NUM_ACTIONS)]
+    return [_action_name(a, capacities, n_actions) for a in range(n_actions)]
 
 
 cdef class PuertoRicoState(GameState):
@@ -1454,6 +2056,12 @@ cdef class PuertoRicoState(GameState):
     cdef void* c_state(self) noexcept:
         return &self.s
 
+    cdef inline int _n_actions(self):
+        return NUM_ACTIONS if self.s.options & OPT_EXPANSION else NUM_BASE_ACTIONS
+
+    cdef void _set_vtable(self):
+        self.vtable = &PR_EXP_VTABLE if self.s.options & OPT_EXPANSION else &PR_VTABLE
+
     def __init__(self, *args, **kwargs):
         raise TypeError("use game.new_initial_state(seed) or game.state_from_dict(d)")
 
@@ -1466,7 +2074,7 @@ cdef class PuertoRicoState(GameState):
         return self.s.step == STEP_TERMINAL
 
     def is_chance_node(self):
-        return STEP_DRAW_FACE_UP <= self.s.step < STEP_TERMINAL
+        return is_chance_step(self.s.step)
 
     def legal_actions(self, player=None):
         """Sorted legal action ids (chance outcomes at a chance node; [] at the end)."""
@@ -1480,7 +2088,7 @@ cdef class PuertoRicoState(GameState):
     def legal_actions_mask(self, player=None):
         cdef int16 buf[MAX_LEGAL]
         cdef int i, n
-        mask = np.zeros(NUM_ACTIONS, dtype=np.uint8)
+        mask = np.zeros(self._n_actions(), dtype=np.uint8)
         cdef cnp.uint8_t[::1] m = mask
         if player is not None and _check_seat(player, self.s.n_players) != pr_current_player(&self.s):
             return mask
@@ -1494,7 +2102,7 @@ cdef class PuertoRicoState(GameState):
         cdef int16 acts[NUM_GOODS]
         cdef int32 weights[NUM_GOODS]
         cdef int i, n, total = 0
-        if not (STEP_DRAW_FACE_UP <= self.s.step < STEP_TERMINAL):
+        if not (is_chance_step(self.s.step)):
             return []
         n = pr_chance_outcomes(&self.s, acts, weights)
         for i in range(n):
@@ -1505,7 +2113,7 @@ cdef class PuertoRicoState(GameState):
         """Apply a legal action id (a decision, or a chance outcome at a chance node)."""
         cdef int16 buf[MAX_LEGAL]
         cdef int i, n
-        cdef int a = _action_id(action)
+        cdef int a = _action_id(action, self._n_actions())
         if self.s.step == STEP_TERMINAL:
             raise ValueError("the game is over: no action is legal")
         n = pr_legal_actions(&self.s, buf)
@@ -1519,15 +2127,16 @@ cdef class PuertoRicoState(GameState):
 
     cdef _illegal(self, int a, int16* buf, int n):
         caps = self._capacities()
-        what = _action_name(a, caps)
-        legal = ", ".join(f"{buf[i]} ({_action_name(buf[i], caps)})" for i in range(n))
+        na = self._n_actions()
+        what = _action_name(a, caps, na)
+        legal = ", ".join(f"{buf[i]} ({_action_name(buf[i], caps, na)})" for i in range(n))
         raise ValueError(f"action {a} ({what}) is not legal at step "
                          f"{STEP_NAMES[self.s.step]!r}; legal: {legal}")
 
     def resolve_chance(self):
         """At a chance node, sample an outcome from the state's own RNG and apply it.
         Returns the outcome."""
-        if not (STEP_DRAW_FACE_UP <= self.s.step < STEP_TERMINAL):
+        if not (is_chance_step(self.s.step)):
             raise ValueError(f"not a chance node (step {STEP_NAMES[self.s.step]!r})")
         cdef int a = pr_sample_chance(&self.s)
         pr_apply(&self.s, a)
@@ -1542,6 +2151,7 @@ cdef class PuertoRicoState(GameState):
     cpdef PuertoRicoState clone(self):
         cdef PuertoRicoState c = PuertoRicoState.__new__(PuertoRicoState)
         memcpy(&c.s, &self.s, sizeof(PRState))
+        c.vtable = self.vtable
         c.game = self.game
         c._hist = self._hist
         return c
@@ -1591,13 +2201,13 @@ cdef class PuertoRicoState(GameState):
         return tuple(self.s.ship_capacity[i] for i in range(self.s.n_ships))
 
     def action_to_string(self, action):
-        return _action_name(action, self._capacities())
+        return _action_name(action, self._capacities(), self._n_actions())
 
     def string_to_action(self, name):
         if not isinstance(name, str):
             raise TypeError(f"action name must be a str, got {type(name).__name__}")
         key = " ".join(name.lower().split())
-        names = action_names(self._capacities())
+        names = action_names(self._capacities(), self._n_actions())
         try:
             return names.index(key)
         except ValueError:
@@ -1609,22 +2219,22 @@ cdef class PuertoRicoState(GameState):
         (default: the player to act; seat 0 at chance and terminal nodes)."""
         cdef int seat
         if player is None:
-            seat = self.s.player if self.s.step < STEP_DRAW_FACE_UP else 0
+            seat = self.s.player if (not is_chance_step(self.s.step) and self.s.step != STEP_TERMINAL) else 0
         else:
             seat = _check_seat(player, self.s.n_players)
-        out = np.empty(pr_observation_size(self.s.n_players), dtype=np.float32)
+        out = np.empty(pr_observation_size(self.s.n_players, self.s.options), dtype=np.float32)
         cdef float[::1] view = out
         pr_observation(&self.s, seat, &view[0])
         return out
 
     def write_observation(self, float[::1] out not None, player=None):
         """Write the observation into a preallocated float32 buffer (no allocation)."""
-        cdef int seat = self.s.player if player is None and self.s.step < STEP_DRAW_FACE_UP else 0
+        cdef int seat = self.s.player if player is None and (not is_chance_step(self.s.step) and self.s.step != STEP_TERMINAL) else 0
         if player is not None:
             seat = _check_seat(player, self.s.n_players)
-        if out.shape[0] != pr_observation_size(self.s.n_players):
+        if out.shape[0] != pr_observation_size(self.s.n_players, self.s.options):
             raise ValueError(f"buffer has {out.shape[0]} entries, the observation has "
-                             f"{pr_observation_size(self.s.n_players)}")
+                             f"{pr_observation_size(self.s.n_players, self.s.options)}")
         pr_observation(&self.s, seat, &out[0])
 
     # --- dict, serialization, pickling ----------------------------------------
@@ -1665,18 +2275,28 @@ def _check_seat(player, int n):
     return _int_in(player, "player (a seat)", 0, n - 1)
 
 
-def new_state(game, int players, int options, seed):
-    """A new game: the setup of §1.4; the first face-up plantations are chance nodes."""
+def new_state(game, int players, int options, seed, violet_set=0):
+    """A new game: the setup of §1.4; the first face-up plantations are chance nodes.
+    `violet_set`: bit mask of the violet kinds in play (expansion without draft)."""
     seed_value = _int_in(seed, "seed", 0, 2 ** 64 - 1)
     cdef PuertoRicoState st = PuertoRicoState.__new__(PuertoRicoState)
-    pr_new_game(&st.s, players, options, <uint64>seed_value)
+    pr_new_game(&st.s, players, options, <uint64>violet_set, <uint64>seed_value)
+    st._set_vtable()
     st.game = game
     st._hist = None
     return st
 
 
-def observation_size(int players):
-    return pr_observation_size(players)
+def observation_size(int players, int options=0):
+    return pr_observation_size(players, options)
+
+
+def building_mask(ids):
+    """Bit mask of building ids (as in BUILDING_IDS)."""
+    m = 0
+    for b in ids:
+        m |= 1 << BUILDING_IDS.index(b)
+    return m
 
 
 # --- the dict codec ------------------------------------------------------------
@@ -1692,6 +2312,7 @@ def _to_dict(PuertoRicoState st):
     cdef PRState* s = &st.s
     cdef PRPlayer* p
     cdef int i, b, k
+    cdef bint exp = s.options & OPT_EXPANSION
     boards = []
     for i in range(s.n_players):
         p = &s.players[i]
@@ -1706,7 +2327,7 @@ def _to_dict(PuertoRicoState st):
             "san_juan": p.san_juan,
             "buildings": {BUILDING_IDS[b]: p.workers[b] for b in range(NUM_BUILDINGS) if owns(p, b)},
         })
-    return {
+    d = {
         "game": "puerto_rico",
         "version": DICT_VERSION,
         "options": st.game.options(),
@@ -1733,7 +2354,7 @@ def _to_dict(PuertoRicoState st):
                          "load": s.ship_load[i]} for i in range(s.n_ships)],
         "trading_house": _goods_dict(s.house),
         "buildings": {BUILDING_IDS[b]: s.building_supply[b] for b in range(NUM_BUILDINGS)
-                      if not BUILDING[b].expansion},
+                      if exp or not BUILDING[b].expansion},
         "turn": {
             "hacienda_used": bool(s.hacienda_used),
             "last_tile": TILE_NAMES[s.last_tile] if s.last_tile >= 0 else None,
@@ -1751,6 +2372,28 @@ def _to_dict(PuertoRicoState st):
         "rng": [int(s.rng.s[k]) for k in range(4)],
         "history": st.history(),
     }
+    if exp:
+        d["expansion"] = {
+            "forests": s.forests,
+            "removed_plantations": _goods_dict(s.removed),
+            "violet_in_play": [BUILDING_IDS[b] for b in range(FIRST_VIOLET, NUM_BUILDINGS)
+                               if (s.in_play >> b) & 1],
+            "library_done": bool(s.library_done),
+            "privilege_left": s.privilege_left,
+            "craftsman_amounts": _goods_dict(s.craft_amount),
+            "black_market_left": s.bm_left,
+            "black_market_last": _BM_CATEGORIES[s.bm_last] if s.bm_last >= 0 else None,
+            "small_wharf_used": [i for i in range(s.n_players) if (s.small_wharf_used >> i) & 1],
+            "small_wharf_count": s.sw_count,
+            "small_wharf_last": GOOD_NAMES[s.sw_last] if s.sw_last >= 0 else None,
+            "barrels_left": s.barrels_left,
+            "barrels": _goods_dict(s.keep_n),
+            "last_keep": GOOD_NAMES[s.last_keep] if s.last_keep >= 0 else None,
+        }
+    return d
+
+
+_BM_CATEGORIES = ("vp", "colonist", "good")
 
 
 class _Reader:
@@ -1830,7 +2473,9 @@ _STEP_PHASES = {STEP_ROLE: (PHASE_ROLE_SELECTION,), STEP_SETTLE: (PHASE_SETTLER,
                 STEP_BUILD: (PHASE_BUILDER,), STEP_UNIVERSITY: (PHASE_BUILDER,),
                 STEP_PRIVILEGE: (PHASE_CRAFTSMAN,), STEP_SELL: (PHASE_TRADER,),
                 STEP_LOAD: (PHASE_CAPTAIN,), STEP_WAREHOUSE: (PHASE_CAPTAIN,),
-                STEP_KEEP: (PHASE_CAPTAIN,), STEP_TERMINAL: (PHASE_END,)}
+                STEP_KEEP: (PHASE_CAPTAIN,), STEP_TERMINAL: (PHASE_END,),
+                STEP_DRAFT: (PHASE_SETUP,), STEP_LIBRARY: (PHASE_SETTLER,),
+                STEP_BLACK_MARKET: (PHASE_BUILDER,), STEP_SMALL_WHARF: (PHASE_CAPTAIN,)}
 
 
 @cython.infer_types(False)
@@ -1852,7 +2497,9 @@ def state_from_dict(game, d):
     if (not isinstance(given, dict) or given.keys() != opts.keys()
             or any(type(given[k]) is not type(v) or given[k] != v for k, v in opts.items())):
         raise ValueError(f"state.options {given!r} do not match this game's {opts!r}")
-    pr_new_game(s, game.num_players(), game._option_bits(), 0)   # fixed parameters
+    pr_new_game(s, game.num_players(), game._option_bits(), game._violet_set(), 0)   # fixed parameters
+    st._set_vtable()
+    exp = bool(s.options & OPT_EXPANSION)
     n = s.n_players
     s.phase = r.choice("phase", PHASE_NAMES)
     s.step = r.choice("step", STEP_NAMES)
@@ -1924,12 +2571,17 @@ def state_from_dict(game, d):
 
     bs = r.sub("buildings")
     for b in range(NUM_BUILDINGS):
-        if not BUILDING[b].expansion:
+        if exp or not BUILDING[b].expansion:
             s.building_supply[b] = bs.int(BUILDING_IDS[b], 0, BUILDING[b].copies[0])
     bs.done()
 
     _read_turn(s, r.sub("turn"))
     _read_boards(s, r.list("boards"))
+    if exp:
+        _read_expansion(s, r.sub("expansion"))
+    else:                                     # the base game's storage and privilege counters
+        s.barrels_left = 1 if s.step in (STEP_WAREHOUSE, STEP_KEEP) else 0
+        s.privilege_left = 1 if s.step == STEP_PRIVILEGE else 0
 
     rng = r.list("rng")
     if len(rng) != 4 or any(isinstance(v, bool) or not isinstance(v, int) or not 0 <= v < 2 ** 64 for v in rng) \
@@ -1938,8 +2590,9 @@ def state_from_dict(game, d):
     for k in range(4):
         s.rng.s[k] = rng[k]
     hist = r.list("history") if "history" in d else []
-    if any(isinstance(v, bool) or not isinstance(v, int) or not 0 <= v < NUM_ACTIONS for v in hist):
-        raise ValueError(f"state.history must be a list of action ids 0..{NUM_ACTIONS - 1}")
+    na = num_actions_for(s.options)
+    if any(isinstance(v, bool) or not isinstance(v, int) or not 0 <= v < na for v in hist):
+        raise ValueError(f"state.history must be a list of action ids 0..{na - 1}")
     r.done()
     _check_consistency(st)
     st.game = game
@@ -1970,7 +2623,7 @@ cdef _read_boards(PRState* s, list boards):
             p.manned[k] = tr.int("colonists", 0, p.tiles[k])
             tr.done()
         fr = isl.sub("forest")
-        p.tiles[FOREST] = fr.int("tiles", 0, 0)       # forests come with the expansion
+        p.tiles[FOREST] = fr.int("tiles", 0, FORESTS if s.options & OPT_EXPANSION else 0)  # expansion only
         fr.done()
         isl.done()
         if island_used(p) > ISLAND_SPACES:
@@ -1981,7 +2634,7 @@ cdef _read_boards(PRState* s, list boards):
         for b in range(NUM_BUILDINGS):
             p.workers[b] = 0
             if BUILDING_IDS[b] in bld.d:
-                if BUILDING[b].expansion:
+                if BUILDING[b].expansion and not (s.options & OPT_EXPANSION):
                     raise ValueError(f"{path}.buildings.{BUILDING_IDS[b]} is an expansion building; "
                                      "this game has no expansion")
                 p.workers[b] = bld.int(BUILDING_IDS[b], 0, BUILDING[b].circles)
@@ -1991,6 +2644,39 @@ cdef _read_boards(PRState* s, list boards):
             raise ValueError(f"{path}.buildings take {city_used(p)} city spaces; there are {CITY_SPACES}")
         br.done()
 
+
+
+cdef _read_expansion(PRState* s, e):
+    cdef int n = s.n_players, b
+    s.forests = e.int("forests", 0, FORESTS)
+    _read_goods(e, "removed_plantations", s.removed, 12)
+    violet = e.list("violet_in_play")
+    names = BUILDING_IDS[FIRST_VIOLET:]
+    if any(v not in names for v in violet) or len(set(violet)) != len(violet):
+        raise ValueError(f"state.expansion.violet_in_play must be distinct violet building ids from "
+                         f"{list(names)}, got {violet!r}")
+    if not (s.options & OPT_DRAFT):
+        if set(violet) != {BUILDING_IDS[b] for b in range(FIRST_VIOLET, NUM_BUILDINGS) if (s.in_play >> b) & 1}:
+            raise ValueError("state.expansion.violet_in_play must be the game's building set "
+                             f"{[BUILDING_IDS[b] for b in range(FIRST_VIOLET, NUM_BUILDINGS) if (s.in_play >> b) & 1]}")
+    for v in violet:
+        s.in_play |= (<uint64>1) << BUILDING_IDS.index(v)
+    s.library_done = e.bool("library_done")
+    s.privilege_left = e.int("privilege_left", 0, 2)
+    _read_goods(e, "craftsman_amounts", s.craft_amount, 11)
+    s.bm_left = e.int("black_market_left", 0, 3)
+    s.bm_last = e.choice("black_market_last", _BM_CATEGORIES, allow_none=True)
+    used = e._get("small_wharf_used")
+    if not isinstance(used, list) or any(isinstance(v, bool) or not isinstance(v, int) or not 0 <= v < n
+                                         for v in used):
+        raise ValueError(f"state.expansion.small_wharf_used must be a list of seats 0..{n - 1}, got {used!r}")
+    s.small_wharf_used = sum(1 << v for v in set(used))
+    s.sw_count = e.int("small_wharf_count", 0, 60)
+    s.sw_last = e.choice("small_wharf_last", GOOD_NAMES, allow_none=True)
+    s.barrels_left = e.int("barrels_left", 0, 4)
+    _read_goods(e, "barrels", s.keep_n, 4)
+    s.last_keep = e.choice("last_keep", GOOD_NAMES, allow_none=True)
+    e.done()
 
 
 cdef _read_turn(PRState* s, t):
@@ -2038,21 +2724,25 @@ def _check_consistency(PuertoRicoState st):
         if total != su.goods[k]:
             raise ValueError(f"{GOOD_NAMES[k]} goods are not conserved: supply + trading house + ships "
                              f"+ players = {total}, the game has {su.goods[k]}")
-        total = s.face_up[k] + s.stack[k] + s.discard[k] + sum(s.players[i].tiles[k] for i in range(n))
+        total = s.face_up[k] + s.stack[k] + s.discard[k] + s.removed[k] + sum(s.players[i].tiles[k] for i in range(n))
         if total != su.plantations[k]:
             raise ValueError(f"{GOOD_NAMES[k]} plantations are not conserved: face up + stack + discard "
-                             f"+ islands = {total}, the game has {su.plantations[k]}")
+                             f"+ removed + islands = {total}, the game has {su.plantations[k]}")
     total = s.quarries + sum(s.players[i].tiles[QUARRY] for i in range(n))
     if total != su.quarries:
         raise ValueError(f"quarries are not conserved: supply + islands = {total}, the game has {su.quarries}")
+    exp = bool(s.options & OPT_EXPANSION)
+    if exp:
+        _check_expansion(st)
     for b in range(NUM_BUILDINGS):
-        if BUILDING[b].expansion:
+        if BUILDING[b].expansion and not exp:
             continue
-        copies = BUILDING[b].copies[1 if n == 2 else 0]
+        copies = copies_of(s, b)
         total = s.building_supply[b] + sum(1 for i in range(n) if owns(&s.players[i], b))
         if total != copies:
             raise ValueError(f"building {BUILDING_IDS[b]} is not conserved: supply + owners = {total}, "
-                             f"the game has {copies}")
+                             f"the game has {copies}"
+                             + ("" if copies or not exp else " (not in this game's building set)"))
     vp_total = MAX_VP_VARIANT if variant else su.vp_total
     held = sum(s.players[i].vp for i in range(n))
     if (s.vp_supply > 0 and s.vp_supply + held != vp_total) or (s.vp_supply == 0 and held < vp_total):
@@ -2076,22 +2766,23 @@ def _check_consistency(PuertoRicoState st):
     if s.step == STEP_ROLE and s.player != (s.governor + s.selections_done) % n:
         raise ValueError(f"seat {(s.governor + s.selections_done) % n} chooses the next role, not {s.player}")
     if s.step in (STEP_SETTLE, STEP_HOSPICE, STEP_DRAW_HACIENDA, STEP_MAYOR, STEP_BUILD, STEP_UNIVERSITY,
-                  STEP_SELL, STEP_WAREHOUSE, STEP_KEEP) and s.player != (s.chooser + s.turns_done) % n:
+                  STEP_SELL, STEP_WAREHOUSE, STEP_KEEP, STEP_BLACK_MARKET) and s.player != (s.chooser + s.turns_done) % n:
         raise ValueError(f"in this phase seat {(s.chooser + s.turns_done) % n} is to act "
                          f"(role_chooser + turns_done), not {s.player}")
     if s.step == STEP_PRIVILEGE and s.player != s.chooser:
         raise ValueError("the Craftsman's privilege belongs to the role chooser")
-    if s.step == STEP_HOSPICE and not (0 <= s.last_tile <= QUARRY):
-        raise ValueError("the Hospice step needs turn.last_tile (a plantation or quarry)")
+    if s.step == STEP_HOSPICE and not (0 <= s.last_tile <= QUARRY or (exp and s.last_tile == FOREST)):
+        raise ValueError("the Hospice step needs turn.last_tile (a plantation, quarry or forest)")
     if s.step == STEP_UNIVERSITY and (s.last_building < 0 or not owns(&s.players[s.player], s.last_building)):
         raise ValueError("the University step needs turn.last_building owned by the player")
     p = &s.players[s.player] if s.step != STEP_TERMINAL else NULL
     if s.step == STEP_HOSPICE and not (works(p, HOSPICE) and colonist_available(s)
-                                       and p.manned[s.last_tile] < p.tiles[s.last_tile]):
+                                       and (s.last_tile == FOREST or exp or p.manned[s.last_tile] < p.tiles[s.last_tile])):
         raise ValueError("the Hospice step needs an occupied Hospice, a colonist in the supply or on "
                          "the ship, and a free circle on turn.last_tile")
     if s.step == STEP_UNIVERSITY and not (works(p, UNIVERSITY) and colonist_available(s)
-                                          and p.workers[s.last_building] < BUILDING[s.last_building].circles):
+                                          and (BUILDING[s.last_building].circles == 0 or exp
+                                               or p.workers[s.last_building] < BUILDING[s.last_building].circles)):
         raise ValueError("the University step needs an occupied University, a colonist in the supply or "
                          "on the ship, and a free circle on turn.last_building")
     if s.step == STEP_DRAW_HACIENDA and not (works(p, HACIENDA) and island_used(p) < ISLAND_SPACES):
@@ -2106,10 +2797,80 @@ def _check_consistency(PuertoRicoState st):
     if s.step == STEP_ROLE and s.selections_done >= s.selections_per_round:
         raise ValueError(f"all {s.selections_per_round} roles of the round are taken")
     if s.step in (STEP_SETTLE, STEP_HOSPICE, STEP_DRAW_HACIENDA, STEP_MAYOR, STEP_BUILD, STEP_UNIVERSITY,
-                  STEP_SELL, STEP_WAREHOUSE, STEP_KEEP) and s.turns_done >= n:
+                  STEP_SELL, STEP_WAREHOUSE, STEP_KEEP, STEP_BLACK_MARKET) and s.turns_done >= n:
         raise ValueError(f"every player has had his turn: turns_done must be < {n}")
     if s.step != STEP_TERMINAL and pr_legal_actions(s, buf) == 0:
         raise ValueError(f"no action is legal at step {STEP_NAMES[s.step]!r}: the state is inconsistent")
+
+
+def _check_expansion(PuertoRicoState st):
+    """Expansion invariants: forests, removed plantations, the building set / draft, and the
+    expansion steps (raises ValueError)."""
+    cdef PRState* s = &st.s
+    cdef int n = s.n_players, i, k, b, c
+    cdef PRPlayer* p
+    on_islands = sum(s.players[i].tiles[FOREST] for i in range(n))
+    if s.forests + on_islands != FORESTS:
+        raise ValueError(f"forests are not conserved: supply + islands = {s.forests + on_islands}, "
+                         f"the game has {FORESTS}")
+    if sum5(s.removed) != on_islands:
+        raise ValueError(f"every forest taken removes one face-up plantation: {on_islands} forests on islands, "
+                         f"{sum5(s.removed)} plantations removed")
+    placed = [b for b in range(FIRST_VIOLET, NUM_BUILDINGS) if (s.in_play >> b) & 1]
+    if s.options & OPT_DRAFT:
+        for c in range(11):
+            used = sum(1 for b in placed if BUILDING[b].cost == c)
+            if used > DRAFT_SLOTS[c]:
+                raise ValueError(f"the draft has {DRAFT_SLOTS[c]} slot(s) of cost {c}, "
+                                 f"but {used} kinds of that cost are in play")
+        names = {BUILDING_IDS[b] for b in placed}
+        for x, y in (("hacienda", "forest_house"), ("office", "trading_post")):
+            if x in names and y in names:
+                raise ValueError(f"the draft excludes {x} together with {y} (OPEN-27/28)")
+        if s.step == STEP_DRAFT:
+            if s.player != len(placed) % n or s.governor != 0:
+                raise ValueError(f"in the draft seat {len(placed) % n} picks next (from the first Governor, seat 0)")
+        elif s.phase == PHASE_SETUP:
+            if placed:
+                raise ValueError("the draft follows the first face-up draws: no violet kind is placed yet")
+        elif len(placed) != DRAFT_KINDS:
+            raise ValueError(f"after the draft {DRAFT_KINDS} violet kinds are in play, not {len(placed)}")
+    if s.step != STEP_BLACK_MARKET and (s.bm_left or s.bm_last >= 0):
+        raise ValueError("black_market_left/last must be 0/null outside the Black-market step")
+    if s.step != STEP_SMALL_WHARF and (s.sw_count or s.sw_last >= 0):
+        raise ValueError("small_wharf_count/last must be 0/null outside the Small-wharf step")
+    if s.step not in (STEP_WAREHOUSE, STEP_KEEP) and (s.barrels_left or s.last_keep >= 0 or sum5(s.keep_n)):
+        raise ValueError("barrels_left, barrels and last_keep must be 0/null outside the storage steps")
+    if s.step != STEP_PRIVILEGE and s.privilege_left:
+        raise ValueError("privilege_left must be 0 outside the Craftsman's privilege step")
+    if s.step == STEP_DRAFT:
+        return
+    p = &s.players[s.player] if s.step != STEP_TERMINAL else NULL
+    if s.step == STEP_PRIVILEGE and not 1 <= s.privilege_left <= (2 if works(&s.players[s.chooser], LIBRARY) else 1):
+        raise ValueError("privilege_left must be 1 (2 with the Craftsman's occupied Library)")
+    if s.step in (STEP_WAREHOUSE, STEP_KEEP):
+        if not 1 <= s.barrels_left + sum5(s.keep_n) <= (4 if works(p, STOREHOUSE) else 1) or s.barrels_left < 1:
+            raise ValueError("barrels_left + barrels kept must be 1 (4 with an occupied Storehouse), "
+                             "with at least one barrel left")
+        for k in range(NUM_GOODS):
+            if s.keep_n[k] > p.goods[k] or (s.keep_n[k] and (s.kept >> k) & 1) or (s.keep_n[k] and k > s.last_keep):
+                raise ValueError(f"expansion.barrels.{GOOD_NAMES[k]} is inconsistent with the goods, "
+                                 "the warehouse kinds and last_keep")
+    if s.step == STEP_LIBRARY:
+        if s.player != s.chooser or s.turns_done != n or not s.library_done or not works(p, LIBRARY):
+            raise ValueError("the Library pick belongs to the Settler (role chooser) with an occupied Library, "
+                             "after every turn (turns_done = players, library_done true)")
+    elif s.phase == PHASE_SETTLER and s.step != STEP_DRAW_FACE_UP and s.library_done:
+        raise ValueError("library_done is set only once every player has had his Settler turn")
+    if s.step == STEP_BLACK_MARKET:
+        b = s.last_building
+        if not 1 <= s.bm_left <= 3 or b < 0 or owns(p, b) or s.building_supply[b] == 0 \
+                or not works(p, BLACK_MARKET):
+            raise ValueError("the Black-market step needs an occupied Black market, turn.last_building still "
+                             "in the supply and not owned, and 1..3 items left that cover the shortfall")
+    if s.step == STEP_SMALL_WHARF and not (s.sw_count >= 1 and works(p, SMALL_WHARF)
+                                           and (s.small_wharf_used >> s.player) & 1):
+        raise ValueError("the Small-wharf step needs an occupied Small wharf marked used and >= 1 good shipped")
 
 
 # --- a readable board ------------------------------------------------------------
@@ -2133,6 +2894,11 @@ def _render(PuertoRicoState st):
                  f"discard {sum(pl['discard'].values())} | quarries {d['quarries']}")
     lines.append(f"Colonists: supply {d['colonists']['supply']}, ship {d['colonists']['ship']} | "
                  f"VP chips left {d['vp_chips']} | goods supply: {fmt(d['goods'])}")
+    if "expansion" in d:
+        e = d["expansion"]
+        lines.append(f"Expansion: forests {e['forests']} | removed plantations: {fmt(e['removed_plantations'])} | "
+                     f"violet in play ({len(e['violet_in_play'])}): "
+                     + ", ".join(_building_label(BUILDING_IDS.index(v)) for v in e["violet_in_play"]))
     ships = []
     for sh in d["cargo_ships"]:
         ships.append(f"[{sh['capacity']}: {sh['load']} {sh['good']}]" if sh["good"] else f"[{sh['capacity']}: empty]")
@@ -2140,8 +2906,8 @@ def _render(PuertoRicoState st):
     for i, b in enumerate(d["boards"]):
         pr_score(&st.s, i, &sc)
         marks = ("G" if i == d["governor"] else " ") + (">" if i == cur else " ")
-        isl = ", ".join(f"{k} {v['colonists']}/{v['tiles']}" for k, v in b["island"].items()
-                        if v["tiles"])
+        isl = ", ".join(f"{k} {v['colonists']}/{v['tiles']}" if k != "forest" else f"forest {v['tiles']}"
+                        for k, v in b["island"].items() if v["tiles"])
         blds = ", ".join(f"{_building_label(BUILDING_IDS.index(k))} {v}/{BUILDING[BUILDING_IDS.index(k)].circles}"
                          for k, v in b["buildings"].items())
         lines.append(f"{marks}seat {i}: {b['doubloons']} doubloons, {b['vp_chips']} VP chips "

@@ -24,15 +24,28 @@ PHASE_NAMES: tuple[str, ...]
 """settler .. prospector, role_selection, setup, end (``state.phase()`` values)."""
 STEP_NAMES: tuple[str, ...]
 """role, settle, hospice, mayor, build, university, privilege, sell, load,
-warehouse, keep, draw_face_up, draw_hacienda, terminal (``state.step_name()`` values)."""
+warehouse, keep, draw_face_up, draw_hacienda, terminal, then the expansion's draft,
+library, black_market, small_wharf (``state.step_name()`` values)."""
 BUILDING_IDS: tuple[str, ...]
 """Building ids in puerto_rico_buildings.csv row order (23 base, then 14 expansion)."""
 BUILDING_ROWS: tuple[dict[str, str], ...]
 """The csv rows of puerto_rico_buildings.csv as dicts of strings."""
 NUM_DISTINCT_ACTIONS: int
-"""Size of the flat action space (143)."""
+"""Size of the base game's flat action space (143)."""
+NUM_EXPANSION_ACTIONS: int
+"""Size of the action space with Expansion I (283; ids 143.. appended)."""
 OPTION_ALL_COLONISTS_AND_VP: int
 """Option bit for the "all colonists and all VP" variant."""
+OPTION_EXPANSION: int
+"""Option bit for Expansion I."""
+OPTION_ALL_31: int
+"""Option bit for the "all 31 violet buildings" variant (expansion)."""
+OPTION_DRAFT: int
+"""Option bit: the building draft runs at setup (expansion)."""
+FIRST_VIOLET_BUILDING: int
+"""Building id of the first violet kind (6); draft ids are 143 + (b - 6)."""
+DRAFT_SLOT_COUNTS: dict[int, int]
+"""§8.2: cost -> number of violet slots of that cost."""
 DICT_VERSION: int
 """Version of the ``to_dict`` format (1)."""
 
@@ -43,20 +56,31 @@ __test__: dict[str, str]
 def load_tables() -> None:
     """Read the data files into the C tables (runs once at import)."""
 
-def action_names(capacities: Sequence[int]) -> list[str]:
-    """All action names, indexed by id, for a game with these cargo-ship capacities."""
+def action_names(capacities: Sequence[int], n_actions: int = ...) -> list[str]:
+    """All action names, indexed by id, for a game with these cargo-ship capacities
+    (n_actions: 143 for the base game, NUM_EXPANSION_ACTIONS with the expansion)."""
 
-def new_state(game: PuertoRicoGame, players: int, options: int, seed: SupportsIndex) -> PuertoRicoState:
-    """A new game after setup, at the chance nodes of the first face-up plantations."""
+def num_actions_for(options: int) -> int:
+    """The action-space size for a set of option bits."""
+
+def building_mask(ids: Sequence[str]) -> int:
+    """Bit mask of building ids."""
+
+def new_state(
+    game: PuertoRicoGame, players: int, options: int, seed: SupportsIndex, violet_set: int = ...
+) -> PuertoRicoState:
+    """A new game after setup, at the chance nodes of the first face-up plantations
+    (violet_set: the violet kinds in play for an expansion game without draft)."""
 
 def state_from_dict(game: PuertoRicoGame, d: dict[str, Any]) -> PuertoRicoState:
     """A validated state from ``to_dict`` data (raises ValueError/TypeError)."""
 
-def observation_size(players: int) -> int:
-    """Length of the observation vector for a player count."""
+def observation_size(players: int, options: int = ...) -> int:
+    """Length of the observation vector for a player count and option bits."""
 
-def _action_id(action: object) -> int: ...
-def _action_name(action: SupportsIndex, capacities: Sequence[int]) -> str: ...
+def _action_id(action: object, n_actions: int = ...) -> int: ...
+def _slot_label(slot: int) -> str: ...
+def _action_name(action: SupportsIndex, capacities: Sequence[int], n_actions: int = ...) -> str: ...
 def _random_playouts(
     st: PuertoRicoState, n_games: SupportsIndex, seed: SupportsIndex, threads: SupportsIndex
 ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int32], npt.NDArray[np.int32], float]: ...

@@ -15,6 +15,42 @@ ROLES = _core.ROLE_NAMES
 BUILDINGS = _core.BUILDING_IDS
 PuertoRicoState = _core.PuertoRicoState
 
+_ROWS = {r["id"]: r for r in _core.BUILDING_ROWS}
+VIOLET_BUILDINGS = tuple(b for b in BUILDINGS if _ROWS[b]["kind"] in ("small_violet", "large_violet"))
+"""The 31 violet kinds (17 base, 14 expansion) in table order."""
+DRAFT_SLOTS = dict(_core.DRAFT_SLOT_COUNTS)
+"""§8.2: cost -> number of violet slots (small places 1,2,2,3,4,5,5,6,7,8,8,9; five large places of 10)."""
+DRAFT_EXCLUSIONS = (("hacienda", "forest_house"), ("office", "trading_post"))
+"""OPEN-27/28: kinds that exclude each other in the draft and in a user-given set."""
+
+
+def _check_building_set(buildings) -> tuple:
+    """Validate a user-given violet building set (§8.2 slot and cost rules, exclusions)."""
+    if isinstance(buildings, (str, bytes)) or not hasattr(buildings, "__iter__"):
+        raise TypeError(f"buildings must be a list of violet building ids, got {type(buildings).__name__}")
+    ids = list(buildings)
+    for b in ids:
+        if not isinstance(b, str):
+            raise TypeError(f"buildings must hold building id strings, got {b!r}")
+        if b not in VIOLET_BUILDINGS:
+            raise ValueError(f"buildings: {b!r} is not a violet building id; allowed: {list(VIOLET_BUILDINGS)}")
+    if len(set(ids)) != len(ids):
+        dup = sorted({b for b in ids if ids.count(b) > 1})
+        raise ValueError(f"buildings: each kind at most once, repeated: {dup}")
+    per_cost = {}
+    for b in ids:
+        per_cost.setdefault(int(_ROWS[b]["cost"]), []).append(b)
+    for cost, slots in sorted(DRAFT_SLOTS.items()):
+        got = per_cost.get(cost, [])
+        if len(got) != slots:
+            raise ValueError(f"buildings: the set needs exactly {slots} violet kind(s) of cost {cost} "
+                             f"(12 small places cost 1,2,2,3,4,5,5,6,7,8,8,9 and 5 large cost 10), "
+                             f"got {len(got)}: {got}")
+    for x, y in DRAFT_EXCLUSIONS:
+        if x in ids and y in ids:
+            raise ValueError(f"buildings: {x} and {y} exclude each other (OPEN-27/28)")
+    return tuple(b for b in VIOLET_BUILDINGS if b in ids)
+
 
 class PuertoRicoGame:
     """Puerto Rico for 2–5 players (2 = the official 2-player variant).
@@ -23,12 +59,20 @@ class PuertoRicoGame:
         players: 2..5 (default 4).
         all_colonists_and_vp: the §8.3 variant with all 100 colonists and 122 VP, where only a
             full city ends the game (default False).
-        expansion: the "New buildings + forests" expansion (not available yet: raises).
+        expansion: Expansion I, "New buildings + forests" (§8; default False).
+        draft: with the expansion, the §8.2 building draft runs at setup as decisions of the
+            players (``draft <building>`` actions). Default (None): True unless ``buildings``
+            or ``all_31_buildings`` is given.
+        buildings: with the expansion and no draft, the 17 violet kinds in play (12 small whose
+            costs are 1,2,2,3,4,5,5,6,7,8,8,9 and 5 large of cost 10; not Hacienda with Forest
+            house, nor Office with Trading post).
+        all_31_buildings: the §8.3.1 variant: one copy of each of the 31 violet kinds, no draft.
     """
 
     name = "puerto_rico"
 
-    def __init__(self, players: int = 4, all_colonists_and_vp: bool = False, expansion: bool = False):
+    def __init__(self, players: int = 4, all_colonists_and_vp: bool = False, expansion: bool = False,
+                 draft=None, buildings=None, all_31_buildings: bool = False):
         if isinstance(players, bool):
             raise TypeError("players must be an int 2..5, got bool")
         try:
@@ -41,39 +85,82 @@ class PuertoRicoGame:
             raise TypeError(f"all_colonists_and_vp must be a bool, got {type(all_colonists_and_vp).__name__}")
         if not isinstance(expansion, bool):
             raise TypeError(f"expansion must be a bool, got {type(expansion).__name__}")
+        if draft is not None and not isinstance(draft, bool):
+            raise TypeError(f"draft must be a bool or None, got {type(draft).__name__}")
+        if not isinstance(all_31_buildings, bool):
+            raise TypeError(f"all_31_buildings must be a bool, got {type(all_31_buildings).__name__}")
+        if not expansion and (draft is not None or buildings is not None or all_31_buildings):
+            raise ValueError("draft, buildings and all_31_buildings need expansion=True")
+        chosen = None
         if expansion:
-            raise ValueError("expansion=True is not available yet: only the base game is implemented")
+            if all_31_buildings and buildings is not None:
+                raise ValueError("all_31_buildings uses every violet kind: do not give buildings as well")
+            if buildings is not None:
+                chosen = _check_building_set(buildings)
+            if draft is None:
+                draft = chosen is None and not all_31_buildings
+            elif draft and (chosen is not None or all_31_buildings):
+                raise ValueError("draft=True cannot be combined with buildings or all_31_buildings "
+                                 "(the draft chooses the set)")
+            elif not draft and chosen is None and not all_31_buildings:
+                raise ValueError("draft=False needs buildings=[...] (17 violet kinds) or all_31_buildings=True")
         self._players = players
         self._all_colonists_and_vp = all_colonists_and_vp
-        probe = _core.new_state(self, players, self._option_bits(), 0)
+        self._expansion = expansion
+        self._draft = bool(draft) if expansion else False
+        self._buildings = chosen
+        self._all_31 = all_31_buildings
+        probe = _core.new_state(self, players, self._option_bits(), 0, self._violet_set())
         self._capacities = tuple(s["capacity"] for s in probe.to_dict()["cargo_ships"])
-        self._action_names = _core.action_names(self._capacities)
+        self._n_actions = _core.num_actions_for(self._option_bits())
+        self._action_names = _core.action_names(self._capacities, self._n_actions)
 
     # --- parameters ---------------------------------------------------------
     def options(self) -> dict:
-        return {"players": self._players, "all_colonists_and_vp": self._all_colonists_and_vp}
+        """The game's options. Base games list players and all_colonists_and_vp only (as
+        before the expansion existed); expansion games add the expansion options."""
+        opts = {"players": self._players, "all_colonists_and_vp": self._all_colonists_and_vp}
+        if self._expansion:
+            opts.update(expansion=True, draft=self._draft,
+                        buildings=list(self._buildings) if self._buildings is not None else None,
+                        all_31_buildings=self._all_31)
+        return opts
 
     def _option_bits(self) -> int:
-        return _core.OPTION_ALL_COLONISTS_AND_VP if self._all_colonists_and_vp else 0
+        bits = _core.OPTION_ALL_COLONISTS_AND_VP if self._all_colonists_and_vp else 0
+        if self._expansion:
+            bits |= _core.OPTION_EXPANSION
+            if self._draft:
+                bits |= _core.OPTION_DRAFT
+            if self._all_31:
+                bits |= _core.OPTION_ALL_31
+        return bits
+
+    def _violet_set(self) -> int:
+        return _core.building_mask(self._buildings) if self._buildings is not None else 0
+
+    @property
+    def expansion(self) -> bool:
+        return self._expansion
 
     def num_players(self) -> int:
         return self._players
 
     def num_distinct_actions(self) -> int:
         """Size of the flat action space (decisions and chance outcomes share it)."""
-        return _core.NUM_DISTINCT_ACTIONS
+        return self._n_actions
 
     def max_chance_outcomes(self) -> int:
         return len(GOODS)
 
     def observation_tensor_shape(self) -> tuple:
-        return (_core.observation_size(self._players),)
+        return (_core.observation_size(self._players, self._option_bits()),)
 
     def cargo_ship_capacities(self) -> tuple:
         return self._capacities
 
     def action_to_string(self, action: int) -> str:
-        return _core._action_name(action, self._capacities)
+        return _core._action_name(action, self._capacities, self._n_actions)
 
     def string_to_action(self, name: str) -> int:
         if not isinstance(name, str):
@@ -89,7 +176,7 @@ class PuertoRicoGame:
         """The position after setup (§1.4); it starts at the chance nodes that turn up
         the first face-up plantations. ``seed`` seeds the state's own RNG (used by
         ``resolve_chance`` and playouts)."""
-        return _core.new_state(self, self._players, self._option_bits(), seed)
+        return _core.new_state(self, self._players, self._option_bits(), seed, self._violet_set())
 
     def state_from_dict(self, d: dict) -> PuertoRicoState:
         return _core.state_from_dict(self, d)
@@ -107,7 +194,7 @@ class PuertoRicoGame:
         return isinstance(other, PuertoRicoGame) and other.options() == self.options()
 
     def __hash__(self):
-        return hash(tuple(self.options().items()))
+        return hash(tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in self.options().items()))
 
     def __reduce__(self):
         return (_make_game, (self.options(),))
