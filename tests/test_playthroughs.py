@@ -40,3 +40,27 @@ def test_playthrough_is_deterministic_and_small(n):
     assert a == b
     assert len(a.encode()) < 300 * 1024
     assert "returns: " in a and "== final state ==" in a
+
+
+@pytest.mark.parametrize("n", generate.PORT_ROYAL_COUNTS)
+def test_port_royal_playthrough_matches_golden(n):
+    path = generate.port_royal_path_for(n)
+    assert path.exists(), f"{path} is missing; create it with: {REGENERATE}"
+    expected = path.read_text()
+    actual = generate.generate_port_royal(n)
+    if actual != expected:
+        diff = list(difflib.unified_diff(expected.splitlines(), actual.splitlines(),
+                                         f"{path.name} (checked in)", f"{path.name} (engine now)",
+                                         n=3, lineterm=""))
+        shown = "\n".join(diff[:120]) + (f"\n... ({len(diff) - 120} more diff lines)" if len(diff) > 120 else "")
+        pytest.fail(f"the {n}-player Port Royal playthrough differs from the golden file.\n{shown}\n\n"
+                    f"If the change is intended, regenerate with: {REGENERATE} and review the diff.",
+                    pytrace=False)
+
+
+@pytest.mark.parametrize("n", generate.PORT_ROYAL_COUNTS)
+def test_port_royal_playthrough_is_deterministic_and_small(n):
+    a, b = generate.generate_port_royal(n), generate.generate_port_royal(n)
+    assert a == b
+    assert len(a.encode()) < 300 * 1024
+    assert "returns: " in a and "== final state ==" in a

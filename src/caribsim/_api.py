@@ -11,9 +11,10 @@ TERMINAL = -4
 
 
 def _registry():
+    from caribsim.port_royal import PortRoyalGame
     from caribsim.puerto_rico import PuertoRicoGame
 
-    return {"puerto_rico": PuertoRicoGame}
+    return {"port_royal": PortRoyalGame, "puerto_rico": PuertoRicoGame}
 
 
 def games() -> list[str]:

@@ -1,4 +1,4 @@
-"""Golden playthroughs of Puerto Rico (like OpenSpiel's playthroughs).
+"""Golden playthroughs of Puerto Rico and Port Royal (like OpenSpiel's playthroughs).
 
 One seeded random game per player count (2..5): decisions are drawn with random.Random(seed)
 over legal_actions(), chance outcomes with state.resolve_chance(). The text records, per step,
@@ -77,11 +77,68 @@ def generate(n: int) -> str:
     return "\n".join(out) + "\n"
 
 
+# --- Port Royal -------------------------------------------------------------------------
+# One seeded random game per player count, recorded the same way: every chance event (its kind,
+# the seat, the card and its probability), every decision with the legal list, the board at the
+# start of every turn and at the end, the scores and returns.
+PORT_ROYAL_COUNTS = (2, 3, 4, 5)
+
+
+def port_royal_path_for(n: int) -> Path:
+    return HERE / f"port_royal_{n}p.txt"
+
+
+def generate_port_royal(n: int) -> str:
+    import random
+
+    seed = seed_for(n)
+    game = caribsim.load_game("port_royal", players=n)
+    rng = random.Random(seed)
+    state = game.new_initial_state(seed=seed)
+    out = [f"# caribsim golden playthrough: port_royal, players={n}, game seed={seed}, "
+           f"decisions random.Random({seed}); regenerate: python tests/playthroughs/generate.py",
+           f"game: {game!r}",
+           f"num_distinct_actions: {game.num_distinct_actions()}",
+           f"observation_tensor_shape: {game.observation_tensor_shape()}",
+           "", "== initial state ==", str(state), ""]
+    step = 0
+    turn = 0
+    while not state.is_terminal():
+        if state.to_dict()["turns"] != turn:
+            turn = state.to_dict()["turns"]
+            out += ["", f"== step {step}: turn {turn}, seat {state.active_player()} ==", str(state),
+                    f"observation digest (seat {state.active_player()}): "
+                    f"{hashlib.sha256(state.observation_tensor(state.active_player()).tobytes()).hexdigest()[:16]}"]
+        if state.is_chance_node():
+            kind, seat = state.chance_event()
+            probs = dict(state.chance_outcomes())
+            a = state.resolve_chance()
+            out.append(f"{step:4d} chance {kind} seat {seat}  {a:3d} {game.action_to_string(a)}  (p={probs[a]:.6f})")
+        else:
+            player = state.current_player()
+            legal = state.legal_actions()
+            a = rng.choice(legal)
+            out.append(f"{step:4d} seat {player}   {a:3d} {state.action_to_string(a)}  "
+                       f"[legal {','.join(map(str, legal))}]")
+            state.apply_action(a)
+        step += 1
+    out += ["", "== final state ==", str(state), f"steps: {step}", "scores:"]
+    for i, sc in enumerate(state.scores()):
+        out.append(f"  seat {i}: " + ", ".join(f"{k} {v}" for k, v in sc.items()))
+    out.append("returns: " + ", ".join(f"{r:.6f}" for r in state.returns()))
+    out.append(f"history length: {len(state.history())}")
+    return "\n".join(out) + "\n"
+
+
 def main(argv=None) -> int:
     for n in PLAYER_COUNTS:
         text = generate(n)
         path_for(n).write_text(text)
         print(f"wrote {path_for(n)} ({len(text.encode()) // 1024} KB)")
+    for n in PORT_ROYAL_COUNTS:
+        text = generate_port_royal(n)
+        port_royal_path_for(n).write_text(text)
+        print(f"wrote {port_royal_path_for(n)} ({len(text.encode()) // 1024} KB)")
     return 0
 
 

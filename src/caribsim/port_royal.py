@@ -1,0 +1,111 @@
+"""Port Royal: the Game object (parameters, constants, action space) over the compiled core.
+
+Rules: the shared rules reference (port_royal.md) with its Decisions table; the engine's
+encoding, state dict and rule decisions are in ``docs/port_royal.md``.
+"""
+from __future__ import annotations
+
+import json
+import operator
+
+from caribsim import _port_royal as _core
+
+CARDS = _core.CARD_IDS
+EXPEDITIONS = _core.EXPEDITION_IDS
+COLOURS = _core.COLOUR_NAMES
+PortRoyalState = _core.PortRoyalState
+
+
+class PortRoyalGame:
+    """Port Royal (the base card game) for 2–5 players.
+
+    Options:
+        players: 2..5 (default 4); the anchor+cross+house expedition is used only with 5.
+        require_expedition: the §9.2 variant end: 12 VP *and* a fulfilled expedition trigger
+            the end, and only players with an expedition can win (default False).
+        start_player: the start player's seat, or None (default) for a seat drawn from the
+            game's seed.
+    """
+
+    name = "port_royal"
+
+    def __init__(self, players: int = 4, require_expedition: bool = False, start_player: int | None = None):
+        if isinstance(players, bool):
+            raise TypeError("players must be an int 2..5, got bool")
+        try:
+            players = operator.index(players)
+        except TypeError:
+            raise TypeError(f"players must be an int 2..5, got {type(players).__name__}") from None
+        if not 2 <= players <= 5:
+            raise ValueError(f"players must be 2..5, got {players}")
+        if not isinstance(require_expedition, bool):
+            raise TypeError(f"require_expedition must be a bool, got {type(require_expedition).__name__}")
+        if start_player is not None:
+            start_player = _core._int_in(start_player, "start_player", 0, players - 1)
+        self._players = players
+        self._require_expedition = require_expedition
+        self._start_player = start_player
+
+    # --- parameters ---------------------------------------------------------
+    def options(self) -> dict:
+        return {"players": self._players, "require_expedition": self._require_expedition,
+                "start_player": self._start_player}
+
+    def _option_bits(self) -> int:
+        return _core.OPTION_REQUIRE_EXPEDITION if self._require_expedition else 0
+
+    def num_players(self) -> int:
+        return self._players
+
+    def num_distinct_actions(self) -> int:
+        """Size of the flat action space (decisions and chance outcomes share it)."""
+        return _core.NUM_DISTINCT_ACTIONS
+
+    def max_chance_outcomes(self) -> int:
+        """Chance outcomes are card variants (62)."""
+        return len(CARDS)
+
+    def observation_tensor_shape(self) -> tuple:
+        return (_core.OBSERVATION_SIZE,)
+
+    def action_to_string(self, action: int) -> str:
+        return _core._action_name(action)
+
+    def string_to_action(self, name: str) -> int:
+        return _core.string_to_action(name)
+
+    # --- states -------------------------------------------------------------
+    def new_initial_state(self, seed: int = 0) -> PortRoyalState:
+        """The position after setup (§1.3); it starts at the chance nodes that deal the
+        starting coins. ``seed`` seeds the state's own RNG (the start player unless the
+        game fixes it, ``resolve_chance`` and playouts)."""
+        return _core.new_state(self, self._players, self._option_bits(), self._start_player, seed)
+
+    def state_from_dict(self, d: dict) -> PortRoyalState:
+        return _core.state_from_dict(self, d)
+
+    def deserialize_state(self, text: str) -> PortRoyalState:
+        if not isinstance(text, (str, bytes)):
+            raise TypeError(f"serialized state must be str, got {type(text).__name__}")
+        try:
+            d = json.loads(text)
+        except ValueError as e:
+            raise ValueError(f"serialized state is not valid JSON: {e}") from None
+        return _core.state_from_dict(self, d)
+
+    def __eq__(self, other):
+        return isinstance(other, PortRoyalGame) and other.options() == self.options()
+
+    def __hash__(self):
+        return hash(tuple(self.options().items()))
+
+    def __reduce__(self):
+        return (_make_game, (self.options(),))
+
+    def __repr__(self):
+        opts = ", ".join(f"{k}={v!r}" for k, v in self.options().items())
+        return f"PortRoyalGame({opts})"
+
+
+def _make_game(options):
+    return PortRoyalGame(**options)
