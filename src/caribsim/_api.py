@@ -11,10 +11,11 @@ TERMINAL = -4
 
 
 def _registry():
+    from caribsim.cuba import CubaGame
     from caribsim.port_royal import PortRoyalGame
     from caribsim.puerto_rico import PuertoRicoGame
 
-    return {"port_royal": PortRoyalGame, "puerto_rico": PuertoRicoGame}
+    return {"cuba": CubaGame, "port_royal": PortRoyalGame, "puerto_rico": PuertoRicoGame}
 
 
 def games() -> list[str]:

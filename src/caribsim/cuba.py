@@ -1,0 +1,542 @@
+"""Cuba: the Game object (options, component data, action space) over the compiled core.
+
+Rules: the shared reference ``cuba.md`` (rule ids CU-n.m, decisions D1..D60) and
+``docs/cuba.md`` (the action encoding, the state dict, the engine's own decisions).
+
+Component data is data: the six ``cuba_*.csv`` files shipped in ``caribsim/data`` are
+the default; ``load_game("cuba", players=N, data="folder")`` reads a user's files of
+the same names and columns (a file present in the folder replaces the shipped one as a
+whole; missing files fall back to the shipped ones). Every file is validated (the
+invariants of the reference, §13.8, plus types and ranges) with errors that name the
+file, the row (its line number) and the column.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import operator
+from importlib.resources import files
+from pathlib import Path
+
+from caribsim import _cuba as _core
+
+ITEMS = _core.ITEM_NAMES
+CARGO = _core.CARGO_NAMES
+CROPS = _core.CROP_NAMES
+MATERIALS = _core.MATERIAL_NAMES
+CHARACTERS = _core.CHARACTER_NAMES
+BUILDINGS = _core.BUILDING_IDS
+LAW_KINDS = _core.LAW_KINDS
+STACKS = _core.STACK_NAMES
+CubaState = _core.CubaState
+
+DATA_FILES = ("cuba_buildings.csv", "cuba_ships.csv", "cuba_laws.csv", "cuba_market.csv",
+              "cuba_plantation.csv", "cuba_setup.csv")
+_COLUMNS = {
+    "cuba_buildings.csv": ["id", "name", "cost_wood", "cost_stone", "cost_water", "cost_pesos", "copies",
+                           "effect", "per_round_limit", "status", "source"],
+    "cuba_ships.csv": ["id", "slots_total", "accepts", "status"],
+    "cuba_laws.csv": ["id", "stack", "kind", "params", "status"],
+    "cuba_market.csv": ["item", "prices", "start_covered", "status"],
+    "cuba_plantation.csv": ["row", "col", "field", "status"],
+    "cuba_setup.csv": ["key", "value", "status"],
+}
+_STATUSES = ("rules", "decision", "provisional")
+_STACK_KIND = {"tax": 0, "tax_per_building": 0, "levy": 1, "subsidy": 2, "market_loses": 3,
+               "market_gains": 3, "drought": 3, "building_law": 3, "harbour_law": 3, "corruption": 3}
+
+
+class DataError(ValueError):
+    """A component data file breaks the schema or an invariant (names file, row, column)."""
+
+
+class _File:
+    def __init__(self, name, text, origin):
+        self.name = name
+        self.origin = origin
+        reader = csv.DictReader(io.StringIO(text))
+        cols = reader.fieldnames or []
+        if cols != _COLUMNS[name]:
+            raise DataError(f"{name} ({origin}): the header must be the columns {_COLUMNS[name]}, got {cols}")
+        self.rows = []
+        for line, row in enumerate(reader, start=2):
+            if None in row or any(v is None for v in row.values()):
+                raise DataError(f"{name} row {line}: expected {len(cols)} columns")
+            self.rows.append((line, {k: v.strip() for k, v in row.items()}))
+        for line, row in self.rows:
+            if row["status"] not in _STATUSES:
+                self.err(line, "status", f"must be one of {list(_STATUSES)}, got {row['status']!r}")
+
+    def err(self, line, column, msg):
+        raise DataError(f"{self.name} row {line}, column {column}: {msg}")
+
+    def int(self, line, row, column, lo, hi):
+        v = row[column]
+        try:
+            x = int(v)
+        except ValueError:
+            self.err(line, column, f"must be an integer {lo}..{hi}, got {v!r}")
+        if not lo <= x <= hi:
+            self.err(line, column, f"must be an integer {lo}..{hi}, got {x}")
+        return x
+
+
+def _read_files(folder):
+    out = {}
+    user = None
+    if folder is not None:
+        if not isinstance(folder, (str, Path)):
+            raise TypeError(f"data must be a folder path (str or Path), got {type(folder).__name__}")
+        user = Path(folder)
+        if not user.is_dir():
+            raise ValueError(f"data: {str(folder)!r} is not a folder")
+        unknown = sorted(p.name for p in user.glob("cuba_*.csv") if p.name not in DATA_FILES)
+        if unknown:
+            raise DataError(f"data: unknown Cuba data file(s) {unknown}; the files are {list(DATA_FILES)}")
+    for name in DATA_FILES:
+        if user is not None and (user / name).is_file():
+            out[name] = _File(name, (user / name).read_text(encoding="utf-8"), str(user / name))
+        else:
+            out[name] = _File(name, files("caribsim").joinpath("data", name).read_text(encoding="utf-8"), "bundled")
+    return out
+
+
+def _kv(f, line, column, text, keys=None):
+    out = {}
+    for part in text.split(";"):
+        if "=" not in part:
+            f.err(line, column, f"must be 'key=value;key=value', got {text!r}")
+        k, v = (x.strip() for x in part.split("=", 1))
+        if keys is not None and k not in keys:
+            f.err(line, column, f"unknown key {k!r}; allowed: {list(keys)}")
+        if k in out:
+            f.err(line, column, f"key {k!r} given twice")
+        out[k] = v
+    return out
+
+
+def _num(f, line, column, v, lo, hi, what):
+    try:
+        x = int(v)
+    except ValueError:
+        f.err(line, column, f"{what} must be an integer {lo}..{hi}, got {v!r}")
+    if not lo <= x <= hi:
+        f.err(line, column, f"{what} must be an integer {lo}..{hi}, got {x}")
+    return x
+
+
+def _buildings(f):
+    if len(f.rows) != len(BUILDINGS):
+        raise DataError(f"{f.name}: expected {len(BUILDINGS)} rows (one per building kind), found {len(f.rows)}")
+    by_id = {}
+    for line, row in f.rows:
+        if row["id"] not in BUILDINGS:
+            f.err(line, "id", f"unknown building id {row['id']!r}; the engine knows {list(BUILDINGS)}")
+        if row["id"] in by_id:
+            f.err(line, "id", f"building id {row['id']!r} appears twice")
+        lim = row["per_round_limit"]
+        by_id[row["id"]] = {
+            "name": row["name"] or row["id"],
+            "cost": [f.int(line, row, c, 0, 20) for c in ("cost_wood", "cost_stone", "cost_water", "cost_pesos")],
+            "copies": f.int(line, row, "copies", 0, 5),
+            "limit": None if lim == "unlimited" else _num(f, line, "per_round_limit", lim, 1, 60,
+                                                          "a limit (or 'unlimited')"),
+            "status": row["status"],
+        }
+    total = sum(b["copies"] for b in by_id.values())
+    if total != 25:
+        raise DataError(f"{f.name}, column copies: the copies must sum to 25 tiles (§13.8), got {total}")
+    return [by_id[b] for b in BUILDINGS]
+
+
+def _ships(f):
+    if len(f.rows) != 15:
+        raise DataError(f"{f.name}: expected 15 rows (ship cards), found {len(f.rows)}")
+    out, seen = [], set()
+    for line, row in f.rows:
+        sid = row["id"]
+        if not sid or " " in sid:
+            f.err(line, "id", f"must be a non-empty id without spaces, got {sid!r}")
+        if sid in seen:
+            f.err(line, "id", f"ship id {sid!r} appears twice")
+        seen.add(sid)
+        total = f.int(line, row, "slots_total", 1, 20)
+        slots = [0] * 5
+        parts = row["accepts"].split(";")
+        for part in parts:
+            if ":" not in part:
+                f.err(line, "accepts", f"must be 'kind:slots;kind:slots', got {row['accepts']!r}")
+            k, v = (x.strip() for x in part.split(":", 1))
+            if k not in CARGO:
+                f.err(line, "accepts", f"unknown cargo kind {k!r}; allowed: {list(CARGO)}")
+            if slots[CARGO.index(k)]:
+                f.err(line, "accepts", f"kind {k!r} given twice")
+            slots[CARGO.index(k)] = _num(f, line, "accepts", v, 1, 10, f"slots of {k}")
+        if not 2 <= len(parts) <= 3:
+            f.err(line, "accepts", f"a ship accepts 2-3 cargo kinds (§13.8), got {len(parts)}")
+        if sum(slots) != total:
+            f.err(line, "slots_total", f"must equal the sum of the accepted slots ({sum(slots)}), got {total}")
+        out.append({"id": sid, "slots": slots, "status": row["status"]})
+    return out
+
+
+def _law_params(f, line, kind, text):
+    p = [0] * 8
+    if kind in ("tax",):
+        p[0] = _num(f, line, "params", _kv(f, line, "params", text, ("pesos",)).get("pesos", ""), 0, 60, "pesos")
+    elif kind == "tax_per_building":
+        p[0] = _num(f, line, "params", _kv(f, line, "params", text, ("pesos_per_building",)).get(
+            "pesos_per_building", ""), 0, 20, "pesos_per_building")
+    elif kind == "levy":
+        kv = _kv(f, line, "params", text, ITEMS)
+        for k, v in kv.items():
+            p[ITEMS.index(k)] = _num(f, line, "params", v, 1, 20, f"levy of {k}")
+    elif kind == "subsidy":
+        kv = _kv(f, line, "params", text, ("count", "unit", "vp", "cap"))
+        if set(kv) != {"count", "unit", "vp", "cap"}:
+            f.err(line, "params", "a subsidy needs count=..;unit=..;vp=..;cap=.. (cap=none for no cap)")
+        if kv["count"] not in _core.SUBSIDY_COUNTS:
+            f.err(line, "params", f"unknown subsidy count {kv['count']!r}; allowed: {list(_core.SUBSIDY_COUNTS)}")
+        p[0] = _core.SUBSIDY_COUNTS.index(kv["count"])
+        p[1] = _num(f, line, "params", kv["unit"], 1, 60, "unit")
+        p[2] = _num(f, line, "params", kv["vp"], 0, 20, "vp")
+        p[3] = -1 if kv["cap"] == "none" else _num(f, line, "params", kv["cap"], 0, 100, "cap (or none)")
+    elif kind in ("market_loses", "market_gains"):
+        p[0] = _num(f, line, "params", _kv(f, line, "params", text, ("crops_each",)).get("crops_each", ""),
+                    0, 8, "crops_each")
+    elif kind == "drought":
+        p[0] = _num(f, line, "params", _kv(f, line, "params", text, ("free_crop_fields",)).get(
+            "free_crop_fields", ""), 0, 6, "free_crop_fields")
+    elif kind == "building_law":
+        p[0] = _num(f, line, "params", _kv(f, line, "params", text, ("surcharge_pesos",)).get(
+            "surcharge_pesos", ""), 0, 20, "surcharge_pesos")
+    elif text not in ("-", ""):
+        f.err(line, "params", f"a {kind} law has no parameters: write '-', got {text!r}")
+    return p
+
+
+def _laws(f):
+    if len(f.rows) != 24:
+        raise DataError(f"{f.name}: expected 24 rows (law cards), found {len(f.rows)}")
+    out, seen = [], set()
+    for line, row in f.rows:
+        lid = row["id"]
+        if not lid or " " in lid:
+            f.err(line, "id", f"must be a non-empty id without spaces, got {lid!r}")
+        if lid in seen:
+            f.err(line, "id", f"law id {lid!r} appears twice")
+        seen.add(lid)
+        if row["stack"] not in STACKS:
+            f.err(line, "stack", f"must be one of {list(STACKS)}, got {row['stack']!r}")
+        if row["kind"] not in LAW_KINDS:
+            f.err(line, "kind", f"unknown law kind {row['kind']!r}; allowed: {list(LAW_KINDS)}")
+        stack = STACKS.index(row["stack"])
+        if _STACK_KIND[row["kind"]] != stack:
+            f.err(line, "kind", f"a {row['kind']} law belongs to stack {STACKS[_STACK_KIND[row['kind']]]}, "
+                                f"not {row['stack']}")
+        out.append({"id": lid, "stack": stack, "kind": LAW_KINDS.index(row["kind"]),
+                    "param": _law_params(f, line, row["kind"], row["params"]), "status": row["status"]})
+    for s in range(4):
+        n = sum(1 for x in out if x["stack"] == s)
+        if n != 6:
+            raise DataError(f"{f.name}, column stack: stack {STACKS[s]} must hold 6 cards (§13.8), got {n}")
+    n = sum(1 for x in out if x["kind"] == LAW_KINDS.index("tax_per_building"))
+    if n != 1:
+        raise DataError(f"{f.name}, column kind: stack I must hold exactly one tax_per_building (§13.8), got {n}")
+    return out
+
+
+def _market(f):
+    by = {}
+    for line, row in f.rows:
+        if row["item"] not in CARGO:
+            f.err(line, "item", f"must be a cargo kind {list(CARGO)}, got {row['item']!r}")
+        if row["item"] in by:
+            f.err(line, "item", f"{row['item']!r} appears twice")
+        prices = [_num(f, line, "prices", v, 0, 100, "a price") for v in row["prices"].split(";")]
+        if not 1 <= len(prices) <= 8:
+            f.err(line, "prices", f"a track has 1-8 spaces, got {len(prices)}")
+        if any(a <= b for a, b in zip(prices, prices[1:])):
+            f.err(line, "prices", f"prices must be strictly decreasing (§13.8), got {row['prices']!r}")
+        by[row["item"]] = {"prices": prices,
+                           "start_covered": f.int(line, row, "start_covered", 0, len(prices)),
+                           "status": row["status"]}
+    missing = [k for k in CARGO if k not in by]
+    if missing:
+        raise DataError(f"{f.name}: one row per cargo kind is needed (§13.8); missing {missing}")
+    return [by[k] for k in CARGO]
+
+
+def _plantation(f):
+    if len(f.rows) != 12:
+        raise DataError(f"{f.name}: expected 12 rows (3 x 4 fields), found {len(f.rows)}")
+    grid = [None] * 12
+    for line, row in f.rows:
+        r = f.int(line, row, "row", 1, 3)
+        c = f.int(line, row, "col", 1, 4)
+        if grid[(r - 1) * 4 + c - 1] is not None:
+            f.err(line, "row", f"field ({r},{c}) appears twice")
+        kind = row["field"]
+        if kind == "warehouse":
+            if (r, c) != (1, 1):
+                f.err(line, "field", f"the warehouse must be at (1,1) (§13.8), found at ({r},{c})")
+            grid[(r - 1) * 4 + c - 1] = _core.FIELD_WAREHOUSE_KIND
+        elif kind in CROPS or kind in MATERIALS:
+            grid[(r - 1) * 4 + c - 1] = ITEMS.index(kind)
+        else:
+            f.err(line, "field", f"must be 'warehouse', a crop {list(CROPS)} or a material {list(MATERIALS)}, "
+                                 f"got {kind!r}")
+    if grid[0] != _core.FIELD_WAREHOUSE_KIND:
+        raise DataError(f"{f.name}: exactly one warehouse, at (1,1), is needed (§13.8)")
+    return grid
+
+
+_SETUP_INTS = {   # key: (lo, hi)
+    "players_min": (2, 5), "players_max": (2, 5), "rounds": (1, 6), "cards_in_hand_per_round": (5, 5),
+    "cards_played_per_round": (1, 5), "start_pesos": (0, 500), "start_materials_chosen": (0, 6),
+    "start_crops_chosen": (0, 6), "start_vp": (0, 0), "plantation_rows": (3, 3), "plantation_cols": (4, 4),
+    "plantation_yield_per_field": (0, 5), "worker_free_crop_fields": (0, 6),
+    "irrigation_water_per_extra_crop_field": (0, 5), "trader_alt_material_count": (0, 5),
+    "trader_alt_cheapest_crop_count": (0, 5), "market_buy_from_supply_price": (0, 100),
+    "market_sell_to_supply_price_crop": (0, 100), "market_sell_to_supply_price_good": (0, 100),
+    "docks": (3, 3), "ship_cards": (15, 15), "law_cards_per_stack": (6, 6), "proposals_enacted_per_round": (2, 2),
+    "tax_vp": (0, 20), "levy_vp": (0, 20), "levy_bonus_vp_if_tax_paid": (0, 20), "vote_price_pesos": (1, 10),
+    "town_hall_votes": (0, 20), "building_tiles": (25, 25), "max_copies_of_a_building_per_player": (1, 1),
+    "storage_capacity_crops": (0, 60), "end_vp_per_building": (0, 20), "supply_count_per_crop_kind": (0, 500),
+    "supply_count_per_good_kind": (0, 500), "supply_count_per_material_kind": (0, 500),
+}
+_SETUP_TEXT = {"setup_differs_by_player_count", "phases_per_round", "characters", "start_player_round_1",
+               "start_choice_order", "plantation_layout_same_for_all_players", "pawn_start_field",
+               "black_marker_spaces", "start_ships_in_docks", "start_ships_at_sea", "law_stacks",
+               "initial_law_III", "initial_law_IV", "warehouse_capacity_crops", "final_tiebreak"}
+_SETUP_OTHER = {"character_votes", "architect_alt_vp", "mayor_alt_pesos", "dock_vp_per_item", "initial_law_I",
+                "initial_law_II", "supply_limited", "pesos_limited", "coins"}
+
+
+def _setup(f):
+    vals = {}
+    lines = {}
+    for line, row in f.rows:
+        k = row["key"]
+        if k in vals:
+            f.err(line, "key", f"key {k!r} appears twice")
+        if k not in _SETUP_INTS and k not in _SETUP_TEXT and k not in _SETUP_OTHER:
+            f.err(line, "key", f"unknown key {k!r}")
+        vals[k] = row["value"]
+        lines[k] = line
+    missing = sorted((set(_SETUP_INTS) | _SETUP_OTHER) - set(vals))
+    if missing:
+        raise DataError(f"{f.name}: missing keys {missing}")
+    out = {}
+    for k, (lo, hi) in _SETUP_INTS.items():
+        out[k] = _num(f, lines[k], "value", vals[k], lo, hi, k)
+
+    def ints(key, n, lo, hi):
+        parts = vals[key].split(";")
+        if len(parts) != n:
+            f.err(lines[key], "value", f"{key} must be {n} integers separated by ';', got {vals[key]!r}")
+        return [_num(f, lines[key], "value", v, lo, hi, key) for v in parts]
+
+    kv = _kv(f, lines["character_votes"], "value", vals["character_votes"], CHARACTERS)
+    if set(kv) != set(CHARACTERS):
+        f.err(lines["character_votes"], "value", f"character_votes needs all of {list(CHARACTERS)}")
+    out["character_votes"] = [_num(f, lines["character_votes"], "value", kv[c], 0, 50, c) for c in CHARACTERS]
+    out["architect_alt_vp"] = ints("architect_alt_vp", 2, 0, 20)
+    out["mayor_alt_pesos"] = ints("mayor_alt_pesos", 2, 0, 50)
+    out["dock_vp_per_item"] = ints("dock_vp_per_item", 3, 0, 20)
+    t = vals["initial_law_I"].split()
+    if len(t) != 2 or t[0] != "tax" or not t[1].startswith("pesos="):
+        f.err(lines["initial_law_I"], "value", f"must be 'tax pesos=N', got {vals['initial_law_I']!r}")
+    out["initial_tax"] = _num(f, lines["initial_law_I"], "value", t[1][6:], 0, 60, "the initial tax")
+    t = vals["initial_law_II"].split()
+    if len(t) != 2 or t[0] != "levy":
+        f.err(lines["initial_law_II"], "value", f"must be 'levy kind=N[;kind=N]', got {vals['initial_law_II']!r}")
+    levy = [0] * 8
+    for k, v in _kv(f, lines["initial_law_II"], "value", t[1], ITEMS).items():
+        levy[ITEMS.index(k)] = _num(f, lines["initial_law_II"], "value", v, 1, 20, f"levy of {k}")
+    out["initial_levy"] = levy
+    for key in ("supply_limited", "pesos_limited"):
+        if vals[key] not in ("true", "false"):
+            f.err(lines[key], "value", f"{key} must be true or false, got {vals[key]!r}")
+        out[key] = vals[key] == "true"
+    coins = vals["coins"].split()[0] if vals["coins"] else ""
+    out["coins"] = _num(f, lines["coins"], "value", coins, 0, 30000, "coins")
+    out["supply_count"] = [out["supply_count_per_crop_kind"]] * 3 + [out["supply_count_per_good_kind"]] * 2 \
+        + [out["supply_count_per_material_kind"]] * 3
+    if out["rounds"] > 6:
+        f.err(lines["rounds"], "value", "at most 6 rounds: each law stack reveals one card per round")
+    return out
+
+
+def load_component_data(folder=None) -> dict:
+    """Read and validate the six data files (the shipped ones, or a user's folder)."""
+    fs = _read_files(folder)
+    spec = {
+        "buildings": _buildings(fs["cuba_buildings.csv"]),
+        "ships": _ships(fs["cuba_ships.csv"]),
+        "laws": _laws(fs["cuba_laws.csv"]),
+        "market": _market(fs["cuba_market.csv"]),
+        "plantation": _plantation(fs["cuba_plantation.csv"]),
+        "setup": _setup(fs["cuba_setup.csv"]),
+    }
+    status = {}
+    for name, f in fs.items():
+        key = "key" if name == "cuba_setup.csv" else ("item" if name == "cuba_market.csv" else "id")
+        rows = []
+        for _line, row in f.rows:
+            if row["status"] == "provisional":
+                rows.append(f"{row['row']},{row['col']}" if name == "cuba_plantation.csv" else row[key])
+        status[name] = {"origin": f.origin, "provisional": rows}
+    spec["status"] = status
+    return spec
+
+
+_BUNDLED = None
+
+
+def _bundled():
+    global _BUNDLED
+    if _BUNDLED is None:
+        _BUNDLED = load_component_data(None)
+    return _BUNDLED
+
+
+class CubaGame:
+    """Cuba for 2-5 players (eggertspiele 2007).
+
+    Options:
+        players: 2..5 (default 4).
+        start_player: the round-1 start player's seat, or None (default) for the chance
+            node that draws him (C1, D53).
+        data: a folder with user data files (``cuba_*.csv``), or None for the shipped set.
+        supply_limited, pesos_limited: the physical counts of items / coins (E.4); None
+            (default) takes the value of ``cuba_setup.csv`` (false in the shipped set).
+    """
+
+    name = "cuba"
+
+    def __init__(self, players: int = 4, start_player=None, data=None, supply_limited=None, pesos_limited=None):
+        if isinstance(players, bool):
+            raise TypeError("players must be an int 2..5, got bool")
+        try:
+            players = operator.index(players)
+        except TypeError:
+            raise TypeError(f"players must be an int 2..5, got {type(players).__name__}") from None
+        if not 2 <= players <= 5:
+            raise ValueError(f"players must be 2..5, got {players}")
+        if start_player is not None:
+            if isinstance(start_player, bool):
+                raise TypeError("start_player must be a seat (int) or None, got bool")
+            try:
+                start_player = operator.index(start_player)
+            except TypeError:
+                raise TypeError(f"start_player must be a seat (int) or None, got "
+                                f"{type(start_player).__name__}") from None
+            if not 0 <= start_player < players:
+                raise ValueError(f"start_player must be a seat 0..{players - 1} or None, got {start_player}")
+        for name, v in (("supply_limited", supply_limited), ("pesos_limited", pesos_limited)):
+            if v is not None and not isinstance(v, bool):
+                raise TypeError(f"{name} must be a bool or None, got {type(v).__name__}")
+        spec = _bundled() if data is None else load_component_data(data)
+        self._spec = spec
+        self._data = None if data is None else str(data)
+        self._players = players
+        self._start = start_player
+        self._supply_limited = spec["setup"]["supply_limited"] if supply_limited is None else supply_limited
+        self._pesos_limited = spec["setup"]["pesos_limited"] if pesos_limited is None else pesos_limited
+        self._tables = _core.pack_tables(spec)
+        self._ship_ids = tuple(s["id"] for s in spec["ships"])
+        self._law_ids = tuple(x["id"] for x in spec["laws"])
+        self._action_names = _core.action_names(self._ship_ids, self._law_ids)
+        self._lookup = {name.lower(): a for a, name in enumerate(self._action_names)}
+
+    # --- parameters ---------------------------------------------------------
+    def options(self) -> dict:
+        return {"players": self._players, "start_player": self._start, "data": self._data,
+                "supply_limited": self._supply_limited, "pesos_limited": self._pesos_limited}
+
+    def _option_bits(self) -> int:
+        return ((_core.OPTION_SUPPLY_LIMITED if self._supply_limited else 0)
+                | (_core.OPTION_PESOS_LIMITED if self._pesos_limited else 0))
+
+    def _start_option(self) -> int:
+        return -1 if self._start is None else self._start
+
+    def num_players(self) -> int:
+        return self._players
+
+    def num_distinct_actions(self) -> int:
+        return _core.NUM_DISTINCT_ACTIONS
+
+    def max_chance_outcomes(self) -> int:
+        return _core.MAX_CHANCE_OUTCOMES
+
+    def observation_tensor_shape(self) -> tuple:
+        return (_core.observation_size(self._players),)
+
+    def information_state_tensor_shape(self) -> tuple:
+        return self.observation_tensor_shape()
+
+    def ship_ids(self) -> tuple:
+        return self._ship_ids
+
+    def law_ids(self) -> tuple:
+        return self._law_ids
+
+    def component_data(self) -> dict:
+        """The validated component data this game uses (a copy)."""
+        return json.loads(json.dumps({k: v for k, v in self._spec.items() if k != "status"}))
+
+    def component_data_status(self) -> dict:
+        """Per data file: where it came from ('bundled' or the user's path) and the ids of the
+        rows marked ``status=provisional`` (values chosen for this engine because the printed
+        ones are not available; see the README's Cuba section)."""
+        return json.loads(json.dumps(self._spec["status"]))
+
+    def action_to_string(self, action: int) -> str:
+        a = _core._int_in(action, "action", 0, _core.NUM_DISTINCT_ACTIONS - 1)
+        return self._action_names[a]
+
+    def string_to_action(self, name: str) -> int:
+        if not isinstance(name, str):
+            raise TypeError(f"action name must be a str, got {type(name).__name__}")
+        key = " ".join(name.lower().split())
+        if key not in self._lookup:
+            raise ValueError(f"unknown action name {name!r}; see docs/cuba.md")
+        return self._lookup[key]
+
+    # --- states -------------------------------------------------------------
+    def new_initial_state(self, seed: int = 0) -> CubaState:
+        """The position at the start of setup (§3): the ship draws, the start player (if
+        random) and the proposals are chance nodes; the starting items are decisions."""
+        return _core.new_state(self, self._tables, self._players, self._option_bits(), self._start_option(), seed)
+
+    def state_from_dict(self, d: dict) -> CubaState:
+        return _core.state_from_dict(self, d)
+
+    def deserialize_state(self, text: str) -> CubaState:
+        if not isinstance(text, (str, bytes)):
+            raise TypeError(f"serialized state must be str, got {type(text).__name__}")
+        try:
+            d = json.loads(text)
+        except ValueError as e:
+            raise ValueError(f"serialized state is not valid JSON: {e}") from None
+        return _core.state_from_dict(self, d)
+
+    def __eq__(self, other):
+        return isinstance(other, CubaGame) and other.options() == self.options() and other._tables == self._tables
+
+    def __hash__(self):
+        return hash((tuple(self.options().items()), self._tables))
+
+    def __reduce__(self):
+        return (_make_game, (self.options(),))
+
+    def __repr__(self):
+        opts = ", ".join(f"{k}={v!r}" for k, v in self.options().items())
+        return f"CubaGame({opts})"
+
+
+def _make_game(options):
+    return CubaGame(**options)
