@@ -1652,21 +1652,23 @@ cdef int32 pr_random_playout(PRState* s) noexcept nogil:
     return decisions
 
 
-cdef inline int put(float* out, int i, double v) noexcept nogil:
-    if out != NULL:
-        out[i] = <float>v
+cdef inline int put(float* out, int i, float v) noexcept nogil:
+    out[i] = v
     return i + 1
 
 cdef inline int one_hot(float* out, int i, int value, int size) noexcept nogil:
     cdef int j
     for j in range(size):
-        i = put(out, i, 1.0 if j == value else 0.0)
-    return i
+        out[i + j] = 0.0
+    if 0 <= value < size:
+        out[i + value] = 1.0
+    return i + size
 
 cdef int write_observation(const PRState* s, int seat, float* out) noexcept nogil:
     """Everything is public in Puerto Rico except the stack's order (E.1), so the
     observation is the whole state, with the players listed from `seat` on.
-    With out == NULL only counts the entries."""
+    Returns the number of entries (pr_observation_size); writes without branches,
+    as the batch API calls it for every game at every step."""
     cdef int i = 0, j, k, b, q, n = s.n_players
     cdef int cur = pr_current_player(s)
     cdef const PRPlayer* p
@@ -1682,10 +1684,10 @@ cdef int write_observation(const PRState* s, int seat, float* out) noexcept nogi
         for k in range(NUM_MANNED_KINDS):
             i = put(out, i, p.manned[k])
         i = put(out, i, p.san_juan)
-        for b in range(NUM_BUILDINGS):
-            i = put(out, i, 1.0 if owns(p, b) else 0.0)
-        for b in range(NUM_BUILDINGS):
-            i = put(out, i, p.workers[b])
+        for b in range(NUM_BUILDINGS):         # branchless: the bits are unpredictable
+            out[i + b] = <float>((p.owned >> b) & 1)
+            out[i + NUM_BUILDINGS + b] = p.workers[b]
+        i += 2 * NUM_BUILDINGS
         i = put(out, i, 1.0 if q == s.governor else 0.0)
         i = put(out, i, 1.0 if q == s.chooser and s.phase < PHASE_ROLE_SELECTION else 0.0)
         i = put(out, i, 1.0 if (s.wharf_used >> q) & 1 else 0.0)
@@ -1732,7 +1734,7 @@ cdef int write_observation(const PRState* s, int seat, float* out) noexcept nogi
             i = put(out, i, 1.0 if (s.small_wharf_used >> q) & 1 else 0.0)
         i = one_hot(out, i, s.step - NUM_BASE_STEPS, NUM_STEPS - NUM_BASE_STEPS)
         for b in range(FIRST_VIOLET, NUM_BUILDINGS):
-            i = put(out, i, 1.0 if (s.in_play >> b) & 1 else 0.0)
+            i = put(out, i, <float>((s.in_play >> b) & 1))
         i = put(out, i, s.forests)
         for k in range(NUM_GOODS):
             i = put(out, i, s.removed[k])
@@ -1753,10 +1755,11 @@ cdef void pr_observation(const PRState* s, int seat, float* out) noexcept nogil:
 
 cdef int pr_observation_size(int n_players, int options) noexcept nogil:
     cdef PRState s
+    cdef float scratch[4096]               # larger than any observation (5 players, expansion)
     memset(&s, 0, sizeof(PRState))
     s.n_players = n_players
     s.options = options
-    return write_observation(&s, 0, NULL)
+    return write_observation(&s, 0, scratch)
 
 
 # ---------------------------------------------------------------------------

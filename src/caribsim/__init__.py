@@ -5,6 +5,8 @@
     >>> state = game.new_initial_state(seed=7)
 """
 from caribsim._api import CHANCE, TERMINAL, PlayoutResult, games, load_game, random_playouts
+from caribsim.vector import VectorGame
 
 __version__ = "0.1.0"
-__all__ = ["CHANCE", "TERMINAL", "PlayoutResult", "games", "load_game", "random_playouts", "__version__"]
+__all__ = ["CHANCE", "TERMINAL", "PlayoutResult", "VectorGame", "games", "load_game", "random_playouts",
+           "__version__"]

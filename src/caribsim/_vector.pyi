@@ -1,0 +1,52 @@
+"""Type stubs for the compiled batch driver (pyx/caribsim/_vector.pyx): ``VectorGame``
+steps n games of any caribsim game through its C table (caribsim._game.GameVTable).
+See docs/embedding.md."""
+from typing import Any, SupportsIndex
+
+import numpy as np
+import numpy.typing as npt
+
+def game_info(state: Any) -> dict[str, Any]:
+    """The C table of a compiled state: name, state_size, num_actions,
+    max_chance_outcomes, max_players, perfect_information."""
+
+class VectorGame:
+    """n games in one contiguous C array, stepped in batch without the GIL.
+
+    ``game``: a game name (``**options`` go to ``caribsim.load_game``) or a loaded game.
+    Between calls every game is at a decision node; finished games are reset at once.
+    Returned arrays are read-only views of internal buffers, overwritten by later calls."""
+
+    num_actions: int
+    observation_size: int
+    num_players: int
+    game: Any
+    name: str
+    def __init__(self, game: Any, n: SupportsIndex = 1024, seed: SupportsIndex = 0, **options: Any) -> None: ...
+    @property
+    def n(self) -> int: ...
+    def __len__(self) -> int: ...
+    def reset(self, seed: SupportsIndex | None = None) -> None:
+        """Start every game afresh (episode counters to 0); ``seed`` replaces the seed."""
+    def legal_mask(self) -> npt.NDArray[np.uint8]:
+        """(n, num_actions): 1 where the action is legal for the player to act."""
+    def observations(self) -> npt.NDArray[np.float32]:
+        """(n, observation_size): each game from its acting player's seat."""
+    def current_players(self) -> npt.NDArray[np.int32]:
+        """(n,): the seat to act in each game."""
+    def step(self, actions: npt.ArrayLike) -> None:
+        """Apply one legal action per game (integer array of shape (n,)), resolve chance,
+        record and reset finished games. An illegal action raises ValueError naming the
+        game index; then no game is changed."""
+    def rewards(self) -> npt.NDArray[np.float32]:
+        """(n, players): returns of the games that ended at the last step, else 0."""
+    def terminated(self) -> npt.NDArray[np.bool_]:
+        """(n,): games that ended at the last step (already reset)."""
+    def episode_lengths(self) -> npt.NDArray[np.int32]:
+        """(n,): decisions of each slot's last finished game."""
+    def episodes(self) -> npt.NDArray[np.uint64]:
+        """(n,): finished games per slot since the last reset()."""
+    def scores(self) -> npt.NDArray[np.float64]:
+        """(n, players): each game's current score per seat (a new array)."""
+    def get_state(self, i: SupportsIndex) -> Any:
+        """A copy of game i as the game's Python state (its history is empty)."""

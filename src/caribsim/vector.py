@@ -1,0 +1,15 @@
+"""Vectorised batches of games stepped in C: ``caribsim.VectorGame``.
+
+    >>> import numpy as np, caribsim
+    >>> vg = caribsim.VectorGame("puerto_rico", n=1024, players=4, seed=0)
+    >>> mask = vg.legal_mask()                  # (1024, 143) uint8
+    >>> obs = vg.observations()                 # (1024, obs) float32
+    >>> vg.step(np.argmax(mask, axis=1))        # one legal action per game
+    >>> vg.rewards()[vg.terminated()]           # returns of the games that just ended
+
+Works for every game of ``caribsim.games()`` through the C game interface
+(``caribsim._game.GameVTable``); see ``docs/embedding.md``.
+"""
+from caribsim._vector import VectorGame, game_info
+
+__all__ = ["VectorGame", "game_info"]
