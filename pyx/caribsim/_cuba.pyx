@@ -1858,6 +1858,9 @@ cdef int _vt_observation_size(const void* s) noexcept nogil:
 cdef void _vt_observation(const void* s, int seat, float* out) noexcept nogil:
     cu_observation(<const CUState*>s, seat, out)
 
+cdef int32 _vt_random_playout(void* s) noexcept nogil:
+    return cu_random_playout(<CUState*>s)
+
 cdef GameVTable CUBA_VTABLE
 CUBA_VTABLE.name = b"cuba"
 CUBA_VTABLE.state_size = sizeof(CUState)
@@ -1876,6 +1879,7 @@ CUBA_VTABLE.reseed = _vt_reseed
 CUBA_VTABLE.determinize = _vt_determinize
 CUBA_VTABLE.observation_size = _vt_observation_size
 CUBA_VTABLE.observation = _vt_observation
+CUBA_VTABLE.random_playout = _vt_random_playout
 CUBA_VTABLE.heuristic_action = _vt_heuristic_action
 CUBA_VTABLE.evaluate = _vt_evaluate
 
@@ -1885,8 +1889,6 @@ CUBA_VTABLE.evaluate = _vt_evaluate
 # ---------------------------------------------------------------------------
 import json
 import operator
-import threading
-import time
 import numpy as np
 cimport numpy as cnp
 cnp.import_array()
@@ -1896,7 +1898,6 @@ from caribsim._common import _int_in, _Reader
 NUM_DISTINCT_ACTIONS = NUM_ACTIONS
 MAX_CHANCE_OUTCOMES = NUM_LAWS
 MAX_BID_PESOS = MAX_BID
-MAX_THREADS = 256
 OPTION_SUPPLY_LIMITED = OPT_SUPPLY_LIMITED
 OPTION_PESOS_LIMITED = OPT_PESOS_LIMITED
 DICT_VERSION = 1
@@ -2222,8 +2223,6 @@ cdef class CubaState(GameState):
         return (f"<CubaState {self.s.n_players}p round={self.s.round} phase={PHASE_NAMES[self.s.phase]} "
                 f"step={STEP_NAMES[self.s.step]} player={cu_current_player(&self.s)}>")
 
-    def _random_playouts(self, n_games, seed, threads):
-        return _random_playouts(self, n_games, seed, threads)
 
 
 def _restore(game, text):
@@ -2802,64 +2801,6 @@ def _render(CubaState st):
             lines.append("     buildings: " + ", ".join(f"{k}@{v}" for k, v in b["buildings"].items()))
     return "\n".join(lines)
 
-
-# --- random playouts in C ------------------------------------------------------
-
-cdef void _playout_range(const CUState* start, int lo, int hi, uint64 seed,
-                         double* returns, int32* totals, int32* lengths) noexcept nogil:
-    cdef CUState s
-    cdef CubaScore sc
-    cdef int g, i, n = start.n_players
-    for g in range(lo, hi):
-        memcpy(&s, start, sizeof(CUState))
-        rng_seed(&s.rng, seed, <uint64>g + 1)
-        lengths[g] = cu_random_playout(&s)
-        cu_returns(&s, &returns[g * n])
-        for i in range(n):
-            cu_score(&s, i, &sc)
-            totals[g * n + i] = sc.total
-
-
-def _random_playouts(CubaState st, n_games, seed, threads):
-    cdef Py_ssize_t games = operator.index(n_games)
-    if games < 0:
-        raise ValueError(f"n_games must be >= 0, got {games}")
-    if not 1 <= operator.index(threads) <= MAX_THREADS:
-        raise ValueError(f"threads must be 1..{MAX_THREADS}, got {threads}")
-    cdef int n_threads = min(operator.index(threads), max(games, 1))
-    cdef uint64 seed_value = operator.index(seed)
-    cdef int n = st.s.n_players
-    returns = np.zeros((games, n), dtype=np.float64)
-    totals = np.zeros((games, n), dtype=np.int32)
-    lengths = np.zeros(games, dtype=np.int32)
-    cdef double[:, ::1] rv = returns
-    cdef int32[:, ::1] tv = totals
-    cdef int32[::1] lv = lengths
-    cdef CUState start
-    memcpy(&start, &st.s, sizeof(CUState))
-    cdef double* rp = &rv[0, 0] if games else NULL
-    cdef int32* tp = &tv[0, 0] if games else NULL
-    cdef int32* lp = &lv[0] if games else NULL
-    t0 = time.perf_counter()
-    if games:
-        if n_threads == 1:
-            with nogil:
-                _playout_range(&start, 0, games, seed_value, rp, tp, lp)
-        else:
-            bounds = [games * t // n_threads for t in range(n_threads + 1)]
-
-            def work(int lo, int hi):
-                with nogil:
-                    _playout_range(&start, lo, hi, seed_value, rp, tp, lp)
-
-            workers = [threading.Thread(target=work, args=(bounds[t], bounds[t + 1]))
-                       for t in range(n_threads)]
-            for w in workers:
-                w.start()
-            for w in workers:
-                w.join()
-    seconds = time.perf_counter() - t0
-    return returns, totals, lengths, seconds
 
 
 # --- invariant checks over many random games (used by the property tests) ---------

@@ -28,6 +28,9 @@ ctypedef struct GameVTable:
     # observations (the acting seat's view; see each game's docs for the layout)
     int (*observation_size)(const void* s) noexcept nogil
     void (*observation)(const void* s, int seat, float* out) noexcept nogil
+    # whole games: uniformly random decisions (the state's RNG) and sampled chance to the
+    # end; returns the number of decisions
+    int32 (*random_playout)(void* s) noexcept nogil
     # playout policy and evaluation
     int (*heuristic_action)(void* s, const int16* legal, int n) noexcept nogil  # a cheap rollout choice
     void (*evaluate)(const void* s, double* out) noexcept nogil # static value per seat in [0, 1] (for cut-off rollouts)

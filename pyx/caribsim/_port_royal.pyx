@@ -1062,6 +1062,9 @@ cdef int _vt_observation_size(const void* s) noexcept nogil:
 cdef void _vt_observation(const void* s, int seat, float* out) noexcept nogil:
     pry_observation(<const PRYState*>s, seat, out)
 
+cdef int32 _vt_random_playout(void* s) noexcept nogil:
+    return pry_random_playout(<PRYState*>s)
+
 cdef GameVTable PORT_ROYAL_VTABLE
 PORT_ROYAL_VTABLE.name = b"port_royal"
 PORT_ROYAL_VTABLE.state_size = sizeof(PRYState)
@@ -1080,6 +1083,7 @@ PORT_ROYAL_VTABLE.reseed = _vt_reseed
 PORT_ROYAL_VTABLE.determinize = _vt_determinize
 PORT_ROYAL_VTABLE.observation_size = _vt_observation_size
 PORT_ROYAL_VTABLE.observation = _vt_observation
+PORT_ROYAL_VTABLE.random_playout = _vt_random_playout
 PORT_ROYAL_VTABLE.heuristic_action = _vt_heuristic_action
 PORT_ROYAL_VTABLE.evaluate = _vt_evaluate
 
@@ -1090,15 +1094,12 @@ PORT_ROYAL_VTABLE.evaluate = _vt_evaluate
 # ---------------------------------------------------------------------------
 import json
 import operator
-import threading
-import time
 import numpy as np
 cimport numpy as cnp
 cnp.import_array()
 from caribsim._common import _int_in, _Reader
 
 NUM_DISTINCT_ACTIONS = NUM_ACTIONS
-MAX_THREADS = 256          # playout threads beyond the cores only add start-up cost
 OPTION_REQUIRE_EXPEDITION = OPT_REQUIRE_EXPEDITION
 DICT_VERSION = 1
 CARD_ACTION_BASE = A_CARD
@@ -1390,8 +1391,6 @@ cdef class PortRoyalState(GameState):
         return (f"<PortRoyalState {self.s.n_players}p phase={PHASE_NAMES[self.s.phase]} "
                 f"step={STEP_NAMES[self.s.step]} player={pry_current_player(&self.s)}>")
 
-    def _random_playouts(self, n_games, seed, threads):
-        return _random_playouts(self, n_games, seed, threads)
 
 
 def _restore(game, text):
@@ -1806,59 +1805,4 @@ def _audited_random_games(PortRoyalState st, int n_games, uint64 seed, int max_s
     return ended, total, longest, bad
 
 
-# --- random playouts in C ------------------------------------------------------
 
-cdef void _playout_range(const PRYState* start, int lo, int hi, uint64 seed,
-                         double* returns, int32* totals, int32* lengths) noexcept nogil:
-    """Games lo..hi-1 from `start`; game i's RNG depends only on (seed, i)."""
-    cdef PRYState s
-    cdef int g, i, n = start.n_players
-    for g in range(lo, hi):
-        memcpy(&s, start, sizeof(PRYState))
-        rng_seed(&s.rng, seed, <uint64>g + 1)
-        lengths[g] = pry_random_playout(&s)
-        pry_returns(&s, &returns[g * n])
-        for i in range(n):
-            totals[g * n + i] = s.players[i].vp
-
-
-def _random_playouts(PortRoyalState st, n_games, seed, threads):
-    cdef Py_ssize_t games = operator.index(n_games)
-    if games < 0:
-        raise ValueError(f"n_games must be >= 0, got {games}")
-    if not 1 <= operator.index(threads) <= MAX_THREADS:
-        raise ValueError(f"threads must be 1..{MAX_THREADS}, got {threads}")
-    cdef int n_threads = min(operator.index(threads), max(games, 1))
-    cdef uint64 seed_value = operator.index(seed)
-    cdef int n = st.s.n_players
-    returns = np.zeros((games, n), dtype=np.float64)
-    totals = np.zeros((games, n), dtype=np.int32)
-    lengths = np.zeros(games, dtype=np.int32)
-    cdef double[:, ::1] rv = returns
-    cdef int32[:, ::1] tv = totals
-    cdef int32[::1] lv = lengths
-    cdef PRYState start
-    memcpy(&start, &st.s, sizeof(PRYState))
-    cdef double* rp = &rv[0, 0] if games else NULL
-    cdef int32* tp = &tv[0, 0] if games else NULL
-    cdef int32* lp = &lv[0] if games else NULL
-    t0 = time.perf_counter()
-    if games:
-        if n_threads == 1:
-            with nogil:
-                _playout_range(&start, 0, games, seed_value, rp, tp, lp)
-        else:
-            bounds = [games * t // n_threads for t in range(n_threads + 1)]
-
-            def work(int lo, int hi):
-                with nogil:
-                    _playout_range(&start, lo, hi, seed_value, rp, tp, lp)
-
-            workers = [threading.Thread(target=work, args=(bounds[t], bounds[t + 1]))
-                       for t in range(n_threads)]
-            for w in workers:
-                w.start()
-            for w in workers:
-                w.join()
-    seconds = time.perf_counter() - t0
-    return returns, totals, lengths, seconds

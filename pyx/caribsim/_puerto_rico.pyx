@@ -1890,6 +1890,9 @@ cdef int _vt_observation_size(const void* s) noexcept nogil:
 cdef void _vt_observation(const void* s, int seat, float* out) noexcept nogil:
     pr_observation(<const PRState*>s, seat, out)
 
+cdef int32 _vt_random_playout(void* s) noexcept nogil:
+    return pr_random_playout(<PRState*>s)
+
 cdef GameVTable PR_VTABLE
 PR_VTABLE.name = b"puerto_rico"
 PR_VTABLE.state_size = sizeof(PRState)
@@ -1908,6 +1911,7 @@ PR_VTABLE.reseed = _vt_reseed
 PR_VTABLE.determinize = NULL                 # perfect information (E.1): nothing to resample
 PR_VTABLE.observation_size = _vt_observation_size
 PR_VTABLE.observation = _vt_observation
+PR_VTABLE.random_playout = _vt_random_playout
 PR_VTABLE.heuristic_action = _vt_heuristic_action
 PR_VTABLE.evaluate = _vt_evaluate
 # the expansion: the same functions over the larger action space
@@ -1921,15 +1925,12 @@ PR_EXP_VTABLE.num_actions = NUM_ACTIONS
 # ---------------------------------------------------------------------------
 import json
 import operator
-import threading
-import time
 import numpy as np
 cimport numpy as cnp
 cnp.import_array()
 
 NUM_DISTINCT_ACTIONS = NUM_BASE_ACTIONS           # the base game's action space (143)
 NUM_EXPANSION_ACTIONS = NUM_ACTIONS               # with the expansion (ids 143.. appended)
-MAX_THREADS = 256          # playout threads beyond the cores only add start-up cost
 OPTION_ALL_COLONISTS_AND_VP = OPT_ALL_COLONISTS_AND_VP
 OPTION_EXPANSION = OPT_EXPANSION
 OPTION_ALL_31 = OPT_ALL_31
@@ -2266,8 +2267,6 @@ cdef class PuertoRicoState(GameState):
         return (f"<PuertoRicoState {self.s.n_players}p phase={PHASE_NAMES[self.s.phase]} "
                 f"step={STEP_NAMES[self.s.step]} player={pr_current_player(&self.s)}>")
 
-    def _random_playouts(self, n_games, seed, threads):
-        return _random_playouts(self, n_games, seed, threads)
 
 
 def _restore(game, text):
@@ -2920,61 +2919,4 @@ def _render(PuertoRicoState st):
     return "\n".join(lines)
 
 
-# --- random playouts in C ------------------------------------------------------
 
-cdef void _playout_range(const PRState* start, int lo, int hi, uint64 seed,
-                         double* returns, int32* totals, int32* lengths) noexcept nogil:
-    """Games lo..hi-1 from `start`; game i's RNG depends only on (seed, i)."""
-    cdef PRState s
-    cdef PRScore sc
-    cdef int g, i, n = start.n_players
-    for g in range(lo, hi):
-        memcpy(&s, start, sizeof(PRState))
-        rng_seed(&s.rng, seed, <uint64>g + 1)
-        lengths[g] = pr_random_playout(&s)
-        pr_returns(&s, &returns[g * n])
-        for i in range(n):
-            pr_score(&s, i, &sc)
-            totals[g * n + i] = sc.total
-
-
-def _random_playouts(PuertoRicoState st, n_games, seed, threads):
-    cdef Py_ssize_t games = operator.index(n_games)
-    if games < 0:
-        raise ValueError(f"n_games must be >= 0, got {games}")
-    if not 1 <= operator.index(threads) <= MAX_THREADS:
-        raise ValueError(f"threads must be 1..{MAX_THREADS}, got {threads}")
-    cdef int n_threads = min(operator.index(threads), max(games, 1))
-    cdef uint64 seed_value = operator.index(seed)
-    cdef int n = st.s.n_players
-    returns = np.zeros((games, n), dtype=np.float64)
-    totals = np.zeros((games, n), dtype=np.int32)
-    lengths = np.zeros(games, dtype=np.int32)
-    cdef double[:, ::1] rv = returns
-    cdef int32[:, ::1] tv = totals
-    cdef int32[::1] lv = lengths
-    cdef PRState start
-    memcpy(&start, &st.s, sizeof(PRState))
-    cdef double* rp = &rv[0, 0] if games else NULL
-    cdef int32* tp = &tv[0, 0] if games else NULL
-    cdef int32* lp = &lv[0] if games else NULL
-    t0 = time.perf_counter()
-    if games:
-        if n_threads == 1:
-            with nogil:
-                _playout_range(&start, 0, games, seed_value, rp, tp, lp)
-        else:
-            bounds = [games * t // n_threads for t in range(n_threads + 1)]
-
-            def work(int lo, int hi):
-                with nogil:
-                    _playout_range(&start, lo, hi, seed_value, rp, tp, lp)
-
-            workers = [threading.Thread(target=work, args=(bounds[t], bounds[t + 1]))
-                       for t in range(n_threads)]
-            for w in workers:
-                w.start()
-            for w in workers:
-                w.join()
-    seconds = time.perf_counter() - t0
-    return returns, totals, lengths, seconds

@@ -47,7 +47,6 @@ NUM_JOKER_PATTERNS: int
 OBSERVATION_SIZE: int
 OPTION_REQUIRE_EXPEDITION: int
 DICT_VERSION: int
-MAX_THREADS: int
 
 __pyx_capi__: dict[str, Any]
 __test__: dict[str, str]
@@ -73,9 +72,6 @@ def _audited_random_games(
 ) -> tuple[int, int, int, list[tuple[int, int, int]]]:
     """Random games in C with every position audited: (ended, steps, longest, violations)."""
 
-def _random_playouts(
-    st: PortRoyalState, n_games: SupportsIndex, seed: SupportsIndex, threads: SupportsIndex
-) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int32], npt.NDArray[np.int32], float]: ...
 
 # --- the state --------------------------------------------------------------
 @disjoint_base
@@ -130,6 +126,3 @@ class PortRoyalState(GameState):
     def __reduce__(self) -> tuple[Any, tuple[PortRoyalGame, str]]: ...
     def __eq__(self, other: object, /) -> bool: ...
     def __hash__(self) -> NoReturn: ...
-    def _random_playouts(
-        self, n_games: SupportsIndex, seed: SupportsIndex, threads: SupportsIndex
-    ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int32], npt.NDArray[np.int32], float]: ...

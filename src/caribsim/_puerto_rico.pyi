@@ -11,6 +11,7 @@ from typing_extensions import disjoint_base
 import numpy as np
 import numpy.typing as npt
 
+from caribsim._game import GameState
 from caribsim.puerto_rico import PuertoRicoGame
 
 # --- constants --------------------------------------------------------------
@@ -81,13 +82,10 @@ def observation_size(players: int, options: int = ...) -> int:
 def _action_id(action: object, n_actions: int = ...) -> int: ...
 def _slot_label(slot: int) -> str: ...
 def _action_name(action: SupportsIndex, capacities: Sequence[int], n_actions: int = ...) -> str: ...
-def _random_playouts(
-    st: PuertoRicoState, n_games: SupportsIndex, seed: SupportsIndex, threads: SupportsIndex
-) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int32], npt.NDArray[np.int32], float]: ...
 
 # --- the state --------------------------------------------------------------
 @disjoint_base
-class PuertoRicoState:
+class PuertoRicoState(GameState):
     """A Puerto Rico position: one C struct; ``clone`` is a memcpy."""
 
     @property
@@ -140,6 +138,3 @@ class PuertoRicoState:
     def __reduce__(self) -> tuple[Any, tuple[PuertoRicoGame, str]]: ...
     def __eq__(self, other: object, /) -> bool: ...
     def __hash__(self) -> NoReturn: ...
-    def _random_playouts(
-        self, n_games: SupportsIndex, seed: SupportsIndex, threads: SupportsIndex
-    ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int32], npt.NDArray[np.int32], float]: ...
