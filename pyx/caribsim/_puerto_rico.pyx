@@ -1925,6 +1925,7 @@ PR_EXP_VTABLE.num_actions = NUM_ACTIONS
 # ---------------------------------------------------------------------------
 import json
 import operator
+from caribsim._common import _Reader, _int_in   # shared with the other games
 import numpy as np
 cimport numpy as cnp
 cnp.import_array()
@@ -1946,19 +1947,6 @@ def num_actions_for(int options):
 
 def _building_label(b):
     return BUILDING_ROWS[b]["name"].lower()
-
-
-def _int_in(value, what, lo, hi):
-    """An int from Python (numpy ints too, not bool) in lo..hi, or a clear error."""
-    if isinstance(value, bool):
-        raise TypeError(f"{what} must be an int, got bool")
-    try:
-        v = operator.index(value)
-    except TypeError:
-        raise TypeError(f"{what} must be an int, got {type(value).__name__}") from None
-    if not lo <= v <= hi:
-        raise ValueError(f"{what} must be in {lo}..{hi}, got {v}")
-    return v
 
 
 def _action_id(action, n_actions=NUM_BASE_ACTIONS):
@@ -2396,60 +2384,6 @@ def _to_dict(PuertoRicoState st):
 
 
 _BM_CATEGORIES = ("vp", "colonist", "good")
-
-
-class _Reader:
-    """Reads a state dict with errors that name the field and what is allowed."""
-
-    def __init__(self, d, path="state"):
-        if not isinstance(d, dict):
-            raise TypeError(f"{path} must be a dict, got {type(d).__name__}")
-        self.d = d
-        self.path = path
-        self.used = set()
-
-    def _get(self, key):
-        if key not in self.d:
-            raise ValueError(f"{self.path}: missing key {key!r}")
-        self.used.add(key)
-        return self.d[key]
-
-    def int(self, key, lo, hi):
-        v = self._get(key)
-        if isinstance(v, bool) or not isinstance(v, int):
-            raise TypeError(f"{self.path}.{key} must be an int, got {type(v).__name__}")
-        if not lo <= v <= hi:
-            raise ValueError(f"{self.path}.{key} must be in {lo}..{hi}, got {v}")
-        return v
-
-    def bool(self, key):
-        v = self._get(key)
-        if not isinstance(v, bool):
-            raise TypeError(f"{self.path}.{key} must be true or false, got {v!r}")
-        return v
-
-    def choice(self, key, names, allow_none=False):
-        v = self._get(key)
-        if v is None and allow_none:
-            return -1
-        if v not in names:
-            extra = " or null" if allow_none else ""
-            raise ValueError(f"{self.path}.{key} must be one of {list(names)}{extra}, got {v!r}")
-        return names.index(v)
-
-    def sub(self, key):
-        return _Reader(self._get(key), f"{self.path}.{key}")
-
-    def list(self, key):
-        v = self._get(key)
-        if not isinstance(v, list):
-            raise TypeError(f"{self.path}.{key} must be a list, got {type(v).__name__}")
-        return v
-
-    def done(self):
-        extra = set(self.d) - self.used
-        if extra:
-            raise ValueError(f"{self.path}: unknown keys {sorted(extra)}")
 
 
 cdef _read_goods(reader, key, int8* out, int hi=127):

@@ -1,7 +1,6 @@
 """Small pure-Python helpers shared by the game modules (input checks and the state-dict reader).
 
-Used by the Port Royal core; Puerto Rico keeps its own copies (pyx/caribsim/_puerto_rico.pyx)
-until its owner switches over.
+Used by the Puerto Rico, Port Royal and Cuba cores.
 """
 from __future__ import annotations
 
