@@ -1999,8 +1999,6 @@ cdef class CubaState(GameState):
     ``ValueError``/``TypeError`` without changing the state.
     """
     cdef CUState s
-    cdef readonly object game
-    cdef object _hist
 
     def __cinit__(self):
         self.vtable = &CUBA_VTABLE
@@ -2010,16 +2008,6 @@ cdef class CubaState(GameState):
 
     def __init__(self, *args, **kwargs):
         raise TypeError("use game.new_initial_state(seed) or game.state_from_dict(d)")
-
-    def current_player(self):
-        """The seat to act, CHANCE (-1) at a chance node, TERMINAL (-4) at the end."""
-        return cu_current_player(&self.s)
-
-    def is_terminal(self):
-        return self.s.step == STEP_TERMINAL
-
-    def is_chance_node(self):
-        return is_chance_step(self.s.step)
 
     def legal_actions(self, player=None):
         """Sorted legal action ids (chance outcomes at a chance node; [] at the end)."""
@@ -2083,37 +2071,12 @@ cdef class CubaState(GameState):
         self._hist = (self._hist, a)
         return a
 
-    def child(self, action):
-        c = self.clone()
-        c.apply_action(action)
-        return c
-
     cpdef CubaState clone(self):
         cdef CubaState c = CubaState.__new__(CubaState)
         memcpy(&c.s, &self.s, sizeof(CUState))
         c.game = self.game
         c._hist = self._hist
         return c
-
-    def __copy__(self):
-        return self.clone()
-
-    def __deepcopy__(self, memo):
-        return self.clone()
-
-    def history(self):
-        out = []
-        h = self._hist
-        while h is not None:
-            out.append(h[1])
-            h = h[0]
-        out.reverse()
-        return out
-
-    def returns(self):
-        cdef double r[MAX_PLAYERS]
-        cu_returns(&self.s, r)
-        return [r[i] for i in range(self.s.n_players)]
 
     def scores(self):
         """Per seat: VP, building VP (2 per building), total and the tie-break (pesos)."""

@@ -40,4 +40,6 @@ cdef class GameState:
     """Base of every compiled state class: gives the search the game's table and
     a pointer to the C state inside the Python object."""
     cdef const GameVTable* vtable
+    cdef readonly object game        # the Game object that made the state
+    cdef object _hist                # history as a shared chain (previous chain, action); None when empty
     cdef void* c_state(self) noexcept

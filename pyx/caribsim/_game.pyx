@@ -9,14 +9,56 @@ import numpy as np
 
 from libc.stdlib cimport malloc, free
 from libc.string cimport memcpy
-from caribsim._types cimport int32, uint64
+from caribsim._types cimport int32, uint64, PLAYER_CHANCE, PLAYER_TERMINAL
 
 MAX_THREADS = 256          # playout threads beyond the cores only add start-up cost
 
 
 cdef class GameState:
+    """The methods every game's state has alike, over the game's C interface."""
+
     cdef void* c_state(self) noexcept:
         return NULL
+
+    def current_player(self):
+        """The seat to act, CHANCE (-1) at a chance node, TERMINAL (-4) at the end."""
+        return self.vtable.current_player(self.c_state())
+
+    def is_terminal(self):
+        return self.vtable.current_player(self.c_state()) == PLAYER_TERMINAL
+
+    def is_chance_node(self):
+        return self.vtable.current_player(self.c_state()) == PLAYER_CHANCE
+
+    def child(self, action):
+        """A clone with `action` applied."""
+        c = self.clone()
+        c.apply_action(action)
+        return c
+
+    def __copy__(self):
+        return self.clone()
+
+    def __deepcopy__(self, memo):
+        return self.clone()
+
+    def history(self):
+        """Every action applied since the state was made (chance outcomes included)."""
+        out = []
+        h = self._hist
+        while h is not None:
+            out.append(h[1])
+            h = h[0]
+        out.reverse()
+        return out
+
+    def returns(self):
+        """Per seat: 1 for the winner, a shared win split equally, 0 otherwise (all 0 before the end)."""
+        cdef double r[16]
+        cdef const void* s = self.c_state()
+        cdef int i, n = self.vtable.num_players(s)
+        self.vtable.returns(s, r)
+        return [r[i] for i in range(n)]
 
     def _random_playouts(self, n_games, seed, threads):
         return random_playouts(self, n_games, seed, threads)

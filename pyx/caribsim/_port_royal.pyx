@@ -1166,8 +1166,6 @@ cdef class PortRoyalState(GameState):
     changing the state.
     """
     cdef PRYState s
-    cdef readonly object game
-    cdef object _hist          # history as a shared chain (previous chain, action); None when empty
 
     def __cinit__(self):
         self.vtable = &PORT_ROYAL_VTABLE
@@ -1179,16 +1177,6 @@ cdef class PortRoyalState(GameState):
         raise TypeError("use game.new_initial_state(seed) or game.state_from_dict(d)")
 
     # --- the OpenSpiel-style interface ---------------------------------------
-    def current_player(self):
-        """The seat to act, CHANCE (-1) at a chance node, TERMINAL (-4) at the end."""
-        return pry_current_player(&self.s)
-
-    def is_terminal(self):
-        return self.s.step == STEP_TERMINAL
-
-    def is_chance_node(self):
-        return self.s.step == STEP_CHANCE
-
     def legal_actions(self, player=None):
         """Sorted legal action ids (chance outcomes at a chance node; [] at the end)."""
         cdef int16 buf[MAX_LEGAL]
@@ -1257,23 +1245,12 @@ cdef class PortRoyalState(GameState):
         self._hist = (self._hist, a)
         return a
 
-    def child(self, action):
-        c = self.clone()
-        c.apply_action(action)
-        return c
-
     cpdef PortRoyalState clone(self):
         cdef PortRoyalState c = PortRoyalState.__new__(PortRoyalState)
         memcpy(&c.s, &self.s, sizeof(PRYState))
         c.game = self.game
         c._hist = self._hist
         return c
-
-    def __copy__(self):
-        return self.clone()
-
-    def __deepcopy__(self, memo):
-        return self.clone()
 
     def determinize(self, player, seed=None):
         """A copy in which everything `player` cannot see is resampled consistently with
@@ -1286,22 +1263,6 @@ cdef class PortRoyalState(GameState):
             rng_seed(&c.s.rng, <uint64>_int_in(seed, "seed", 0, 2 ** 64 - 1), 0x5EED)
         pry_determinize(&c.s, seat)
         return c
-
-    def history(self):
-        """Every action applied since the state was made (chance outcomes included)."""
-        out = []
-        h = self._hist
-        while h is not None:
-            out.append(h[1])
-            h = h[0]
-        out.reverse()
-        return out
-
-    def returns(self):
-        """Per seat: 1 for the winner, a shared win split equally, 0 otherwise (all 0 before the end)."""
-        cdef double r[MAX_PLAYERS]
-        pry_returns(&self.s, r)
-        return [r[i] for i in range(self.s.n_players)]
 
     def scores(self):
         """Per seat: VP of persons and of expeditions, total VP, coins (the tie-break), swords."""

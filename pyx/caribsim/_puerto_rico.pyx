@@ -2039,8 +2039,6 @@ cdef class PuertoRicoState(GameState):
     changing the state.
     """
     cdef PRState s
-    cdef readonly object game
-    cdef object _hist          # history as a shared chain (previous chain, action); None when empty
 
     def __cinit__(self):
         self.vtable = &PR_VTABLE
@@ -2058,16 +2056,6 @@ cdef class PuertoRicoState(GameState):
         raise TypeError("use game.new_initial_state(seed) or game.state_from_dict(d)")
 
     # --- the OpenSpiel-style interface ---------------------------------------
-    def current_player(self):
-        """The seat to act, CHANCE (-1) at a chance node, TERMINAL (-4) at the end."""
-        return pr_current_player(&self.s)
-
-    def is_terminal(self):
-        return self.s.step == STEP_TERMINAL
-
-    def is_chance_node(self):
-        return is_chance_step(self.s.step)
-
     def legal_actions(self, player=None):
         """Sorted legal action ids (chance outcomes at a chance node; [] at the end)."""
         cdef int16 buf[MAX_LEGAL]
@@ -2135,11 +2123,6 @@ cdef class PuertoRicoState(GameState):
         self._hist = (self._hist, a)
         return a
 
-    def child(self, action):
-        c = self.clone()
-        c.apply_action(action)
-        return c
-
     cpdef PuertoRicoState clone(self):
         cdef PuertoRicoState c = PuertoRicoState.__new__(PuertoRicoState)
         memcpy(&c.s, &self.s, sizeof(PRState))
@@ -2147,28 +2130,6 @@ cdef class PuertoRicoState(GameState):
         c.game = self.game
         c._hist = self._hist
         return c
-
-    def __copy__(self):
-        return self.clone()
-
-    def __deepcopy__(self, memo):
-        return self.clone()
-
-    def history(self):
-        """Every action applied since the state was made (chance outcomes included)."""
-        out = []
-        h = self._hist
-        while h is not None:
-            out.append(h[1])
-            h = h[0]
-        out.reverse()
-        return out
-
-    def returns(self):
-        """Per seat: 1 for the winner, a shared win split equally, 0 otherwise (all 0 before the end)."""
-        cdef double r[MAX_PLAYERS]
-        pr_returns(&self.s, r)
-        return [r[i] for i in range(self.s.n_players)]
 
     def scores(self):
         """Per seat: VP chips, building VP, bonus VP, total and the tie-break value."""
