@@ -60,13 +60,14 @@ cdef class GameState:
         self.vtable.returns(s, r)
         return [r[i] for i in range(n)]
 
-    def _random_playouts(self, n_games, seed, threads):
-        return random_playouts(self, n_games, seed, threads)
+    def _random_playouts(self, n_games, seed, threads, first_game=0):
+        return random_playouts(self, n_games, seed, threads, first_game)
 
 
 cdef int _playout_range(const GameVTable* vt, const void* start, int n, int lo, int hi, uint64 seed,
-                        double* returns, int32* totals, int32* lengths) except -1 nogil:
-    """Games lo..hi-1 from `start`; game g's RNG depends only on (seed, g)."""
+                        uint64 first, double* returns, int32* totals, int32* lengths) except -1 nogil:
+    """Games lo..hi-1 of the call from `start`; the call's game g is the run's game first + g,
+    and its RNG depends only on (seed, first + g), so a run split into chunks plays the same games."""
     cdef void* s = malloc(vt.state_size)
     cdef double scores[16]
     cdef int g, i
@@ -75,7 +76,7 @@ cdef int _playout_range(const GameVTable* vt, const void* start, int n, int lo, 
             raise MemoryError("random_playouts: cannot allocate a state")
     for g in range(lo, hi):
         memcpy(s, start, vt.state_size)
-        vt.reseed(s, seed, <uint64>g + 1)
+        vt.reseed(s, seed, first + <uint64>g + 1)
         lengths[g] = vt.random_playout(s)
         vt.returns(s, &returns[g * n])
         vt.scores(s, scores)
@@ -85,11 +86,16 @@ cdef int _playout_range(const GameVTable* vt, const void* start, int n, int lo, 
     return 0
 
 
-def random_playouts(GameState st not None, n_games, seed, threads):
-    """Whole random games from `st` in C: (returns, total scores, decisions, seconds)."""
+def random_playouts(GameState st not None, n_games, seed, threads, first_game=0):
+    """Whole random games from `st` in C: (returns, total scores, decisions, seconds).
+    Row g holds the run's game first_game + g."""
     cdef Py_ssize_t games = operator.index(n_games)
     if games < 0:
         raise ValueError(f"n_games must be >= 0, got {games}")
+    first = operator.index(first_game)
+    if not 0 <= first <= 2**63 - 1 - games:
+        raise ValueError(f"first_game must be in 0..{2**63 - 1 - games} (2**63-1 - n_games), got {first}")
+    cdef uint64 first_value = first
     if not 1 <= operator.index(threads) <= MAX_THREADS:
         raise ValueError(f"threads must be 1..{MAX_THREADS}, got {threads}")
     cdef int n_threads = min(operator.index(threads), max(games, 1))
@@ -113,7 +119,7 @@ def random_playouts(GameState st not None, n_games, seed, threads):
     if games:
         if n_threads == 1:
             with nogil:
-                _playout_range(vt, sp, n, 0, games, seed_value, rp, tp, lp)
+                _playout_range(vt, sp, n, 0, games, seed_value, first_value, rp, tp, lp)
         else:
             bounds = [games * t // n_threads for t in range(n_threads + 1)]
             errors = []
@@ -121,7 +127,7 @@ def random_playouts(GameState st not None, n_games, seed, threads):
             def work(int lo, int hi):
                 try:
                     with nogil:
-                        _playout_range(vt, sp, n, lo, hi, seed_value, rp, tp, lp)
+                        _playout_range(vt, sp, n, lo, hi, seed_value, first_value, rp, tp, lp)
                 except BaseException as e:              # re-raised in the caller
                     errors.append(e)
 

@@ -2,10 +2,13 @@
 
     python -m caribsim games
     python -m caribsim simulate puerto_rico --players 4 --games 10000 [--seed S] [--threads T] [--json]
+        [--backend local|processes|ray] [--workers K] [--address ADDR] [--chunk-size N] [--resume DIR]
     python -m caribsim arena puerto_rico --bots mcts:1000,greedy,random,random --games 200 [--processes K]
+        [--backend ...] (the same backend options as simulate)
         [--save FILE] [--save-games DIR] [--plot FILE.png]
     python -m caribsim play puerto_rico --players 4 --seat 0 --bots mcts:2000,greedy,random [--record FILE]
     python -m caribsim replay game.json [--step N] [--html OUT.html]
+    python -m caribsim selfplay puerto_rico --players 3 --bot mcts:200 --games 100 --out DIR [--backend ...]
     python -m caribsim bench [--quick]
 
 Bad arguments print a message naming what is wrong and what is allowed, and exit with code 2.
@@ -106,6 +109,25 @@ def _option(text: str) -> tuple[str, object]:
         return key, raw
 
 
+def _add_backend_arguments(p, default_backend) -> None:
+    """Where the games run (caribsim.distributed); results do not depend on it."""
+    p.add_argument("--backend", choices=("local", "processes", "ray"), default=default_backend,
+                   help="local: this process; processes: local worker processes; ray: a Ray cluster "
+                   "(default: local)")
+    p.add_argument("--workers", "-w", type=_int_at_least(1, "workers"), default=None,
+                   help="worker processes, or the CPUs of a local Ray instance (default: all CPUs)")
+    p.add_argument("--address", default=None, metavar="ADDR",
+                   help="Ray cluster to join, e.g. auto or ray://head:10001 (default: start Ray locally)")
+    p.add_argument("--chunk-size", type=_int_at_least(1, "chunk size"), default=None, metavar="N",
+                   help="games per task (default: about four chunks per worker)")
+    p.add_argument("--resume", metavar="DIR", default=None,
+                   help="write finished chunks to DIR; rerunning the same command loads them and "
+                   "runs only the missing ones")
+    p.add_argument("--retries", type=_int_at_least(0, "retries"), default=3,
+                   help="times a chunk is run again when its worker dies (default 3)")
+    p.add_argument("--no-progress", action="store_true", help="no progress line")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m caribsim",
@@ -141,6 +163,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_sim.add_argument("--save-games", metavar="DIR", default=None,
                        help="write every game's record to DIR (games are then driven from Python)")
     p_sim.add_argument("--json", action="store_true", help="print the result as JSON")
+    _add_backend_arguments(p_sim, "local")
     p_sim.set_defaults(subparser=p_sim)
 
     p_arena = sub.add_parser(
@@ -158,7 +181,7 @@ def build_parser() -> argparse.ArgumentParser:
                          help="number of games (default 100)")
     p_arena.add_argument("--seed", "-s", type=_seed, default=0, help="match seed (default 0)")
     p_arena.add_argument("--processes", "-j", type=_int_at_least(1, "processes"), default=1,
-                         help="worker processes; results do not depend on it (default 1)")
+                         help="shorthand for --backend processes --workers K (default 1)")
     p_arena.add_argument("--option", "-o", type=_option, action="append", default=[], metavar="KEY=VALUE",
                          help="extra game option (repeatable)")
     p_arena.add_argument("--save", metavar="FILE", help="write the full result as JSON")
@@ -166,7 +189,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_arena.add_argument("--plot", metavar="FILE.png",
                          help="bar chart of the win rates with 95%% intervals (needs caribsim[plot])")
     p_arena.add_argument("--json", action="store_true", help="print the result as JSON")
-    p_arena.add_argument("--no-progress", action="store_true", help="no progress bar")
+    _add_backend_arguments(p_arena, None)
     p_arena.set_defaults(subparser=p_arena)
 
     p_play = sub.add_parser("play", help="play a game against bots in the terminal",
@@ -198,6 +221,28 @@ def build_parser() -> argparse.ArgumentParser:
     p_replay.add_argument("--html", metavar="OUT.html", help="write the self-contained HTML replay viewer")
     p_replay.set_defaults(subparser=p_replay)
 
+    p_self = sub.add_parser("selfplay", help="write self-play training data (observations, legal masks, "
+                            "MCTS visit distributions, returns) as compressed numpy shards",
+                            description="Every seat is played by the MCTS bot; see docs/selfplay.md for "
+                            "the format. Rerunning the same command on the same --out finishes an "
+                            "interrupted run.")
+    p_self.add_argument("game", metavar="GAME", help=f"game name ({', '.join(caribsim.games())})")
+    p_self.add_argument("--out", required=True, metavar="DIR", help="folder of the shards and manifest.json")
+    p_self.add_argument("--bot", default="mcts:200", help="MCTS bot spec (default mcts:200)")
+    p_self.add_argument("--players", "-p", type=_int_at_least(1, "players"), default=None,
+                        help="number of players (default: the game's default)")
+    p_self.add_argument("--games", "-n", type=_int_at_least(1, "games"), default=100,
+                        help="number of games (default 100)")
+    p_self.add_argument("--seed", "-s", type=_seed, default=0, help="run seed (default 0)")
+    p_self.add_argument("--games-per-shard", type=_int_at_least(1, "games per shard"), default=None,
+                        help="games per shard and per task (default: about four per worker, at most 100)")
+    p_self.add_argument("--include-forced", action="store_true",
+                        help="also record decisions with a single legal move")
+    p_self.add_argument("--option", "-o", type=_option, action="append", default=[], metavar="KEY=VALUE",
+                        help="extra game option (repeatable)")
+    _add_backend_arguments(p_self, "local")
+    p_self.set_defaults(subparser=p_self)
+
     p_bench = sub.add_parser("bench", help="measure the throughput figures of the README")
     p_bench.add_argument("--quick", action="store_true", help="smaller runs (a few seconds)")
     p_bench.add_argument("--json", action="store_true", help="print JSON")
@@ -219,33 +264,6 @@ def _cmd_games(args, out) -> int:
     return 0
 
 
-def simulate(game_name: str, players=None, games: int = 1000, seed: int = 0, threads: int = 1,
-             options: dict | None = None) -> dict:
-    """Run the playouts and return the summary printed by ``simulate`` (as a dict)."""
-    kwargs = dict(options or {})
-    if players is not None:
-        kwargs["players"] = players
-    game = caribsim.load_game(game_name, **kwargs)
-    state = game.new_initial_state(seed=seed)
-    result = caribsim.random_playouts(state, games, seed=seed, threads=threads)
-    n = len(result.lengths)
-    return {
-        "game": game_name,
-        "options": game.options(),
-        "players": game.num_players(),
-        "games": n,
-        "seed": seed,
-        "threads": threads,
-        "seconds": result.seconds,
-        "games_per_second": result.games_per_second,
-        "decisions_per_second": result.decisions_per_second,
-        "decisions": result.decisions,
-        "mean_decisions_per_game": float(result.lengths.mean()) if n else 0.0,
-        "mean_score": [float(x) for x in result.scores.mean(axis=0)] if n else [],
-        "win_rate": [float(x) for x in result.returns.mean(axis=0)] if n else [],
-    }
-
-
 def _game_options(args) -> dict:
     """The -o options of a command, checked against the game's options."""
     parser = args.subparser
@@ -260,68 +278,34 @@ def _game_options(args) -> dict:
     return options
 
 
-def simulate_bots(game_name: str, specs, players=None, games: int = 1000, seed: int = 0,
-                  options: dict | None = None, save_games=None, progress=False) -> dict:
-    """Games driven from Python by bots (one per seat, seats fixed), as ``simulate``'s summary."""
-    import time
-
-    from caribsim import arena, bots
-
-    kwargs = dict(options or {})
-    if players is not None:
-        kwargs["players"] = players
-    game = caribsim.load_game(game_name, **kwargs)
-    n = game.num_players()
-    specs = list(specs) if specs is not None else ["random"] * n
-    if len(specs) != n:
-        raise ValueError(f"{n} players need {n} bot specs, got {len(specs)}")
-    players_bots = [bots.parse_bot(spec) for spec in specs]
-    if save_games is not None:
-        import os
-        os.makedirs(save_games, exist_ok=True)
-    t0 = time.perf_counter()
-    results = []
-    for g in range(games):
-        path = None if save_games is None else os.path.join(save_games, f"game_{g:05d}.json")
-        results.append(arena.play_game(game, players_bots, arena.derive_seed(seed, g), 0, path))
-        if progress:
-            arena.progress_line(g + 1, games, t0, sys.stderr)
-    seconds = time.perf_counter() - t0
-    decisions = sum(r["length"] for r in results)
-    return {
-        "game": game_name, "options": game.options(), "players": n, "games": games, "seed": seed,
-        "threads": 1, "bots": specs, "seconds": seconds,
-        "games_per_second": games / seconds if seconds else float("inf"),
-        "decisions_per_second": decisions / seconds if seconds else float("inf"),
-        "decisions": decisions, "mean_decisions_per_game": decisions / games,
-        "mean_score": [sum(r["scores"][s] for r in results) / games for s in range(n)],
-        "win_rate": [sum(r["returns"][s] for r in results) / games for s in range(n)],
-    }
+def _backend_kwargs(args) -> dict:
+    return {"backend": args.backend, "workers": args.workers, "address": args.address,
+            "chunk_size": args.chunk_size, "resume": args.resume, "retries": args.retries}
 
 
 def _cmd_simulate(args, out) -> int:
     parser = args.subparser
     options = _game_options(args)
+    if args.players is not None:
+        options["players"] = args.players
+    if (args.bots is not None or args.save_games is not None) and args.threads != 1:
+        parser.error("--threads applies to the C playouts; bot games run on one thread")
     try:
-        if args.bots is not None or args.save_games is not None:
-            if args.threads != 1:
-                parser.error("--threads applies to the C playouts; bot games run on one thread")
-            summary = simulate_bots(args.game, args.bots.split(",") if args.bots else None, args.players,
-                                    args.games, args.seed, options, args.save_games,
-                                    progress=sys.stderr.isatty())
-        else:
-            summary = simulate(args.game, args.players, args.games, args.seed, args.threads, options)
-    except (ValueError, TypeError) as e:
+        result = caribsim.simulate(args.game, args.games, seed=args.seed,
+                                   bots=args.bots.split(",") if args.bots else None, threads=args.threads,
+                                   save_games=args.save_games, progress=_show_progress(args),
+                                   **_backend_kwargs(args), **options)
+    except (ValueError, TypeError, RuntimeError) as e:
         parser.error(str(e))
+    summary = result.summary()
+    summary["threads"] = args.threads
     if args.json:
         print(json.dumps(summary, indent=2), file=out)
         return 0
     opts = ", ".join(f"{k}={v}" for k, v in summary["options"].items())
-    who = "games of " + ",".join(summary["bots"]) if "bots" in summary else "random games"
-    print(f"{summary['game']} ({opts}): {summary['games']:,} {who}, seed {summary['seed']}, "
-          f"{summary['threads']} thread(s)", file=out)
-    print(f"  time                     {summary['seconds']:.3f} s", file=out)
-    print(f"  games/s                  {summary['games_per_second']:,.0f}", file=out)
+    who = "games of " + ",".join(summary["bots"]) if summary["bots"] else "random games"
+    print(f"{summary['game']} ({opts}): {summary['games']:,} {who}, seed {summary['seed']}", file=out)
+    _print_run(summary, out)
     print(f"  decisions/s              {summary['decisions_per_second']:,.0f}", file=out)
     print(f"  mean decisions per game  {summary['mean_decisions_per_game']:.1f}", file=out)
     print("  seat  mean score  win rate", file=out)
@@ -331,17 +315,37 @@ def _cmd_simulate(args, out) -> int:
     return 0
 
 
+def _show_progress(args) -> bool:
+    return not args.no_progress and sys.stderr.isatty()
+
+
+def _print_run(summary, out) -> None:
+    """Where the games ran and how fast."""
+    workers = summary["workers"]
+    where = summary["backend"] + (f", {summary.get('threads', 1)} thread(s)" if summary["backend"] == "local"
+                                  else f", {workers} worker{'s' if workers != 1 else ''}")
+    resumed = f", {summary['resumed_chunks']} loaded from --resume" if summary["resumed_chunks"] else ""
+    print(f"  backend                  {where} ({summary['chunks']} chunks run{resumed})", file=out)
+    print(f"  time                     {summary['seconds']:.3f} s", file=out)
+    print(f"  games/s                  {summary['games_per_second']:,.0f}", file=out)
+
+
 def _cmd_arena(args, out) -> int:
     from caribsim import arena, bots
 
     parser = args.subparser
     options = _game_options(args)
+    kwargs = _backend_kwargs(args)
+    if args.processes > 1:
+        if args.backend not in (None, "processes") or args.workers not in (None, args.processes):
+            parser.error("--processes K is --backend processes --workers K; give one or the other")
+        kwargs.update(backend="processes", workers=args.processes)
     try:
         players = [bots.parse_bot(spec) for spec in args.bots.split(",")]
         options.setdefault("players", len(players))
-        result = arena.play_match(args.game, players, args.games, seed=args.seed,
-                                  processes=args.processes, save=args.save, save_games=args.save_games,
-                                  progress=False if args.no_progress else None, **options)
+        result = arena.play_match(args.game, players, args.games, seed=args.seed, save=args.save,
+                                  save_games=args.save_games, progress=_show_progress(args),
+                                  **kwargs, **options)
         if args.plot:
             arena.plot(result, args.plot)
     except (ValueError, TypeError, RuntimeError) as e:
@@ -351,11 +355,36 @@ def _cmd_arena(args, out) -> int:
         return 0
     opts = ", ".join(f"{k}={v}" for k, v in result.options.items())
     print(f"{result.game} ({opts}): {result.n_games} games, seed {result.seed}, "
-          f"{result.seconds:.1f} s, mean length {result.mean_length:.1f} decisions", file=out)
+          f"mean length {result.mean_length:.1f} decisions", file=out)
+    _print_run({"backend": result.backend, "workers": result.workers, "chunks": result.chunks,
+                "resumed_chunks": result.resumed_chunks, "seconds": result.seconds,
+                "games_per_second": result.n_games / result.seconds if result.seconds else float("inf")}, out)
     print("  bot              win rate   95% interval      mean score", file=out)
     for spec, b in zip(args.bots.split(","), result.bots):
         print(f"  {spec:<16} {b.win_rate:>8.3f}   [{b.ci95[0]:.3f}, {b.ci95[1]:.3f}]  {b.mean_score:>10.2f}",
               file=out)
+    return 0
+
+
+def _cmd_selfplay(args, out) -> int:
+    from caribsim import selfplay
+
+    parser = args.subparser
+    options = _game_options(args)
+    if args.players is not None:
+        options["players"] = args.players
+    if args.chunk_size is not None or args.resume is not None:
+        parser.error("selfplay: use --games-per-shard for the chunk size; --out is already resumable")
+    try:
+        m = selfplay.generate(args.game, args.bot, args.games, args.out, seed=args.seed, backend=args.backend,
+                              workers=args.workers, address=args.address, games_per_shard=args.games_per_shard,
+                              include_forced=args.include_forced, progress=_show_progress(args),
+                              retries=args.retries, **options)
+    except (ValueError, TypeError, RuntimeError) as e:
+        parser.error(str(e))
+    secs = m["seconds_this_run"]
+    print(f"wrote {args.out}: {m['n_games']} games, {m['decisions']:,} decisions in {len(m['shards'])} shards "
+          f"({m['backend']}, {m['workers']} worker{'s' if m['workers'] != 1 else ''}, {secs:.1f} s)", file=out)
     return 0
 
 
@@ -474,7 +503,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     out = sys.stdout
     commands = {"games": _cmd_games, "arena": _cmd_arena, "simulate": _cmd_simulate, "play": _cmd_play,
-                "replay": _cmd_replay, "bench": _cmd_bench}
+                "replay": _cmd_replay, "bench": _cmd_bench, "selfplay": _cmd_selfplay}
     return commands[args.command](args, out)
 
 

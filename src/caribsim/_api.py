@@ -59,13 +59,17 @@ class PlayoutResult:
         return self.decisions / self.seconds if self.seconds > 0 else float("inf")
 
 
-def random_playouts(state, n_games: int, seed: int = 0, threads: int = 1) -> PlayoutResult:
+def random_playouts(state, n_games: int, seed: int = 0, threads: int = 1,
+                    first_game: int = 0) -> PlayoutResult:
     """Play ``n_games`` uniformly random games from ``state`` entirely in C, without the GIL.
 
     Game ``i`` draws its randomness from ``(seed, i)`` only, so results do not depend on
-    ``threads``. ``state`` itself is not changed.
+    ``threads``. Row ``k`` of the result is game ``first_game + k``: a run split into
+    chunks (caribsim.simulate) plays exactly the games of one call. ``state`` itself is
+    not changed.
     """
-    for name, value in (("n_games", n_games), ("seed", seed), ("threads", threads)):
+    for name, value in (("n_games", n_games), ("seed", seed), ("threads", threads),
+                        ("first_game", first_game)):
         try:
             operator.index(value)
         except TypeError:
@@ -76,5 +80,5 @@ def random_playouts(state, n_games: int, seed: int = 0, threads: int = 1) -> Pla
         raise ValueError(f"seed must be in 0..2**64-1, got {seed}")
     if not hasattr(state, "_random_playouts"):
         raise TypeError(f"state must be a caribsim game state, got {type(state).__name__}")
-    returns, scores, lengths, seconds = state._random_playouts(n_games, seed, threads)
+    returns, scores, lengths, seconds = state._random_playouts(n_games, seed, threads, first_game)
     return PlayoutResult(returns, scores, lengths, int(lengths.sum()), seconds)

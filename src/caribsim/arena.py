@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import json
 import math
-import multiprocessing
 import operator
 import sys
 import time
 from dataclasses import asdict, dataclass, field
+
+import numpy as np
 
 import caribsim
 
@@ -65,6 +66,10 @@ class MatchResult:
     mean_length: float          # decisions per game
     seconds: float
     games: list = field(default_factory=list, repr=False)   # per game: seats, returns, scores, length
+    backend: str = "local"      # where the games ran (caribsim.distributed)
+    workers: int = 1
+    chunks: int = 0             # chunks run in this call
+    resumed_chunks: int = 0     # chunks loaded from the resume folder
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), indent=2)
@@ -98,23 +103,43 @@ def play_game(game, bots, seed: int, rotation: int = 0, record_path=None):
     returns = state.returns()
     if record_path is not None:
         from caribsim import records
-        info = [_bot_label(bots[b]) for b in seat_bot]
+        info = [bot_label(bots[b]) for b in seat_bot]
         records.save(records.record_game(state, seed, info), record_path)
     return {"seat_bot": seat_bot, "returns": [returns[s] for s in range(n)],
             "scores": totals, "length": decisions}
 
 
-def _bot_label(bot) -> str:
+def bot_label(bot) -> str:
+    """How a bot is named in records and results (its options for an MCTS bot)."""
     return repr(bot) if hasattr(bot, "options") else getattr(bot, "name", type(bot).__name__)
 
 
-def _record_path(save_games, g):
-    return None if save_games is None else f"{save_games}/game_{g:05d}.json"
+def check_bots(game, bots) -> list:
+    """The bots as a list, one per seat, each with step() and restart() (else a clear error)."""
+    bots = list(bots)
+    if len(bots) != game.num_players():
+        raise ValueError(f"{game!r} has {game.num_players()} seats; got {len(bots)} bots")
+    for b in bots:
+        if not callable(getattr(b, "step", None)) or not callable(getattr(b, "restart", None)):
+            raise TypeError(f"a bot needs step(state) and restart(seed) methods; got {b!r}")
+    return bots
 
 
-def _play_chunk(args):
-    game, bots, seed, indices, save_games = args
-    return [(g, play_game(game, bots, derive_seed(seed, g), g, _record_path(save_games, g))) for g in indices]
+def match_chunk(spec: dict) -> dict:
+    """Games first .. first + count - 1 of a match (a task of caribsim.distributed).
+
+    Game g starts from derive_seed(seed, g); with ``rotate`` bot b sits in seat (b + g) % n,
+    else in seat b. Arrays are per game and per seat."""
+    game = caribsim.load_game(spec["game"], **spec["options"])
+    bots, seed, save_games = spec["bots"], spec["seed"], spec["save_games"]
+    rows = []
+    for g in range(spec["first"], spec["first"] + spec["count"]):
+        path = None if save_games is None else f"{save_games}/game_{g:05d}.json"
+        rows.append(play_game(game, bots, derive_seed(seed, g), g if spec["rotate"] else 0, path))
+    return {"seat_bot": np.array([r["seat_bot"] for r in rows], dtype=np.int32),
+            "returns": np.array([r["returns"] for r in rows], dtype=np.float64),
+            "scores": np.array([r["scores"] for r in rows], dtype=np.int64),
+            "lengths": np.array([r["length"] for r in rows], dtype=np.int32)}
 
 
 def progress_line(done, total, t0, stream):
@@ -126,26 +151,31 @@ def progress_line(done, total, t0, stream):
 
 
 def play_match(game, bots, n_games: int, seed: int = 0, processes: int = 1, progress=None,
-               save=None, save_games=None, **options) -> MatchResult:
+               save=None, save_games=None, *, backend: str | None = None, workers: int | None = None,
+               address: str | None = None, chunk_size: int | None = None, resume=None, retries: int = 3,
+               **options) -> MatchResult:
     """Play ``n_games`` seat-rotated games between ``bots`` (one per seat).
 
-    game:      a game name (with ``options`` for load_game) or a loaded game.
-    processes: worker processes (each game runs in one process; results are identical).
-    progress:  show a progress bar on stderr (default: when stderr is a terminal and the
-               match has more than 10 games).
-    save:      a path to write the result as JSON.
-    save_games: a folder to write every game's record (game_00000.json, ...).
+    game:       a game name (with ``options`` for load_game) or a loaded game.
+    backend:    ``"local"``, ``"processes"`` or ``"ray"`` (caribsim.distributed); default
+                ``"processes"`` when ``processes`` > 1, else ``"local"``. Results are identical.
+    processes:  worker processes of the ``processes`` backend (``workers`` says the same).
+    address:    a Ray cluster address; None starts a local Ray instance.
+    chunk_size: games per task (default: about four chunks per worker).
+    resume:     a folder: finished chunks are written there and a rerun loads them.
+    progress:   a progress line on stderr (default: when stderr is a terminal and the match
+                has more than 10 games), or ``fn(done_games, total_games)``.
+    save:       a path to write the result as JSON.
+    save_games: a folder to write every game's record (game_00000.json, ...); on a Ray
+                cluster it must be a folder every node can write to.
     """
+    from caribsim import distributed
+
     if isinstance(game, str):
         game = caribsim.load_game(game, **options)
     elif options:
         raise ValueError("game options are only accepted with a game name")
-    bots = list(bots)
-    if len(bots) != game.num_players():
-        raise ValueError(f"{game!r} has {game.num_players()} seats; got {len(bots)} bots")
-    for b in bots:
-        if not callable(getattr(b, "step", None)) or not callable(getattr(b, "restart", None)):
-            raise TypeError(f"a bot needs step(state) and restart(seed) methods; got {b!r}")
+    bots = check_bots(game, bots)
     for name, value, lo in (("n_games", n_games, 1), ("processes", processes, 1)):
         if isinstance(value, bool) or not isinstance(value, int):
             raise TypeError(f"{name} must be an int, got {type(value).__name__}")
@@ -154,33 +184,36 @@ def play_match(game, bots, n_games: int, seed: int = 0, processes: int = 1, prog
     seed = operator.index(seed)
     if not 0 <= seed < 2**64:
         raise ValueError(f"seed must be in 0..2**64-1, got {seed}")
+    if backend is None:
+        backend = "processes" if processes > 1 or workers else "local"
+    if workers is None and processes > 1:
+        workers = processes
+    distributed.check_backend(backend, workers, address, retries)
     if progress is None:
         progress = n_games > 10 and sys.stderr.isatty()
     if save_games is not None:
         import os
         os.makedirs(save_games, exist_ok=True)
         save_games = str(save_games)
-    t0 = time.perf_counter()
-    results = [None] * n_games
-    done = 0
-    if processes == 1:
-        for g in range(n_games):
-            results[g] = play_game(game, bots, derive_seed(seed, g), g, _record_path(save_games, g))
-            done += 1
-            if progress:
-                progress_line(done, n_games, t0, sys.stderr)
-    else:
-        chunks = [(game, bots, seed, list(range(i, n_games, processes * 4)), save_games)
-                  for i in range(min(n_games, processes * 4))]
-        ctx = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
-        with ctx.Pool(processes) as pool:
-            for chunk in pool.imap_unordered(_play_chunk, chunks):
-                for g, r in chunk:
-                    results[g] = r
-                    done += 1
-                if progress:
-                    progress_line(done, n_games, t0, sys.stderr)
-    seconds = time.perf_counter() - t0
+    name = type(game).name if hasattr(type(game), "name") else str(game)
+    if chunk_size is None:
+        chunk_size = distributed.default_chunk_size(
+            n_games, distributed.worker_count(backend, workers, address), maximum=50)
+    if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
+        raise ValueError(f"chunk_size must be an int >= 1, got {chunk_size!r}")
+    run = {"kind": "arena", "game": name, "options": game.options(), "n_games": n_games, "seed": seed,
+           "bots": [bot_label(b) for b in bots], "chunk_size": chunk_size, "version": caribsim.__version__}
+    store = None if resume is None else distributed.ChunkStore(resume, run)
+    specs = [{"game": name, "options": game.options(), "seed": seed, "bots": bots, "rotate": True,
+              "save_games": save_games, "chunk": c.index, "first": c.first, "count": c.count}
+             for c in distributed.plan_chunks(n_games, chunk_size)]
+    chunks, info = distributed.run_chunks(match_chunk, specs, backend=backend, workers=workers,
+                                          address=address, store=store, progress=progress, retries=retries)
+    results = [{"seat_bot": [int(x) for x in c["seat_bot"][k]],
+                "returns": [float(x) for x in c["returns"][k]],
+                "scores": [int(x) for x in c["scores"][k]],
+                "length": int(c["lengths"][k])}
+               for c in chunks for k in range(len(c["lengths"]))]
     n = game.num_players()
     bot_results = []
     for b, bot in enumerate(bots):
@@ -190,9 +223,10 @@ def play_match(game, bots, n_games: int, seed: int = 0, processes: int = 1, prog
         seat_games = [sum(1 for r in results if r["seat_bot"][s] == b) for s in range(n)]
         bot_results.append(BotResult(getattr(bot, "name", type(bot).__name__) + f"#{b}", n_games, wins,
                                      p, wilson_interval(p, n_games), score, seat_games))
-    result = MatchResult(type(game).name if hasattr(type(game), "name") else str(game),
-                         game.options(), n_games, seed, bot_results,
-                         sum(r["length"] for r in results) / n_games, seconds, results)
+    result = MatchResult(name, game.options(), n_games, seed, bot_results,
+                         sum(r["length"] for r in results) / n_games, info.seconds, results,
+                         backend=info.backend, workers=info.workers, chunks=info.chunks,
+                         resumed_chunks=info.resumed_chunks)
     if save is not None:
         result.save(save)
     return result

@@ -1,0 +1,64 @@
+"""Scale-out benchmark: ``caribsim.simulate`` on Ray against one process, in the same run.
+
+Run:    python -m pytest bench/test_bench_distributed.py --benchmark-only
+CI:     CARIBSIM_BENCH_SHORT=1 python -m pytest bench --benchmark-only
+
+The issue's target is a RATIO: on this 2-core machine a Ray run of 20,000 random 4-player
+Puerto Rico games reaches >= 1.6x the games/s of one process. Both are wall-clock games/s
+of ``caribsim.simulate`` (a parallel run is judged by its wall time), alternating within
+each round so both see the same machine load; the Ray instance (2 CPUs) is started and its
+workers warmed before timing, as on a cluster that is already up. The ratio of the medians
+is asserted against a floor below the target (CI runners share their cores); the measured
+ratio is in extra_info and the issue note.
+"""
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+
+import caribsim
+from _bench_helpers import median, record, rounds, size
+from caribsim import distributed
+
+FLOORS = {
+    # Ray (2 CPUs) games/s over one process, 20,000 random 4p games     measured | target
+    "ray_over_one_process_4p": 1.4,          # measured 1.75-1.90 idle           | >= 1.6
+}
+
+
+@pytest.fixture(scope="module")
+def ray_up():
+    try:
+        import ray
+    except ImportError:
+        if os.environ.get("CARIBSIM_REQUIRE_RAY") == "1":
+            raise
+        pytest.skip("Ray is not installed (pip install 'caribsim[ray]')")
+    started = not ray.is_initialized()
+    distributed.ray_connect(None, 2)
+    caribsim.simulate("puerto_rico", 4000, players=4, backend="ray")     # workers import caribsim
+    yield ray
+    if started:
+        ray.shutdown()
+
+
+def test_bench_ray_over_one_process(benchmark, ray_up):
+    n = size(20_000, 20_000)
+    local, ray = [], []
+
+    def run():
+        for backend, out in (("local", local), ("ray", ray)):
+            t0 = time.perf_counter()
+            r = caribsim.simulate("puerto_rico", n, players=4, seed=len(out), backend=backend)
+            out.append(n / (time.perf_counter() - t0))
+            assert r.workers == (1 if backend == "local" else 2)
+
+    n_rounds = rounds(7, 3)
+    benchmark.pedantic(run, rounds=n_rounds, iterations=1, warmup_rounds=0)
+    gl, gr = median(local), median(ray)
+    benchmark.group = "scale-out"
+    record(benchmark, "ratio_ray_over_one_process_4p", gr / gl, FLOORS["ray_over_one_process_4p"],
+           games_per_second_one_process=round(gl, 1), games_per_second_ray=round(gr, 1),
+           games=n, runs=len(local), ray_cpus=2)
