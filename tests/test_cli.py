@@ -169,3 +169,13 @@ def test_bad_argument_exit_code_as_module():
     assert proc.returncode == 2
     assert "players must be 2..5, got 9" in proc.stderr
     assert proc.stdout == ""
+
+
+def test_a_closed_output_pipe_ends_quietly():
+    """`caribsim ... | head`: the reader is gone before the output; no traceback."""
+    proc = subprocess.Popen([sys.executable, "-m", "caribsim", "games", "--json"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.close()                     # the reader goes away before anything is written
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) == 141
+    assert "Traceback" not in err and "BrokenPipeError" not in err

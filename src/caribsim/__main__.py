@@ -504,7 +504,14 @@ def main(argv=None) -> int:
     out = sys.stdout
     commands = {"games": _cmd_games, "arena": _cmd_arena, "simulate": _cmd_simulate, "play": _cmd_play,
                 "replay": _cmd_replay, "bench": _cmd_bench, "selfplay": _cmd_selfplay}
-    return commands[args.command](args, out)
+    try:
+        return commands[args.command](args, out)
+    except BrokenPipeError:
+        # the reader went away (`| head`): stop quietly, as other command-line tools do
+        if out is sys.stdout:
+            import os
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
 
 
 if __name__ == "__main__":
