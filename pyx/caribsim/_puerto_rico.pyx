@@ -55,6 +55,7 @@ cdef uint64 PRODUCERS[NUM_GOODS]                # buildings producing each good
 cdef uint64 VIOLET_MASK
 cdef uint64 COST_MASK[11]                       # violet buildings by cost (the draft's slots)
 cdef uint64 BASE_MASK
+cdef uint64 LARGE_MASK                          # buildings taking 2 city spaces (the others take 1)
 cdef int16 MAX_COLONISTS_VARIANT                # §8.3.2: all 100 colonists
 cdef int16 MAX_VP_VARIANT                       # §8.3.2: all 122 VP
 
@@ -66,8 +67,12 @@ RESIDENCE_BONUS[:] = [4, 4, 4, 4, 4, 4, 4, 4, 4, 4, 5, 6, 7]   # by filled islan
 cdef int8 CLOISTER_BONUS[5]
 CLOISTER_BONUS[:] = [0, 1, 3, 6, 10]            # §8.5.14: by sets of 3 identical island tiles
 # §8.2: the draft's cost slots: small violet places cost 1,2,2,3,4,5,5,6,7,8,8,9; 5 large cost 10
-cdef int8 DRAFT_SLOTS[11]
-DRAFT_SLOTS[:] = [0, 1, 2, 1, 1, 2, 1, 1, 2, 1, 5]
+# (a C constant, so that the compiler unrolls draft_mask's loops over it)
+cdef extern from *:
+    """
+    static const signed char caribsim_pr_draft_slots[11] = {0, 1, 2, 1, 1, 2, 1, 1, 2, 1, 5};
+    """
+    const int8 DRAFT_SLOTS "caribsim_pr_draft_slots"[11]
 
 GOOD_NAMES = ("corn", "indigo", "sugar", "tobacco", "coffee")
 TILE_NAMES = GOOD_NAMES + ("quarry", "forest")
@@ -100,8 +105,10 @@ def _read_csv(name):
 
 def load_tables():
     """Turn the data files into the C tables. Runs once, at import."""
-    global BUILDING_IDS, BUILDING_ROWS, VIOLET_MASK, BASE_MASK, MAX_COLONISTS_VARIANT, MAX_VP_VARIANT
-    cdef int b, g, n, i
+    global BUILDING_IDS, BUILDING_ROWS, VIOLET_MASK, BASE_MASK, LARGE_MASK, MAX_COLONISTS_VARIANT, MAX_VP_VARIANT
+    cdef int b, g, n, i, cost
+    for cost in range(11):
+        COST_MASK[cost] = 0
     rows = _read_csv("puerto_rico_buildings.csv")
     if len(rows) != NUM_BUILDINGS:
         raise RuntimeError(f"puerto_rico_buildings.csv: expected {NUM_BUILDINGS} rows, found {len(rows)}")
@@ -110,6 +117,7 @@ def load_tables():
             raise RuntimeError(f"puerto_rico_buildings.csv row {b + 2}: expected {name!r}, found {rows[b]['id']!r}")
     VIOLET_MASK = 0
     BASE_MASK = 0
+    LARGE_MASK = 0
     for g in range(NUM_GOODS):
         PRODUCERS[g] = 0
     for b, row in enumerate(rows):
@@ -130,6 +138,13 @@ def load_tables():
             COST_MASK[BUILDING[b].cost] |= (<uint64>1) << b
         if not BUILDING[b].expansion:
             BASE_MASK |= (<uint64>1) << b
+        if BUILDING[b].spaces == 2:
+            LARGE_MASK |= (<uint64>1) << b
+        elif BUILDING[b].spaces != 1:
+            raise RuntimeError(f"puerto_rico_buildings.csv row {b + 2}: city_spaces must be 1 or 2")
+    for cost in range(11):                      # (draft_mask handles 1..5 slots per cost)
+        if COST_MASK[cost] and not 1 <= DRAFT_SLOTS[cost] <= 5:
+            raise RuntimeError(f"violet buildings of cost {cost} need 1..5 draft slots")
     BUILDING_IDS = tuple(r["id"] for r in rows)
     BUILDING_ROWS = tuple(rows)
 
@@ -165,6 +180,13 @@ load_tables()
 # 2. Board queries
 # ---------------------------------------------------------------------------
 
+cdef inline int bit_count(uint64 x) noexcept nogil:
+    """popcount64 without its library call (the module is built without -mpopcnt)."""
+    x = x - ((x >> 1) & <uint64>0x5555555555555555)
+    x = (x & <uint64>0x3333333333333333) + ((x >> 2) & <uint64>0x3333333333333333)
+    x = (x + (x >> 4)) & <uint64>0x0F0F0F0F0F0F0F0F
+    return <int>((x * <uint64>0x0101010101010101) >> 56)
+
 cdef inline bint owns(const PRPlayer* p, int b) noexcept nogil:
     return (p.owned >> b) & 1
 
@@ -179,12 +201,8 @@ cdef inline int island_used(const PRPlayer* p) noexcept nogil:
     return n
 
 cdef inline int city_used(const PRPlayer* p) noexcept nogil:
-    cdef uint64 m = p.owned
-    cdef int n = 0
-    while m:
-        n += BUILDING[ctz64(m)].spaces
-        m &= m - 1
-    return n
+    """City spaces taken: 1 per building, 2 per large one (no loop: the builder asks often)."""
+    return bit_count(p.owned) + bit_count(p.owned & LARGE_MASK)
 
 cdef inline int goods_held(const PRPlayer* p) noexcept nogil:
     cdef int k, n = 0
@@ -194,6 +212,17 @@ cdef inline int goods_held(const PRPlayer* p) noexcept nogil:
 
 cdef inline int sum5(const int8* a) noexcept nogil:
     return a[0] + a[1] + a[2] + a[3] + a[4]
+
+cdef inline int append_kinds(int16* out, int n, int first_id, const int8* counts) noexcept nogil:
+    """Append first_id + k for each kind k with counts[k] > 0; returns the new length.
+    Branch-free (which kinds are there is unpredictable): every id is written and kept only
+    if present, so out[n] past the end is scratch; the legal buffers hold NUM_ACTIONS ids,
+    far more than a decision ever has."""
+    cdef int k
+    for k in range(NUM_GOODS):
+        out[n] = first_id + k
+        n += counts[k] > 0
+    return n
 
 cdef int colonists_on_board(const PRPlayer* p) noexcept nogil:
     """Colonists on circles and in San Juan."""
@@ -437,7 +466,7 @@ cdef inline bint can_draw_hacienda(const PRState* s, int seat) noexcept nogil:
 
 cdef inline bint can_take_forest(const PRState* s, int seat) noexcept nogil:
     """§8.5.2: occupied Forest house, a forest left and a face-up plantation to remove."""
-    return s.forests > 0 and works(&s.players[seat], FOREST_HOUSE) and sum5(s.face_up) > 0
+    return (s.forests > 0) & works(&s.players[seat], FOREST_HOUSE) & (sum5(s.face_up) > 0)
 
 cdef bint settler_can_act(const PRState* s, int seat) noexcept nogil:
     if island_used(&s.players[seat]) >= ISLAND_SPACES:
@@ -491,9 +520,9 @@ cdef void draw_face_up_or_finish(PRState* s) noexcept nogil:
         return
     s.to_draw = 0
     if s.phase == PHASE_SETUP:
-        if popcount64(s.in_play & VIOLET_MASK) < DRAFT_KINDS and (s.options & OPT_DRAFT):
+        if (s.options & OPT_DRAFT) and bit_count(s.in_play & VIOLET_MASK) < DRAFT_KINDS:
             s.step = STEP_DRAFT             # §8.2: the draft, from the first Governor
-            s.player = popcount64(s.in_play & VIOLET_MASK) % s.n_players
+            s.player = bit_count(s.in_play & VIOLET_MASK) % s.n_players
         else:
             begin_round(s)
     else:
@@ -535,19 +564,18 @@ cdef int mayor_slots(const PRState* s, int16* out) noexcept nogil:
     cdef int8 free[NUM_SLOTS]
     cdef int slot, b, i, m = 0, total = 0
     cdef uint64 bits = p.owned
+    # branch-free: each slot is written and kept only if it has a free circle
     for slot in range(s.last_slot, NUM_MANNED_KINDS):
-        if p.tiles[slot] > p.manned[slot]:
-            out[m] = slot
-            free[m] = p.tiles[slot] - p.manned[slot]
-            m += 1
+        out[m] = slot
+        free[m] = p.tiles[slot] - p.manned[slot]
+        m += free[m] > 0
     if s.last_slot > NUM_MANNED_KINDS:
         bits &= ~(((<uint64>1) << (s.last_slot - NUM_MANNED_KINDS)) - 1)
     while bits:
         b = ctz64(bits)
-        if BUILDING[b].circles > p.workers[b]:
-            out[m] = NUM_MANNED_KINDS + b
-            free[m] = BUILDING[b].circles - p.workers[b]
-            m += 1
+        out[m] = NUM_MANNED_KINDS + b
+        free[m] = BUILDING[b].circles - p.workers[b]
+        m += free[m] > 0
         bits &= bits - 1
     # free circles at or after a slot shrink along the list: the legal slots are a prefix
     for i in range(m - 1, -1, -1):
@@ -629,45 +657,62 @@ cdef void mayor_refill(PRState* s) noexcept nogil:
 
 # --- Builder (§4.3) ---------------------------------------------------------
 
-cdef int black_market_items(const PRPlayer* p) noexcept nogil:
+cdef inline bint other_colonist(const PRPlayer* p, int b) noexcept nogil:
+    """colonists_on_board(p) > p.workers[b]: a colonist anywhere but on building b. Looks at
+    San Juan and the tiles first, which almost always settle it."""
+    cdef uint64 m
+    if p.san_juan + p.manned[0] + p.manned[1] + p.manned[2] + p.manned[3] + p.manned[4] + p.manned[5] > 0:
+        return True
+    m = p.owned & ~((<uint64>1) << b)
+    while m:
+        if p.workers[ctz64(m)] > 0:
+            return True
+        m &= m - 1
+    return False
+
+cdef inline int black_market_items(const PRPlayer* p) noexcept nogil:
     """Item categories an occupied Black market can return (§8.5.3): VP chip, colonist
-    (not its own), good. 0 without an occupied Black market."""
-    if not works(p, BLACK_MARKET):
-        return 0
-    return ((1 if p.vp > 0 else 0) + (1 if colonists_on_board(p) > p.workers[BLACK_MARKET] else 0)
-            + (1 if goods_held(p) > 0 else 0))
+    (not its own), good. The caller checks that the Black market is occupied."""
+    return (p.vp > 0) + other_colonist(p, BLACK_MARKET) + (goods_held(p) > 0)
 
 cdef int build_options(const PRState* s, int seat, int16* out) noexcept nogil:
     """Buildings `seat` may build now (§4.3), as action ids; with out == NULL stops at the first."""
     cdef const PRPlayer* p = &s.players[seat]
-    cdef int b, n = 0, reach = p.doubloons, price, col, items = -1
+    cdef int b, n = 0, reach = p.doubloons, price, col
     cdef int free_city = CITY_SPACES - city_used(p)
     cdef int q = p.manned[QUARRY], discount = 0     # building_price(), split into its parts
     cdef uint64 m = s.in_play & ~p.owned
-    cdef bint bm = (s.options & OPT_EXPANSION) and works(p, BLACK_MARKET)
     if free_city <= 0:
         return 0
     if seat == s.chooser:
         discount = 2 if works(p, LIBRARY) else 1
-    if owns(p, FOREST_HOUSE):
-        discount += p.tiles[FOREST] // 2
+    if s.options & OPT_EXPANSION:
+        # §8.5.2: a Forest house (occupied or not) takes 1 per 2 forests (branch-free: which
+        # seat has one is unpredictable; base games have neither forests nor Forest houses)
+        discount += (p.tiles[FOREST] // 2) & -<int>owns(p, FOREST_HOUSE)
+        if works(p, BLACK_MARKET):
+            # §8.5.3: Black-market items (at most 3, one per category) cover a shortfall, so
+            # the reach grows by their number: one test per building
+            reach += black_market_items(p)
+    if out == NULL:                           # any building at all: stop at the first
+        while m:
+            b = ctz64(m)
+            m &= m - 1
+            col = BUILDING[b].column
+            price = BUILDING[b].cost - discount - (q if q < col else col)
+            if s.building_supply[b] != 0 and BUILDING[b].spaces <= free_city and price <= reach:
+                return 1
+        return 0
+    # the list, branch-free: affordability does not follow the id order (with the expansion,
+    # costs rise twice along it), so each building is written and kept only if it can be built;
+    # out[n] is scratch (the caller appends the pass there)
     while m:
         b = ctz64(m)
         m &= m - 1
-        if s.building_supply[b] == 0 or BUILDING[b].spaces > free_city:
-            continue
         col = BUILDING[b].column
         price = BUILDING[b].cost - discount - (q if q < col else col)
-        if price > reach and bm and price <= reach + 3:
-            if items < 0:                     # a shortfall of 1-3 covered by Black-market items
-                items = black_market_items(p)
-            if price <= reach + items:
-                price = reach
-        if price <= reach:
-            if out == NULL:
-                return 1
-            out[n] = A_BUILD + b
-            n += 1
+        out[n] = A_BUILD + b
+        n += (s.building_supply[b] != 0) & (BUILDING[b].spaces <= free_city) & (price <= reach)
     return n
 
 cdef void builder_seek(PRState* s) noexcept nogil:
@@ -917,7 +962,7 @@ cdef inline bint small_wharf_ready(const PRState* s, int seat) noexcept nogil:
         and goods_held(&s.players[seat]) > 0
 
 cdef void start_captain(PRState* s) noexcept nogil:
-    cdef int i, k, vp
+    cdef int i, k, vp, seat
     cdef PRPlayer* p
     s.idle_turns = 0
     s.wharf_used = 0
@@ -926,13 +971,19 @@ cdef void start_captain(PRState* s) noexcept nogil:
     if s.options & OPT_EXPANSION:
         if works(&s.players[s.chooser], LIGHTHOUSE):     # OPEN-22: never doubled
             s.players[s.chooser].doubloons += 1
-        for i in range(s.n_players):                     # OPEN-23: Union hall, before loading
-            p = &s.players[(s.chooser + i) % s.n_players]
-            if works(p, UNION_HALL):
-                vp = 0
-                for k in range(NUM_GOODS):
-                    vp += p.goods[k] // 2
-                award_vp(s, (s.chooser + i) % s.n_players, vp)
+        vp = 0
+        for i in range(s.n_players):                     # usually no one has an occupied Union hall
+            vp |= s.players[i].workers[UNION_HALL]
+        if vp:
+            seat = s.chooser
+            for i in range(s.n_players):                 # OPEN-23: Union hall, before loading
+                p = &s.players[seat]
+                if works(p, UNION_HALL):
+                    vp = 0
+                    for k in range(NUM_GOODS):
+                        vp += p.goods[k] // 2
+                    award_vp(s, seat, vp)
+                seat = next_seat(s, seat)
     s.player = s.chooser
     captain_seek(s)
 
@@ -1068,28 +1119,29 @@ cdef bint draft_legal(const PRState* s, int b) noexcept nogil:
         m &= m - 1
     return used < DRAFT_SLOTS[cost]
 
-cdef int draft_options(const PRState* s, int16* out) noexcept nogil:
-    """The draft_legal kinds as action ids, slots counted once."""
+cdef uint64 draft_mask(const PRState* s) noexcept nogil:
+    """The draft_legal kinds as a building mask, slots counted once."""
     cdef uint64 placed = s.in_play & VIOLET_MASK
-    cdef uint64 m = placed
-    cdef int8 used[11]
-    cdef int c, n = 0
-    memset(used, 0, sizeof(used))
-    while m:                                  # (no popcount: it is a library call without -mpopcnt)
-        used[BUILDING[ctz64(m)].cost] += 1
-        m &= m - 1
+    cdef uint64 m, x, open_ = 0
+    cdef int c, j
+    # without branches (both loops unroll over the constant slot counts): x drops the first
+    # DRAFT_SLOTS[c] - 1 kinds placed of cost c, so x == 0 means a slot of cost c is open
     for c in range(1, 11):
-        if used[c] < DRAFT_SLOTS[c]:
-            m |= COST_MASK[c]
-    m &= ~placed
-    if (placed >> HACIENDA) & 1:
-        m &= ~((<uint64>1) << FOREST_HOUSE)
-    if (placed >> FOREST_HOUSE) & 1:
-        m &= ~((<uint64>1) << HACIENDA)
-    if (placed >> OFFICE) & 1:
-        m &= ~((<uint64>1) << TRADING_POST)
-    if (placed >> TRADING_POST) & 1:
-        m &= ~((<uint64>1) << OFFICE)
+        x = placed & COST_MASK[c]
+        for j in range(1, 5):                 # (at most 5 slots per cost)
+            x &= x - (j < DRAFT_SLOTS[c])
+        open_ |= COST_MASK[c] & ((<uint64>(x != 0)) - 1)
+    m = open_ & ~placed
+    # OPEN-27/28 exclusions, as masks
+    m &= ~(((placed >> HACIENDA) & 1) << FOREST_HOUSE)
+    m &= ~(((placed >> FOREST_HOUSE) & 1) << HACIENDA)
+    m &= ~(((placed >> OFFICE) & 1) << TRADING_POST)
+    return m & ~(((placed >> TRADING_POST) & 1) << OFFICE)
+
+cdef int draft_options(const PRState* s, int16* out) noexcept nogil:
+    """The draft_mask kinds as action ids (sorted)."""
+    cdef uint64 m = draft_mask(s)
+    cdef int n = 0
     while m:
         out[n] = A_DRAFT + ctz64(m) - FIRST_VIOLET
         n += 1
@@ -1098,67 +1150,52 @@ cdef int draft_options(const PRState* s, int16* out) noexcept nogil:
 
 cdef int guest_moves(const PRState* s, int16* out) noexcept nogil:
     """OPEN-19: at the start of his own decisions outside the Mayor phase the owner may move
-    a guest to a free circle of a tile or another building (one move per action)."""
+    a guest to a free circle of a tile or another building (one move per action).
+    Branch-free (which circles are free is unpredictable): every candidate is written and
+    kept only if free, so out[n] (one past the moves) is scratch; the legal buffers hold
+    NUM_ACTIONS ids, far more than a decision ever has."""
     cdef const PRPlayer* p = &s.players[s.player]
     cdef int k, b, n = 0
     cdef uint64 m
     if p.workers[GUEST_HOUSE] == 0 or s.phase == PHASE_MAYOR:
         return 0
     for k in range(NUM_MANNED_KINDS):
-        if p.tiles[k] > p.manned[k]:
-            out[n] = A_GUEST + k
-            n += 1
+        out[n] = A_GUEST + k
+        n += p.tiles[k] > p.manned[k]
     m = p.owned & ~((<uint64>1) << GUEST_HOUSE)
     while m:
         b = ctz64(m)
-        if BUILDING[b].circles > p.workers[b]:
-            out[n] = A_GUEST + NUM_MANNED_KINDS + b
-            n += 1
+        out[n] = A_GUEST + NUM_MANNED_KINDS + b
+        n += BUILDING[b].circles > p.workers[b]
         m &= m - 1
     return n
 
-cdef inline bint bm_category_ok(const PRState* s, const PRPlayer* p, int c) noexcept nogil:
-    """Black-market item category c (0 VP chip, 1 colonist, 2 good) may be chosen now:
-    categories go in increasing order and the rest must still cover the shortfall."""
-    cdef int later = 0, j
-    cdef bint avail[3]
-    avail[0] = p.vp > 0
-    avail[1] = colonists_on_board(p) > p.workers[BLACK_MARKET]
-    avail[2] = goods_held(p) > 0
-    if c <= s.bm_last or not avail[c]:
-        return False
-    for j in range(c + 1, 3):
-        if avail[j]:
-            later += 1
-    return later >= s.bm_left - 1
-
 cdef int black_market_options(const PRState* s, int16* out) noexcept nogil:
+    """Black-market items (§8.5.3): categories 0 VP chip, 1 colonist, 2 good go in increasing
+    order, and the categories after the one chosen must still cover the rest of the shortfall."""
     cdef const PRPlayer* p = &s.players[s.player]
-    cdef int n = 0, k, b
+    cdef int n = 0, k, b, need = s.bm_left - 1
     cdef uint64 m
-    if bm_category_ok(s, p, 0):
+    cdef bint vp_ok = p.vp > 0                                        # availability, once
+    cdef bint colonist_ok = other_colonist(p, BLACK_MARKET)
+    cdef bint good_ok = goods_held(p) > 0
+    if s.bm_last < 0 and vp_ok and colonist_ok + good_ok >= need:
         out[n] = A_BM_VP
         n += 1
-    if bm_category_ok(s, p, 2):
-        for k in range(NUM_GOODS):
-            if p.goods[k] > 0:
-                out[n] = A_BM_GOOD + k
-                n += 1
-    if bm_category_ok(s, p, 1):
-        for k in range(NUM_MANNED_KINDS):
-            if p.manned[k] > 0:
-                out[n] = A_BM_COLONIST + k
-                n += 1
+    if s.bm_last < 2 and good_ok and 0 >= need:
+        n = append_kinds(out, n, A_BM_GOOD, p.goods)
+    if s.bm_last < 1 and colonist_ok and good_ok >= need:
+        for k in range(NUM_MANNED_KINDS):     # (branch-free, as append_kinds)
+            out[n] = A_BM_COLONIST + k
+            n += p.manned[k] > 0
         m = p.owned & ~((<uint64>1) << BLACK_MARKET)
         while m:
             b = ctz64(m)
-            if p.workers[b] > 0:
-                out[n] = A_BM_COLONIST + NUM_MANNED_KINDS + b
-                n += 1
+            out[n] = A_BM_COLONIST + NUM_MANNED_KINDS + b
+            n += p.workers[b] > 0
             m &= m - 1
-        if p.san_juan > 0:
-            out[n] = A_BM_COLONIST + NUM_SLOTS
-            n += 1
+        out[n] = A_BM_COLONIST + NUM_SLOTS
+        n += p.san_juan > 0
     return n
 
 
@@ -1182,20 +1219,14 @@ cdef int expansion_legal_actions(const PRState* s, int16* out) noexcept nogil:
         return draft_options(s, out)
     if step == STEP_LIBRARY:
         if island_used(p) < ISLAND_SPACES:
-            for k in range(NUM_GOODS):
-                if s.face_up[k] > 0:
-                    out[n] = A_SETTLE + k
-                    n += 1
+            n = append_kinds(out, n, A_SETTLE, s.face_up)
             if library_quarry(s):
                 out[n] = A_QUARRY
                 n += 1
         out[n] = A_PASS
         n += 1
         if island_used(p) < ISLAND_SPACES and can_take_forest(s, seat):
-            for k in range(NUM_GOODS):
-                if s.face_up[k] > 0:
-                    out[n] = A_FOREST + k
-                    n += 1
+            n = append_kinds(out, n, A_FOREST, s.face_up)
     elif step == STEP_BLACK_MARKET:
         n = black_market_options(s, out)
     elif step == STEP_SMALL_WHARF:
@@ -1230,10 +1261,7 @@ cdef int legal_actions_impl(const PRState* s, int16* out) noexcept nogil:
                 n += 1
     elif step == STEP_SETTLE:
         if island_used(p) < ISLAND_SPACES:
-            for k in range(NUM_GOODS):
-                if s.face_up[k] > 0:
-                    out[n] = A_SETTLE + k
-                    n += 1
+            n = append_kinds(out, n, A_SETTLE, s.face_up)
             if can_take_quarry(s, seat):
                 out[n] = A_QUARRY
                 n += 1
@@ -1243,10 +1271,7 @@ cdef int legal_actions_impl(const PRState* s, int16* out) noexcept nogil:
         out[n] = A_PASS
         n += 1
         if exp and can_take_forest(s, seat) and island_used(p) < ISLAND_SPACES:
-            for k in range(NUM_GOODS):
-                if s.face_up[k] > 0:
-                    out[n] = A_FOREST + k
-                    n += 1
+            n = append_kinds(out, n, A_FOREST, s.face_up)
     elif step == STEP_HOSPICE:
         # (a guest may have taken the new tile's circle meanwhile; a forest: San Juan)
         if s.last_tile == FOREST or p.manned[s.last_tile] < p.tiles[s.last_tile]:
@@ -1284,10 +1309,7 @@ cdef int legal_actions_impl(const PRState* s, int16* out) noexcept nogil:
         out[n] = A_PASS
         n += 1
         if exp and works(p, TRADING_POST):
-            for k in range(NUM_GOODS):
-                if p.goods[k] > 0:
-                    out[n] = A_POST + k
-                    n += 1
+            n = append_kinds(out, n, A_POST, p.goods)
     elif step == STEP_LOAD:
         n = cargo_options(s, seat, out)
         if wharf_ready(s, seat):
@@ -1299,10 +1321,7 @@ cdef int legal_actions_impl(const PRState* s, int16* out) noexcept nogil:
             out[n] = A_PASS
             n += 1
         if exp and small_wharf_ready(s, seat):
-            for k in range(NUM_GOODS):
-                if p.goods[k] > 0:
-                    out[n] = A_SWHARF + k
-                    n += 1
+            n = append_kinds(out, n, A_SWHARF, p.goods)
     elif step == STEP_WAREHOUSE:
         for k in range(s.last_warehouse + 1, NUM_GOODS):
             if p.goods[k] > 0:
@@ -1475,11 +1494,11 @@ cdef void apply_expansion(PRState* s, int a) noexcept nogil:
         b = a - A_DRAFT + FIRST_VIOLET
         s.in_play |= (<uint64>1) << b
         s.building_supply[b] = copies_of(s, b)
-        placed = popcount64(s.in_play & VIOLET_MASK)
+        placed = bit_count(s.in_play & VIOLET_MASK)
         if placed == DRAFT_KINDS:
             begin_round(s)
-        else:
-            s.player = placed % s.n_players
+        else:                                  # seat placed % n (checked for loaded states)
+            s.player = next_seat(s, s.player)
     elif a < A_POST:                           # forest, removing a face-up plantation (§8.5.2)
         k = a - A_FOREST
         s.face_up[k] -= 1
@@ -1638,17 +1657,30 @@ cdef void pr_returns(const PRState* s, double* out) noexcept nogil:
 cdef int32 pr_random_playout(PRState* s) noexcept nogil:
     """Play uniformly random decisions (chance sampled) to the end; returns the decisions."""
     cdef int16 legal[MAX_LEGAL]
-    cdef int n
+    cdef int n, k
     cdef int32 decisions = 0
+    cdef uint64 m
     while s.step != STEP_TERMINAL:
-        if is_chance_step(s.step):
-            pr_apply(s, pr_sample_chance(s))
-        else:
-            n = pr_legal_actions(s, legal)
-            if n == 0:                         # cannot happen from a validated state; never loop
-                break
-            pr_apply(s, legal[rng_below(&s.rng, n)] if n > 1 else legal[0])
-            decisions += 1
+        if s.step >= STEP_DRAW_FACE_UP:        # (one test for base games: their chance steps)
+            if is_chance_step(s.step):
+                pr_apply(s, pr_sample_chance(s))
+                continue
+            if s.step == STEP_DRAFT:           # the legal ids are the set bits of draft_mask:
+                m = draft_mask(s)              # take the same pick without writing the list
+                n = bit_count(m)
+                if n == 0:
+                    break
+                if n > 1:
+                    for k in range(<int>rng_below(&s.rng, n)):
+                        m &= m - 1
+                pr_apply(s, A_DRAFT + ctz64(m) - FIRST_VIOLET)
+                decisions += 1
+                continue
+        n = pr_legal_actions(s, legal)
+        if n == 0:                             # cannot happen from a validated state; never loop
+            break
+        pr_apply(s, legal[rng_below(&s.rng, n)] if n > 1 else legal[0])
+        decisions += 1
     return decisions
 
 
