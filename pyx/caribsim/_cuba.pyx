@@ -1887,7 +1887,6 @@ CUBA_VTABLE.evaluate = _vt_evaluate
 # ---------------------------------------------------------------------------
 # 6. Python API: the compiled State class, action names, the dict codec
 # ---------------------------------------------------------------------------
-import json
 import operator
 import numpy as np
 cimport numpy as cnp
@@ -2006,42 +2005,6 @@ cdef class CubaState(GameState):
     cdef void* c_state(self) noexcept:
         return &self.s
 
-    def __init__(self, *args, **kwargs):
-        raise TypeError("use game.new_initial_state(seed) or game.state_from_dict(d)")
-
-    def legal_actions(self, player=None):
-        """Sorted legal action ids (chance outcomes at a chance node; [] at the end)."""
-        cdef int16 buf[MAX_LEGAL]
-        cdef int i, n
-        if player is not None and _check_seat(player, self.s.n_players) != cu_current_player(&self.s):
-            return []
-        n = cu_legal_actions(&self.s, buf)
-        return [buf[i] for i in range(n)]
-
-    def legal_actions_mask(self, player=None):
-        cdef int16 buf[MAX_LEGAL]
-        cdef int i, n
-        mask = np.zeros(NUM_ACTIONS, dtype=np.uint8)
-        cdef cnp.uint8_t[::1] m = mask
-        if player is not None and _check_seat(player, self.s.n_players) != cu_current_player(&self.s):
-            return mask
-        n = cu_legal_actions(&self.s, buf)
-        for i in range(n):
-            m[buf[i]] = 1
-        return mask
-
-    def chance_outcomes(self):
-        """[(action, probability)] at a chance node (uniform over the possible cards/seats)."""
-        cdef int16 acts[NUM_LAWS]
-        cdef int32 weights[NUM_LAWS]
-        cdef int i, n, total = 0
-        if not is_chance_step(self.s.step):
-            return []
-        n = cu_chance_outcomes(&self.s, acts, weights)
-        for i in range(n):
-            total += weights[i]
-        return [(acts[i], <double>weights[i] / total) for i in range(n)]
-
     def apply_action(self, action):
         """Apply a legal action id (a decision, or a chance outcome at a chance node)."""
         cdef int16 buf[MAX_LEGAL]
@@ -2062,15 +2025,6 @@ cdef class CubaState(GameState):
         cu_apply(&self.s, a)
         self._hist = (self._hist, a)
 
-    def resolve_chance(self):
-        """At a chance node, sample an outcome with the state's own RNG and apply it."""
-        if not is_chance_step(self.s.step):
-            raise ValueError(f"not a chance node (step {STEP_NAMES[self.s.step]!r})")
-        cdef int a = cu_sample_chance(&self.s)
-        cu_apply(&self.s, a)
-        self._hist = (self._hist, a)
-        return a
-
     cpdef CubaState clone(self):
         cdef CubaState c = CubaState.__new__(CubaState)
         memcpy(&c.s, &self.s, sizeof(CUState))
@@ -2087,9 +2041,6 @@ cdef class CubaState(GameState):
             out.append({"vp": sc.vp, "building_vp": sc.building_vp, "total": sc.total,
                         "tiebreak": sc.tiebreak})
         return out
-
-    def num_players(self):
-        return self.s.n_players
 
     def phase(self):
         return PHASE_NAMES[self.s.phase]
@@ -2113,34 +2064,10 @@ cdef class CubaState(GameState):
             raise ValueError(f"unknown action name {name!r}; legal here: {legal}")
         return self.game._lookup[key]
 
-    def _seat_for_observation(self, player):
-        if player is None:
-            if is_chance_step(self.s.step) or self.s.step == STEP_TERMINAL:
-                return 0
-            return self.s.player
-        return _check_seat(player, self.s.n_players)
-
-    def observation_tensor(self, player=None):
-        """Float32 vector of game.observation_tensor_shape(): what `player` sees (default:
-        the player to act; seat 0 at chance and terminal nodes). Other players' secret
-        bids are not in it."""
-        cdef int seat = self._seat_for_observation(player)
-        out = np.empty(cu_observation_size(self.s.n_players), dtype=np.float32)
-        cdef float[::1] view = out
-        cu_observation(&self.s, seat, &view[0])
-        return out
-
     def information_state_tensor(self, player=None):
         """Same as observation_tensor: the observation already is the player's information state
         (everything public plus his own secret bid)."""
         return self.observation_tensor(player)
-
-    def write_observation(self, float[::1] out not None, player=None):
-        cdef int seat = self._seat_for_observation(player)
-        if out.shape[0] != cu_observation_size(self.s.n_players):
-            raise ValueError(f"buffer has {out.shape[0]} entries, the observation has "
-                             f"{cu_observation_size(self.s.n_players)}")
-        cu_observation(&self.s, seat, &out[0])
 
     def determinize(self, observer, seed=None):
         """A copy in which what `observer` cannot see (the other players' secret bids of the
@@ -2165,20 +2092,6 @@ cdef class CubaState(GameState):
         bids: it is the full state, not a player's view."""
         return _to_dict(self)
 
-    def serialize(self):
-        return json.dumps(_to_dict(self), separators=(",", ":"), sort_keys=True)
-
-    def __reduce__(self):
-        return (_restore, (self.game, self.serialize()))
-
-    def __eq__(self, other):
-        if not isinstance(other, CubaState):
-            return NotImplemented
-        return _to_dict(self) == _to_dict(other)
-
-    def __hash__(self):
-        raise TypeError("CubaState is mutable and unhashable; hash state.serialize() instead")
-
     def __str__(self):
         return _render(self)
 
@@ -2188,12 +2101,7 @@ cdef class CubaState(GameState):
 
 
 
-def _restore(game, text):
-    return game.deserialize_state(text)
-
-
-def _check_seat(player, int n):
-    return _int_in(player, "player (a seat)", 0, n - 1)
+from caribsim._game import _check_seat, _restore   # _restore here too: older pickles name it in this module
 
 
 def new_state(game, bytes tables, int players, int options, int start, seed):

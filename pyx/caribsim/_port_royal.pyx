@@ -1092,7 +1092,6 @@ PORT_ROYAL_VTABLE.evaluate = _vt_evaluate
 # ---------------------------------------------------------------------------
 # 6. Python API: the compiled State class, action names, the dict codec
 # ---------------------------------------------------------------------------
-import json
 import operator
 import numpy as np
 cimport numpy as cnp
@@ -1173,42 +1172,7 @@ cdef class PortRoyalState(GameState):
     cdef void* c_state(self) noexcept:
         return &self.s
 
-    def __init__(self, *args, **kwargs):
-        raise TypeError("use game.new_initial_state(seed) or game.state_from_dict(d)")
-
     # --- the OpenSpiel-style interface ---------------------------------------
-    def legal_actions(self, player=None):
-        """Sorted legal action ids (chance outcomes at a chance node; [] at the end)."""
-        cdef int16 buf[MAX_LEGAL]
-        cdef int i, n
-        if player is not None and _check_seat(player, self.s.n_players) != pry_current_player(&self.s):
-            return []
-        n = pry_legal_actions(&self.s, buf)
-        return [buf[i] for i in range(n)]
-
-    def legal_actions_mask(self, player=None):
-        cdef int16 buf[MAX_LEGAL]
-        cdef int i, n
-        mask = np.zeros(NUM_ACTIONS, dtype=np.uint8)
-        cdef cnp.uint8_t[::1] m = mask
-        if player is not None and _check_seat(player, self.s.n_players) != pry_current_player(&self.s):
-            return mask
-        n = pry_legal_actions(&self.s, buf)
-        for i in range(n):
-            m[buf[i]] = 1
-        return mask
-
-    def chance_outcomes(self):
-        """[(action, probability)] at a chance node: card variants by their counts in the
-        draw pile (reveal, coin draw) or in the payer's coins (payment, fee)."""
-        cdef int16 acts[NUM_VARIANTS]
-        cdef int32 weights[NUM_VARIANTS]
-        cdef int i, n, total = 0
-        n = pry_chance_outcomes(&self.s, acts, weights)
-        for i in range(n):
-            total += weights[i]
-        return [(acts[i], <double>weights[i] / total) for i in range(n)]
-
     def chance_event(self):
         """At a chance node: (kind, seat), kind one of reveal, draw, pay, fee; else None."""
         cdef PRYOp* op
@@ -1234,16 +1198,6 @@ cdef class PortRoyalState(GameState):
                              f"{STEP_NAMES[self.s.step]!r}; legal: {legal}")
         pry_apply(&self.s, a)
         self._hist = (self._hist, a)
-
-    def resolve_chance(self):
-        """At a chance node, sample an outcome from the state's own RNG and apply it.
-        Returns the outcome."""
-        if self.s.step != STEP_CHANCE:
-            raise ValueError(f"not a chance node (step {STEP_NAMES[self.s.step]!r})")
-        cdef int a = pry_sample_chance(&self.s)
-        pry_apply(&self.s, a)
-        self._hist = (self._hist, a)
-        return a
 
     cpdef PortRoyalState clone(self):
         cdef PortRoyalState c = PortRoyalState.__new__(PortRoyalState)
@@ -1277,9 +1231,6 @@ cdef class PortRoyalState(GameState):
                         "tiebreak": p.n_coins})
         return out
 
-    def num_players(self):
-        return self.s.n_players
-
     def phase(self):
         return PHASE_NAMES[self.s.phase]
 
@@ -1304,46 +1255,10 @@ cdef class PortRoyalState(GameState):
         legal = [ACTION_NAMES[a] for a in self.legal_actions()]
         raise ValueError(f"unknown action name {name!r}; legal here: {legal}")
 
-    def observation_tensor(self, player=None):
-        """Float32 vector of game.observation_tensor_shape(): the public position from
-        `player`'s seat (default: the player to act; seat 0 at chance and terminal nodes)."""
-        cdef int seat
-        if player is None:
-            seat = self.s.player if self.s.step < STEP_CHANCE else 0
-        else:
-            seat = _check_seat(player, self.s.n_players)
-        out = np.empty(OBSERVATION_SIZE, dtype=np.float32)
-        cdef float[::1] view = out
-        pry_observation(&self.s, seat, &view[0])
-        return out
-
-    def write_observation(self, float[::1] out not None, player=None):
-        """Write the observation into a preallocated float32 buffer (no allocation)."""
-        cdef int seat = self.s.player if player is None and self.s.step < STEP_CHANCE else 0
-        if player is not None:
-            seat = _check_seat(player, self.s.n_players)
-        if out.shape[0] != OBSERVATION_SIZE:
-            raise ValueError(f"buffer has {out.shape[0]} entries, the observation has {OBSERVATION_SIZE}")
-        pry_observation(&self.s, seat, &out[0])
-
-    # --- dict, serialization, pickling ----------------------------------------
+    # --- the dict (serialize, pickling and == are GameState's, over it) ---------
     def to_dict(self):
         """The complete position as JSON-able data (see docs/port_royal.md)."""
         return _to_dict(self)
-
-    def serialize(self):
-        return json.dumps(_to_dict(self), separators=(",", ":"), sort_keys=True)
-
-    def __reduce__(self):
-        return (_restore, (self.game, self.serialize()))
-
-    def __eq__(self, other):
-        if not isinstance(other, PortRoyalState):
-            return NotImplemented
-        return _to_dict(self) == _to_dict(other)
-
-    def __hash__(self):
-        raise TypeError("PortRoyalState is mutable and unhashable; hash state.serialize() instead")
 
     def __str__(self):
         return _render(self)
@@ -1354,12 +1269,7 @@ cdef class PortRoyalState(GameState):
 
 
 
-def _restore(game, text):
-    return game.deserialize_state(text)
-
-
-def _check_seat(player, int n):
-    return _int_in(player, "player (a seat)", 0, n - 1)
+from caribsim._game import _check_seat, _restore   # _restore here too: older pickles name it in this module
 
 
 def new_state(game, int players, int options, start_player, seed):

@@ -1955,7 +1955,6 @@ PR_EXP_VTABLE.num_actions = NUM_ACTIONS
 # ---------------------------------------------------------------------------
 # 6. Python API: the compiled State class, action names, the dict codec
 # ---------------------------------------------------------------------------
-import json
 import operator
 from caribsim._common import _Reader, _int_in   # shared with the other games
 import numpy as np
@@ -2084,43 +2083,7 @@ cdef class PuertoRicoState(GameState):
     cdef void _set_vtable(self):
         self.vtable = &PR_EXP_VTABLE if self.s.options & OPT_EXPANSION else &PR_VTABLE
 
-    def __init__(self, *args, **kwargs):
-        raise TypeError("use game.new_initial_state(seed) or game.state_from_dict(d)")
-
     # --- the OpenSpiel-style interface ---------------------------------------
-    def legal_actions(self, player=None):
-        """Sorted legal action ids (chance outcomes at a chance node; [] at the end)."""
-        cdef int16 buf[MAX_LEGAL]
-        cdef int i, n
-        if player is not None and _check_seat(player, self.s.n_players) != pr_current_player(&self.s):
-            return []
-        n = pr_legal_actions(&self.s, buf)
-        return [buf[i] for i in range(n)]
-
-    def legal_actions_mask(self, player=None):
-        cdef int16 buf[MAX_LEGAL]
-        cdef int i, n
-        mask = np.zeros(self._n_actions(), dtype=np.uint8)
-        cdef cnp.uint8_t[::1] m = mask
-        if player is not None and _check_seat(player, self.s.n_players) != pr_current_player(&self.s):
-            return mask
-        n = pr_legal_actions(&self.s, buf)
-        for i in range(n):
-            m[buf[i]] = 1
-        return mask
-
-    def chance_outcomes(self):
-        """[(action, probability)] at a chance node: plantation kinds by their stack counts."""
-        cdef int16 acts[NUM_GOODS]
-        cdef int32 weights[NUM_GOODS]
-        cdef int i, n, total = 0
-        if not (is_chance_step(self.s.step)):
-            return []
-        n = pr_chance_outcomes(&self.s, acts, weights)
-        for i in range(n):
-            total += weights[i]
-        return [(acts[i], <double>weights[i] / total) for i in range(n)]
-
     def apply_action(self, action):
         """Apply a legal action id (a decision, or a chance outcome at a chance node)."""
         cdef int16 buf[MAX_LEGAL]
@@ -2145,16 +2108,6 @@ cdef class PuertoRicoState(GameState):
         raise ValueError(f"action {a} ({what}) is not legal at step "
                          f"{STEP_NAMES[self.s.step]!r}; legal: {legal}")
 
-    def resolve_chance(self):
-        """At a chance node, sample an outcome from the state's own RNG and apply it.
-        Returns the outcome."""
-        if not (is_chance_step(self.s.step)):
-            raise ValueError(f"not a chance node (step {STEP_NAMES[self.s.step]!r})")
-        cdef int a = pr_sample_chance(&self.s)
-        pr_apply(&self.s, a)
-        self._hist = (self._hist, a)
-        return a
-
     cpdef PuertoRicoState clone(self):
         cdef PuertoRicoState c = PuertoRicoState.__new__(PuertoRicoState)
         memcpy(&c.s, &self.s, sizeof(PRState))
@@ -2172,9 +2125,6 @@ cdef class PuertoRicoState(GameState):
             out.append({"vp_chips": sc.vp_chips, "building_vp": sc.building_vp,
                         "bonus_vp": sc.bonus_vp, "total": sc.total, "tiebreak": sc.tiebreak})
         return out
-
-    def num_players(self):
-        return self.s.n_players
 
     def phase(self):
         return PHASE_NAMES[self.s.phase]
@@ -2199,47 +2149,10 @@ cdef class PuertoRicoState(GameState):
             legal = [names[a] for a in self.legal_actions()]
             raise ValueError(f"unknown action name {name!r}; legal here: {legal}") from None
 
-    def observation_tensor(self, player=None):
-        """Float32 vector of game.observation_tensor_shape(), from `player`'s seat
-        (default: the player to act; seat 0 at chance and terminal nodes)."""
-        cdef int seat
-        if player is None:
-            seat = self.s.player if (not is_chance_step(self.s.step) and self.s.step != STEP_TERMINAL) else 0
-        else:
-            seat = _check_seat(player, self.s.n_players)
-        out = np.empty(pr_observation_size(self.s.n_players, self.s.options), dtype=np.float32)
-        cdef float[::1] view = out
-        pr_observation(&self.s, seat, &view[0])
-        return out
-
-    def write_observation(self, float[::1] out not None, player=None):
-        """Write the observation into a preallocated float32 buffer (no allocation)."""
-        cdef int seat = self.s.player if player is None and (not is_chance_step(self.s.step) and self.s.step != STEP_TERMINAL) else 0
-        if player is not None:
-            seat = _check_seat(player, self.s.n_players)
-        if out.shape[0] != pr_observation_size(self.s.n_players, self.s.options):
-            raise ValueError(f"buffer has {out.shape[0]} entries, the observation has "
-                             f"{pr_observation_size(self.s.n_players, self.s.options)}")
-        pr_observation(&self.s, seat, &out[0])
-
-    # --- dict, serialization, pickling ----------------------------------------
+    # --- the dict (serialize, pickling and == are GameState's, over it) ---------
     def to_dict(self):
         """The complete position as JSON-able data (see docs/state-dict.md)."""
         return _to_dict(self)
-
-    def serialize(self):
-        return json.dumps(_to_dict(self), separators=(",", ":"), sort_keys=True)
-
-    def __reduce__(self):
-        return (_restore, (self.game, self.serialize()))
-
-    def __eq__(self, other):
-        if not isinstance(other, PuertoRicoState):
-            return NotImplemented
-        return _to_dict(self) == _to_dict(other)
-
-    def __hash__(self):
-        raise TypeError("PuertoRicoState is mutable and unhashable; hash state.serialize() instead")
 
     def __str__(self):
         return _render(self)
@@ -2250,12 +2163,7 @@ cdef class PuertoRicoState(GameState):
 
 
 
-def _restore(game, text):
-    return game.deserialize_state(text)
-
-
-def _check_seat(player, int n):
-    return _int_in(player, "player (a seat)", 0, n - 1)
+from caribsim._game import _check_seat, _restore   # _restore here too: older pickles name it in this module
 
 
 def new_state(game, int players, int options, seed, violet_set=0):
