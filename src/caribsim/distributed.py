@@ -215,11 +215,11 @@ def run_chunks(task, specs: list, *, backend: str = "local", workers=None, addre
     callable ``fn(done_games, total_games)`` called after every chunk.
     """
     check_backend(backend, workers, address, retries)
+    n_workers = worker_count(backend, workers, address)     # connects to Ray: not timed
     t0 = time.perf_counter()
     results: list = [None] * len(specs)
     by_index = {spec["chunk"]: pos for pos, spec in enumerate(specs)}
     done = store.done() & set(by_index) if store is not None else set()
-    n_workers = worker_count(backend, workers, address)
     bar = Progress(sum(s[games_key] for s in specs), len(specs), n_workers, progress)
     for i in sorted(done):
         results[by_index[i]] = store.load(i)
