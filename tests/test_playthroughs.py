@@ -1,5 +1,6 @@
-"""Golden playthroughs: a seeded random game per player count must reproduce the checked-in text
-exactly (actions, names, boards, scores). Any change of rules, RNG, names or rendering shows up here.
+"""Golden playthroughs: for every game and player count a seeded random game must reproduce the
+checked-in text exactly (actions, names, boards, scores). Any change of rules, RNG, names or
+rendering shows up here.
 
 After an intended change:  python tests/playthroughs/generate.py   (then review the diff)."""
 from __future__ import annotations
@@ -11,56 +12,34 @@ from pathlib import Path
 import pytest
 
 HERE = Path(__file__).resolve().parent / "playthroughs"
-_spec = importlib.util.spec_from_file_location("pr_playthrough_generate", HERE / "generate.py")
+_spec = importlib.util.spec_from_file_location("caribsim_playthrough_generate", HERE / "generate.py")
 generate = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(generate)
 
-REGENERATE = "python tests/playthroughs/generate.py"
+CASES = [(game, n) for game in generate.SEEDS for n in generate.PLAYER_COUNTS]
+MILESTONE = {"puerto_rico": "role selection 1 by seat 0", "port_royal": ": turn 2, seat ",
+             "cuba": "round 6, action phase"}
 
 
-@pytest.mark.parametrize("n", generate.PLAYER_COUNTS)
-def test_playthrough_matches_golden(n):
-    path = generate.path_for(n)
-    assert path.exists(), f"{path} is missing; create it with: {REGENERATE}"
+@pytest.mark.parametrize("game, n", CASES)
+def test_playthrough_matches_golden(game, n):
+    path = generate.path_for(game, n)
+    assert path.exists(), f"{path} is missing; create it with: {generate.REGENERATE}"
     expected = path.read_text()
-    actual = generate.generate(n)
+    actual = generate.generate(game, n)
     if actual != expected:
         diff = list(difflib.unified_diff(expected.splitlines(), actual.splitlines(),
                                          f"{path.name} (checked in)", f"{path.name} (engine now)",
                                          n=3, lineterm=""))
         shown = "\n".join(diff[:120]) + (f"\n... ({len(diff) - 120} more diff lines)" if len(diff) > 120 else "")
-        pytest.fail(f"the {n}-player playthrough differs from the golden file.\n{shown}\n\n"
-                    f"If the change is intended, regenerate with: {REGENERATE} and review the diff.",
+        pytest.fail(f"the {n}-player {game} playthrough differs from the golden file.\n{shown}\n\n"
+                    f"If the change is intended, regenerate with: {generate.REGENERATE} and review the diff.",
                     pytrace=False)
 
 
-@pytest.mark.parametrize("n", generate.PLAYER_COUNTS)
-def test_playthrough_is_deterministic_and_small(n):
-    a, b = generate.generate(n), generate.generate(n)
+@pytest.mark.parametrize("game, n", CASES)
+def test_playthrough_is_deterministic_and_small(game, n):
+    a, b = generate.generate(game, n), generate.generate(game, n)
     assert a == b
     assert len(a.encode()) < 300 * 1024
-    assert "returns: " in a and "== final state ==" in a
-
-
-@pytest.mark.parametrize("n", generate.PORT_ROYAL_COUNTS)
-def test_port_royal_playthrough_matches_golden(n):
-    path = generate.port_royal_path_for(n)
-    assert path.exists(), f"{path} is missing; create it with: {REGENERATE}"
-    expected = path.read_text()
-    actual = generate.generate_port_royal(n)
-    if actual != expected:
-        diff = list(difflib.unified_diff(expected.splitlines(), actual.splitlines(),
-                                         f"{path.name} (checked in)", f"{path.name} (engine now)",
-                                         n=3, lineterm=""))
-        shown = "\n".join(diff[:120]) + (f"\n... ({len(diff) - 120} more diff lines)" if len(diff) > 120 else "")
-        pytest.fail(f"the {n}-player Port Royal playthrough differs from the golden file.\n{shown}\n\n"
-                    f"If the change is intended, regenerate with: {REGENERATE} and review the diff.",
-                    pytrace=False)
-
-
-@pytest.mark.parametrize("n", generate.PORT_ROYAL_COUNTS)
-def test_port_royal_playthrough_is_deterministic_and_small(n):
-    a, b = generate.generate_port_royal(n), generate.generate_port_royal(n)
-    assert a == b
-    assert len(a.encode()) < 300 * 1024
-    assert "returns: " in a and "== final state ==" in a
+    assert "returns: " in a and "== final state ==" in a and MILESTONE[game] in a
