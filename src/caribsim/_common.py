@@ -7,15 +7,18 @@ from __future__ import annotations
 import operator
 
 
-def _int_in(value, what, lo, hi):
-    """An int from Python (numpy ints too, not bool) in lo..hi, or a clear error."""
+def _int_in(value, what, lo, hi=None):
+    """An int from Python (numpy ints too, not bool) in lo..hi (hi None: no upper bound),
+    or a clear error."""
     if isinstance(value, bool):
         raise TypeError(f"{what} must be an int, got bool")
     try:
         v = operator.index(value)
     except TypeError:
         raise TypeError(f"{what} must be an int, got {type(value).__name__}") from None
-    if not lo <= v <= hi:
+    if hi is None and v < lo:
+        raise ValueError(f"{what} must be >= {lo}, got {v}")
+    if hi is not None and not lo <= v <= hi:
         raise ValueError(f"{what} must be in {lo}..{hi}, got {v}")
     return v
 

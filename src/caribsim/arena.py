@@ -13,14 +13,13 @@ from __future__ import annotations
 
 import json
 import math
-import operator
 import sys
-import time
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
 import caribsim
+from caribsim._common import _int_in
 
 MASK64 = (1 << 64) - 1
 
@@ -142,14 +141,6 @@ def match_chunk(spec: dict) -> dict:
             "lengths": np.array([r["length"] for r in rows], dtype=np.int32)}
 
 
-def progress_line(done, total, t0, stream):
-    rate = done / max(time.perf_counter() - t0, 1e-9)
-    stream.write(f"\r  {done}/{total} games  {rate:.2f} games/s")
-    if done == total:
-        stream.write("\n")
-    stream.flush()
-
-
 def play_match(game, bots, n_games: int, seed: int = 0, processes: int = 1, progress=None,
                save=None, save_games=None, *, backend: str | None = None, workers: int | None = None,
                address: str | None = None, chunk_size: int | None = None, resume=None, retries: int = 3,
@@ -176,14 +167,9 @@ def play_match(game, bots, n_games: int, seed: int = 0, processes: int = 1, prog
     elif options:
         raise ValueError("game options are only accepted with a game name")
     bots = check_bots(game, bots)
-    for name, value, lo in (("n_games", n_games, 1), ("processes", processes, 1)):
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise TypeError(f"{name} must be an int, got {type(value).__name__}")
-        if value < lo:
-            raise ValueError(f"{name} must be >= {lo}, got {value}")
-    seed = operator.index(seed)
-    if not 0 <= seed < 2**64:
-        raise ValueError(f"seed must be in 0..2**64-1, got {seed}")
+    n_games = _int_in(n_games, "n_games", 1)
+    processes = _int_in(processes, "processes", 1)
+    seed = _int_in(seed, "seed", 0, 2**64 - 1)
     if backend is None:
         backend = "processes" if processes > 1 or workers else "local"
     if workers is None and processes > 1:
@@ -199,8 +185,7 @@ def play_match(game, bots, n_games: int, seed: int = 0, processes: int = 1, prog
     if chunk_size is None:
         chunk_size = distributed.default_chunk_size(
             n_games, distributed.worker_count(backend, workers, address), maximum=50)
-    if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
-        raise ValueError(f"chunk_size must be an int >= 1, got {chunk_size!r}")
+    chunk_size = _int_in(chunk_size, "chunk_size", 1)
     run = {"kind": "arena", "game": name, "options": game.options(), "n_games": n_games, "seed": seed,
            "bots": [bot_label(b) for b in bots], "chunk_size": chunk_size, "version": caribsim.__version__}
     store = None if resume is None else distributed.ChunkStore(resume, run)

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import random
 
-from caribsim.mcts import Searcher, _check_int
+from caribsim._common import _int_in
+from caribsim.mcts import Searcher
 
 
 def _total(score) -> float:
@@ -29,7 +30,7 @@ class Bot:
 
     def restart(self, seed: int = 0) -> None:
         """Forget the previous game; seed the bot's randomness."""
-        self.seed = _check_int("seed", seed, 0, 2**64 - 1)
+        self.seed = _int_in(seed, "seed", 0, 2**64 - 1)
         self.rng = random.Random(self.seed)
 
     def step(self, state) -> int:  # pragma: no cover - abstract

@@ -15,9 +15,9 @@ see ``docs/search.md``.
 from __future__ import annotations
 
 import math
-import operator
 from dataclasses import dataclass, field
 
+from caribsim._common import _int_in
 from caribsim._game import GameState
 from caribsim._mcts import REWARD_MODES, ROLLOUT_MODES, Forest
 
@@ -49,22 +49,10 @@ class SearchResult:
         return {a: v / total for a, v in self.visits.items()}
 
 
-def _check_int(name, value, lo, hi):
-    if isinstance(value, bool):
-        raise TypeError(f"{name} must be an int, got bool")
-    try:
-        v = operator.index(value)
-    except TypeError:
-        raise TypeError(f"{name} must be an int, got {type(value).__name__}") from None
-    if not lo <= v <= hi:
-        raise ValueError(f"{name} must be in {lo}..{hi}, got {v}")
-    return v
-
-
 def _check_options(iterations, seconds, c, reward, rollout, max_depth, threads, seed):
     if iterations is None and seconds is None:
         raise ValueError("give a budget: iterations=N and/or seconds=S")
-    iterations = 0 if iterations is None else _check_int("iterations", iterations, 1, 2**40)
+    iterations = 0 if iterations is None else _int_in(iterations, "iterations", 1, 2**40)
     if seconds is None:
         seconds = 0.0
     else:
@@ -80,9 +68,9 @@ def _check_options(iterations, seconds, c, reward, rollout, max_depth, threads, 
         raise ValueError(f"reward must be one of {sorted(REWARD_MODES)}, got {reward!r}")
     if rollout not in ROLLOUT_MODES:
         raise ValueError(f"rollout must be one of {sorted(ROLLOUT_MODES)}, got {rollout!r}")
-    max_depth = 0 if max_depth is None else _check_int("max_depth", max_depth, 1, 2**31 - 1)
-    threads = _check_int("threads", threads, 1, MAX_THREADS)
-    seed = _check_int("seed", seed, 0, 2**64 - 1)
+    max_depth = 0 if max_depth is None else _int_in(max_depth, "max_depth", 1, 2**31 - 1)
+    threads = _int_in(threads, "threads", 1, MAX_THREADS)
+    seed = _int_in(seed, "seed", 0, 2**64 - 1)
     return iterations, float(seconds), float(c), reward, rollout, max_depth, threads, seed
 
 

@@ -20,6 +20,7 @@ import numpy as np
 
 import caribsim
 from caribsim import distributed
+from caribsim._common import _int_in
 from caribsim.arena import derive_seed
 
 FORMAT = "caribsim-selfplay"
@@ -117,16 +118,13 @@ def generate(game, bot, n_games: int, out, *, seed: int = 0, backend: str = "loc
         raise TypeError(f"game must be a game name ({', '.join(caribsim.games())}), got {type(game).__name__}")
     loaded = caribsim.load_game(game, **options)
     bot = _mcts_bot(bot)
-    if isinstance(n_games, bool) or not isinstance(n_games, int) or n_games < 1:
-        raise ValueError(f"n_games must be an int >= 1, got {n_games!r}")
-    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64:
-        raise ValueError(f"seed must be an int in 0..2**64-1, got {seed!r}")
+    n_games = _int_in(n_games, "n_games", 1)
+    seed = _int_in(seed, "seed", 0, 2**64 - 1)
     distributed.check_backend(backend, workers, address, retries)
     if games_per_shard is None:
         games_per_shard = distributed.default_chunk_size(
             n_games, distributed.worker_count(backend, workers, address), maximum=100)
-    if isinstance(games_per_shard, bool) or not isinstance(games_per_shard, int) or games_per_shard < 1:
-        raise ValueError(f"games_per_shard must be an int >= 1, got {games_per_shard!r}")
+    games_per_shard = _int_in(games_per_shard, "games_per_shard", 1)
     bot_options = dict(bot.options)
     run = {"kind": "selfplay", "game": game, "options": loaded.options(), "n_games": n_games, "seed": seed,
            "bot": bot_options, "games_per_shard": games_per_shard, "include_forced": bool(include_forced),

@@ -11,13 +11,13 @@ bot games start from ``derive_seed(seed, g)``. So ``backend="local"``, ``"proces
 """
 from __future__ import annotations
 
-import operator
 from dataclasses import dataclass
 
 import numpy as np
 
 import caribsim
 from caribsim import distributed
+from caribsim._common import _int_in
 from caribsim._game import MAX_THREADS
 
 PLAYOUT_CHUNK_MIN = 500      # random playouts: a task's fixed cost is ~ms, a game ~50 us
@@ -114,9 +114,9 @@ def simulate(game, n_games: int = 1000, *, seed: int = 0, bots=None, backend: st
         if name not in caribsim.games():
             raise TypeError(f"game must be a game name ({', '.join(caribsim.games())}) or a loaded game, "
                             f"got {type(game).__name__}")
-    n_games = _int_arg("n_games", n_games, 1)
-    seed = _int_arg("seed", seed, 0, 2**64 - 1)
-    threads = _int_arg("threads", threads, 1, MAX_THREADS)
+    n_games = _int_in(n_games, "n_games", 1)
+    seed = _int_in(seed, "seed", 0, 2**64 - 1)
+    threads = _int_in(threads, "threads", 1, MAX_THREADS)
     distributed.check_backend(backend, workers, address, retries)
     players = loaded.num_players()
     game_options = loaded.options()
@@ -132,7 +132,7 @@ def simulate(game, n_games: int = 1000, *, seed: int = 0, bots=None, backend: st
     if chunk_size is None:
         chunk_size = distributed.default_chunk_size(
             n_games, distributed.worker_count(backend, workers, address), minimum=PLAYOUT_CHUNK_MIN if bots is None else 1)
-    chunk_size = _int_arg("chunk_size", chunk_size, 1)
+    chunk_size = _int_in(chunk_size, "chunk_size", 1)
     run = {"kind": "simulate", "game": name, "options": game_options, "n_games": n_games, "seed": seed,
            "bots": specs_of_bots, "chunk_size": chunk_size, "version": caribsim.__version__}
     store = None if resume is None else distributed.ChunkStore(resume, run)
@@ -157,17 +157,3 @@ def _bot(b):
     from caribsim import bots
 
     return bots.parse_bot(b) if isinstance(b, str) else b
-
-
-def _int_arg(name, value, lo, hi=None):
-    if isinstance(value, bool):
-        raise TypeError(f"{name} must be an int, got bool")
-    try:
-        v = operator.index(value)
-    except TypeError:
-        raise TypeError(f"{name} must be an int, got {type(value).__name__}") from None
-    if hi is None and v < lo:
-        raise ValueError(f"{name} must be >= {lo}, got {v}")
-    if hi is not None and not lo <= v <= hi:
-        raise ValueError(f"{name} must be in {lo}..{hi}, got {v}")
-    return v
