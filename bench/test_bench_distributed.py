@@ -7,8 +7,8 @@ The issue's target is a RATIO: on this 2-core machine a Ray run of 20,000 random
 Puerto Rico games reaches >= 1.6x the games/s of one process. Both are wall-clock games/s
 of ``caribsim.simulate`` (a parallel run is judged by its wall time), alternating within
 each round so both see the same machine load; the Ray instance (2 CPUs) is started and its
-workers warmed before timing, as on a cluster that is already up. The ratio of the medians
-is asserted against a floor below the target (CI runners share their cores); the measured
+workers warmed before timing, as on a cluster that is already up. The median of the rounds'
+ratios is asserted against a floor below the target (CI runners share their cores); the measured
 ratio is in extra_info and the issue note.
 """
 from __future__ import annotations
@@ -63,7 +63,8 @@ def test_bench_ray_over_one_process(benchmark, ray_up):
     benchmark.pedantic(run, rounds=n_rounds, iterations=1, warmup_rounds=0)
     gl, gr = median(local), median(ray)
     benchmark.group = "scale-out"
-    record(benchmark, "ratio_ray_over_one_process_4p", gr / gl, FLOORS["ray_over_one_process_4p"],
+    record(benchmark, "ratio_ray_over_one_process_4p", median([r / l for l, r in zip(local, ray)]),
+           FLOORS["ray_over_one_process_4p"],
            games_per_second_one_process=round(gl, 1), games_per_second_ray=round(gr, 1),
-           median_of_round_ratios=median([r / l for l, r in zip(local, ray)]),
+           ratio_of_medians=gr / gl,
            games=n, runs=len(local), ray_cpus=2)

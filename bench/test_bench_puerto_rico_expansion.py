@@ -6,7 +6,10 @@ CI:     CARIBSIM_BENCH_SHORT=1 python -m pytest bench --benchmark-only
 The issue's target is a RATIO: random playouts with the expansion (random building draft,
 3 players) must reach at least 85% of the base game's games/s on the same machine in the same
 run. Base and expansion playouts alternate within each round (both see the same machine load),
-throughput is per CPU second, and the ratio of the medians is asserted against the floor.
+throughput is per CPU second, and the median of the rounds' ratios is asserted against the
+floor (a round's two runs see the same machine speed; a ratio of separate medians does not:
+in one CI run the VM's speed shifted between rounds and it fell to 0.79 while the paired
+median was 0.93).
 Each expansion game includes its 17 draft decisions (the draft is part of the game).
 """
 from __future__ import annotations
@@ -37,7 +40,7 @@ def _state(players: int, **options):
 
 
 def test_bench_expansion_ratio_3p(benchmark):
-    """Base and expansion 3p playouts alternate; ratio of the median games/s (CPU time)."""
+    """Base and expansion 3p playouts alternate; median of the rounds' games/s ratios (CPU time)."""
     base, exp = _state(3), _state(3, expansion=True)
     n = size(800, 300)
     rb, re = [], []
@@ -56,11 +59,11 @@ def test_bench_expansion_ratio_3p(benchmark):
     record(
         benchmark,
         "ratio_expansion_over_base_3p",
-        ge / gb,
+        median([e / b for b, e in zip(rb, re)]),
         FLOORS["expansion_ratio_3p"],
         games_per_second_base=round(gb, 1),
         games_per_second_expansion=round(ge, 1),
-        median_of_round_ratios=median([e / b for b, e in zip(rb, re)]),
+        ratio_of_medians=ge / gb,
         runs=len(rb),
     )
 
