@@ -3,13 +3,13 @@
 Run:    python -m pytest bench/test_bench_distributed.py --benchmark-only
 CI:     CARIBSIM_BENCH_SHORT=1 python -m pytest bench --benchmark-only
 
-The issue's target is a RATIO: on this 2-core machine a Ray run of 20,000 random 4-player
-Puerto Rico games reaches >= 1.6x the games/s of one process. Both are wall-clock games/s
-of ``caribsim.simulate`` (a parallel run is judged by its wall time), alternating within
-each round so both see the same machine load; the Ray instance (2 CPUs) is started and its
-workers warmed before timing, as on a cluster that is already up. The median of the rounds'
-ratios is asserted against a floor below the target (CI runners share their cores); the measured
-ratio is in extra_info and the issue note.
+A speed-up over one process: on this 2-core machine a Ray run of 20,000 random 4-player
+Puerto Rico games reaches about 1.6-1.75x the games/s of one process. Both are wall-clock
+games/s of ``caribsim.simulate`` (a parallel run is judged by its wall time), alternating
+within each round so both see the same machine load; the Ray instance (2 CPUs) is started
+and its workers warmed before timing, as on a cluster that is already up. The median of the
+rounds' ratios is asserted only when the machine has 2 idle cores at the start and at the
+end (see _bench_helpers.idle_cores); otherwise it is reported with the reason.
 """
 from __future__ import annotations
 
@@ -19,16 +19,15 @@ import time
 import pytest
 
 import caribsim
-from _bench_helpers import median, record, rounds, size
+from _bench_helpers import idle_cores, median, report_speedup, rounds, size
 from caribsim import distributed
 
 FLOORS = {
-    # Ray (2 CPUs) games/s over one process, 20,000 random 4p games     measured | target
-    # medians of 7 alternating rounds measured 1.57-1.77 on the idle dev VM (single rounds
-    # 1.35-2.0: the two vCPUs are not always both free); C threads reach 1.81 on the same run,
-    # the hardware's limit for two games at once. The floor catches a collapse (serialised
-    # tasks, a worker count of 1) without failing CI on a noisy runner.
-    "ray_over_one_process_4p": 1.25,         #                                    | >= 1.6
+    # Ray (2 CPUs) games/s over one process, 20,000 random 4p games, idle machine only.
+    # Medians of 7 alternating rounds measured 1.57-1.77 on an idle 2-vCPU VM (single rounds
+    # 1.35-2.0); C threads reach 1.81 in the same run, the hardware's limit for two games
+    # at once. The floor catches a collapse (serialised tasks, a worker count of 1).
+    "ray_over_one_process_4p": 1.3,
 }
 
 
@@ -60,11 +59,12 @@ def test_bench_ray_over_one_process(benchmark, ray_up):
             assert r.workers == (1 if backend == "local" else 2)
 
     n_rounds = rounds(7, 3)
+    before = idle_cores(2)
     benchmark.pedantic(run, rounds=n_rounds, iterations=1, warmup_rounds=0)
+    after = idle_cores(2)
     gl, gr = median(local), median(ray)
     benchmark.group = "scale-out"
-    record(benchmark, "ratio_ray_over_one_process_4p", median([r / l for l, r in zip(local, ray)]),
-           FLOORS["ray_over_one_process_4p"],
-           games_per_second_one_process=round(gl, 1), games_per_second_ray=round(gr, 1),
-           ratio_of_medians=gr / gl,
-           games=n, runs=len(local), ray_cpus=2)
+    report_speedup(benchmark, "ratio_ray_over_one_process_4p", median([r / l for l, r in zip(local, ray)]),
+                   FLOORS["ray_over_one_process_4p"], before, after,
+                   games_per_second_one_process=gl, games_per_second_ray=gr, ratio_of_medians=gr / gl,
+                   games=n, runs=len(local), ray_cpus=2)

@@ -1,9 +1,10 @@
 """MCTS throughput: simulations (iterations with a random rollout to the end) per second
 from the 3- and 4-player Puerto Rico openings, on 1 and 2 threads.
 
-Single-thread figures are per CPU second (see _bench_helpers.measure). The thread scaling
-is wall time by nature: the ratio of 2-thread to 1-thread simulations/s measured in the
-same run, alternating, medians.
+Single-thread figures alternate with the C calibration loop and assert the median ratio
+(see _bench_helpers). The thread scaling is wall time by nature: 2-thread over 1-thread
+simulations/s in alternating rounds, asserted only when the machine has 2 idle cores at the
+start and at the end (otherwise reported with the reason).
 """
 from __future__ import annotations
 
@@ -13,13 +14,18 @@ import pytest
 
 import caribsim
 from caribsim import mcts
-from _bench_helpers import measure, median, record, rounds, size
+from _bench_helpers import (c_calibration, idle_cores, median, paired, report_speedup, rounds,
+                            size)
 
+# Each floor is 0.8 x the median ratio measured in short mode on an AMD EPYC 2-vCPU VM
+# (8 runs: the machine busy with other builds and tests, and with one CPU-bound process per
+# core beside it; runs spread +-5% around the median): a 30% regression (0.7x) fails.
 FLOORS = {
-    #                                          measured (dev box) | issue target
-    "mcts_3p_sims_per_s": 7_000,             # ~18,500            | >= 5,000 (1 core)
-    "mcts_4p_sims_per_s": 5_000,             # ~13,000            | -
-    "mcts_2_threads_speedup": 1.3,           # ~1.9 on 2 free cores | >= 1.7
+    # simulations/s over c_work iterations/s (1 thread, CPU time)
+    "mcts_3p": 0.00506,                 # measured 0.00633
+    "mcts_4p": 0.00331,                 # measured 0.004143
+    # 2 threads over 1 thread, wall time, idle machine only (issue target >= 1.7)
+    "mcts_2_threads_speedup": 1.5,
 }
 
 
@@ -34,10 +40,9 @@ def _opening(players):
 def test_bench_mcts_one_thread(benchmark, players):
     state = _opening(players)
     iterations = size(4000, 1000)
-    times = measure(benchmark, lambda: mcts.search(state, iterations=iterations, seed=0), rounds(5, 3))
-    benchmark.group = "mcts"
-    record(benchmark, "sims_per_s", iterations / median(times), FLOORS[f"mcts_{players}p_sims_per_s"],
-           iterations_per_round=iterations)
+    paired(benchmark, lambda: mcts.search(state, iterations=iterations, seed=0), units=iterations,
+           calibration=c_calibration(), n_rounds=rounds(7, 5), floor=FLOORS[f"mcts_{players}p"],
+           unit="sims_per_second", group="mcts", iterations_per_round=iterations)
 
 
 def test_bench_mcts_two_threads_speedup(benchmark):
@@ -51,8 +56,11 @@ def test_bench_mcts_two_threads_speedup(benchmark):
             mcts.search(state, iterations=iterations, threads=threads, seed=0)
             out.append(iterations / (time.perf_counter() - t0))
 
+    before = idle_cores(2)
     benchmark.pedantic(run, rounds=rounds(5, 3), iterations=1)
+    after = idle_cores(2)
     benchmark.group = "mcts"
-    benchmark.extra_info["sims_per_s_1_thread"] = round(median(one))
-    benchmark.extra_info["sims_per_s_2_threads"] = round(median(two))
-    record(benchmark, "speedup", median(two) / median(one), FLOORS["mcts_2_threads_speedup"])
+    report_speedup(benchmark, "speedup", median([b / a for a, b in zip(one, two)]),
+                   FLOORS["mcts_2_threads_speedup"], before, after,
+                   sims_per_s_1_thread=median(one), sims_per_s_2_threads=median(two),
+                   ratio_of_medians=median(two) / median(one))

@@ -5,29 +5,36 @@ CI:     CARIBSIM_BENCH_SHORT=1 python -m pytest bench --benchmark-only
 
 The issue's loop, per batch step: ``legal_mask()`` -> one uniformly random legal action per
 game chosen in numpy from the mask (``random_legal_actions``) -> ``step(actions)`` ->
-``observations()``. One env-step = one decision in one game. Throughputs are per CPU second
-(median over the rounds, see _bench_helpers.measure); the parts are also timed on their own
-so the report can say where the time goes. Issue target: >= 1,000,000 env-steps/s on one
-core with observations (not asserted: see FLOORS).
+``observations()``. One env-step = one decision in one game. Each benchmark alternates with
+the C calibration loop and asserts the median ratio (see _bench_helpers); the absolute
+throughputs (per CPU second) are reported. The parts are also timed on their own so the
+report can say where the time goes.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from _bench_helpers import cpu_timed, measure, median, record, rounds, size
+from _bench_helpers import c_calibration, cpu_timed, median, paired, report, rounds, size
 from caribsim.vector import VectorGame
 
 N = 1024
 PLAYERS = 4
 
-# FLOORS: minimum accepted median throughput (per CPU second), about 40% of the median
-# measured on the reference machine (dev container, 2 vCPU, -O3; shared with other jobs).
-FLOORS = {                                   # measured (reference machine) | issue target
-    "env_steps_per_s": 600_000,              # ~1,380,000-1,400,000         | >= 1,000,000
-    "env_steps_no_obs_per_s": 1_200_000,     # ~3,100,000-3,500,000         | -
-    "observations_per_s": 550_000,           # ~1,400,000-1,500,000         | -
-    "step_per_s": 2_000_000,                 # ~4,800,000-5,100,000         | -
-    "pick_per_s": 2_400_000,                 # ~5,800,000-6,300,000         | -
+# FLOORS: the lowest accepted median ratio to the C calibration over N states in turn (rate
+# per CPU second over c_work iterations per CPU second): a batch's states do not all stay in
+# a core's cache, and the calibration's do not either.
+# Each floor is 0.8 x the median ratio measured in short mode on an AMD EPYC 2-vCPU VM
+# (4 runs: the machine busy with other builds and tests, and with one CPU-bound process per
+# core beside it; runs spread +-5% around the median): a 30% regression (0.7x) fails. The
+# numpy pick is the benchmark's own helper, not caribsim, and swings 25% under load: its
+# floor (0.6x) only guards against a collapse.
+FLOORS = {
+    "env_steps": 0.249,                 # mask -> numpy pick -> step -> observations (measured 0.3107)
+    "env_steps_no_obs": 0.636,          # mask -> numpy pick -> step (measured 0.7952)
+    "parts_loop": 0.252,                # the same loop with each part timed on its own (measured 0.3154)
+    "observations": 0.433,              # the parts: observations() (measured 0.5416)
+    "step": 0.999,                      # step(actions) (measured 1.248)
+    "pick": 1.22,                       # the numpy pick (measured 2.039)
 }
 
 
@@ -93,11 +100,9 @@ def test_bench_vector_env_steps(benchmark):
             vg.step(pick(vg.legal_mask()))
             vg.observations()
 
-    times = measure(benchmark, run, rounds(7, 3))
-    benchmark.group = "vector"
-    record(benchmark, "env_steps_per_second", N * steps / median(times), FLOORS["env_steps_per_s"],
-           n=N, players=PLAYERS, batch_steps_per_round=steps, target=1_000_000,
-           observation_size=vg.observation_size)
+    paired(benchmark, run, units=N * steps, calibration=c_calibration(N), n_rounds=rounds(7, 5),
+           floor=FLOORS["env_steps"], unit="env_steps_per_second", group="vector", n=N,
+           players=PLAYERS, batch_steps_per_round=steps, observation_size=vg.observation_size)
 
 
 def test_bench_vector_env_steps_no_observations(benchmark):
@@ -110,10 +115,9 @@ def test_bench_vector_env_steps_no_observations(benchmark):
         for _ in range(steps):
             vg.step(pick(vg.legal_mask()))
 
-    times = measure(benchmark, run, rounds(7, 3))
-    benchmark.group = "vector"
-    record(benchmark, "env_steps_per_second", N * steps / median(times), FLOORS["env_steps_no_obs_per_s"],
-           n=N, players=PLAYERS, batch_steps_per_round=steps)
+    paired(benchmark, run, units=N * steps, calibration=c_calibration(N), n_rounds=rounds(7, 5),
+           floor=FLOORS["env_steps_no_obs"], unit="env_steps_per_second", group="vector", n=N,
+           players=PLAYERS, batch_steps_per_round=steps)
 
 
 def test_bench_vector_parts(benchmark):
@@ -137,15 +141,17 @@ def test_bench_vector_parts(benchmark):
         t_step.append(ts)
         t_obs.append(to)
 
-    n_rounds = rounds(7, 3)
-    measure(benchmark, run, n_rounds)
+    cal = c_calibration(N)
+    m = paired(benchmark, run, units=steps * N, calibration=cal, n_rounds=rounds(7, 5),
+               floor=FLOORS["parts_loop"], unit="loop_env_steps_per_second", group="vector")
     work = N * steps
-    pick_s, step_s, obs_s = (median(x[-n_rounds:]) for x in (t_pick, t_step, t_obs))
-    benchmark.group = "vector"
-    record(benchmark, "observations_per_second", work / obs_s, FLOORS["observations_per_s"],
-           step_per_second=round(work / step_s, 1), pick_per_second=round(work / pick_s, 1),
-           ns_per_env_step_observation=round(obs_s / work * 1e9, 1),
-           ns_per_env_step_step=round(step_s / work * 1e9, 1),
-           ns_per_env_step_numpy_pick=round(pick_s / work * 1e9, 1))
-    assert work / step_s >= FLOORS["step_per_s"], f"step: {work / step_s:,.0f}/s below the floor"
-    assert work / pick_s >= FLOORS["pick_per_s"], f"numpy pick: {work / pick_s:,.0f}/s below the floor"
+    t_pick, t_step, t_obs = (x[-len(m.rates):] for x in (t_pick, t_step, t_obs))
+    benchmark.extra_info.update(ns_per_env_step_numpy_pick=round(median(t_pick) / work * 1e9, 1),
+                                ns_per_env_step_step=round(median(t_step) / work * 1e9, 1),
+                                ns_per_env_step_observation=round(median(t_obs) / work * 1e9, 1))
+    # each part against the calibration of its own round
+    for part, times in (("step", t_step), ("pick", t_pick), ("observations", t_obs)):
+        rates = [work / max(t, 1e-9) for t in times]
+        ratio = median([r / c for r, c in zip(rates, m.calibration_rates)])
+        report(benchmark, f"{part}_per_second", median(rates), cal, median(m.calibration_rates),
+               ratio, FLOORS[part])
