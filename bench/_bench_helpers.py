@@ -232,6 +232,21 @@ def paired(benchmark, work, *, units, calibration: Calibration, n_rounds: int, f
     return out
 
 
+def playouts(benchmark, state, n_games: int, *, floor: float, group: str, n_rounds: int,
+             seed: int = 2024) -> Paired:
+    """The C random-playout benchmark of every game: ``n_games`` games from ``state`` per
+    round (the same games each round), games/s against the C calibration."""
+    def run():
+        return caribsim.random_playouts(state, n_games, seed=seed, threads=1)
+
+    first = run()
+    m = paired(benchmark, run, units=n_games, calibration=c_calibration(), n_rounds=n_rounds,
+               floor=floor, unit="games_per_second", group=group, games_per_round=n_games,
+               players=state.num_players(), mean_decisions_per_game=first.decisions / n_games)
+    assert all(r.decisions == first.decisions for r in m.results), "playouts are not deterministic per seed"
+    return m
+
+
 def report(benchmark, unit, rate, calibration, calibration_rate, ratio, floor, **extra) -> None:
     """Store the absolute figures and the ratio in extra_info; assert the ratio."""
     info = benchmark.extra_info

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import caribsim
-from _bench_helpers import c_calibration, paired, py_calibration, rounds, size
+from _bench_helpers import paired, playouts, py_calibration, rounds, size
 
 # FLOORS: the lowest accepted median ratio to the calibration (see _bench_helpers).
 # Each floor is 0.8 x the median ratio measured in short mode on an AMD EPYC 2-vCPU VM
@@ -45,15 +45,8 @@ def _state(players, seed=0):
 def test_bench_cuba_random_playouts(benchmark, players):
     state = _state(players)
     n_games = size(PLAYOUT_GAMES[players], PLAYOUT_GAMES[players] // 4)
-
-    def run():
-        return caribsim.random_playouts(state, n_games, seed=2024, threads=1)
-
-    m = paired(benchmark, run, units=n_games, calibration=c_calibration(), n_rounds=rounds(10, 5),
-               floor=FLOORS[f"playouts_{players}p"], unit="games_per_second", group="cuba playouts",
-               decisions_per_game=run().decisions / n_games)
-    assert all(r.decisions == m.results[0].decisions for r in m.results), \
-        "playouts are not deterministic per seed"
+    playouts(benchmark, state, n_games, floor=FLOORS[f"playouts_{players}p"], group="cuba playouts",
+             n_rounds=rounds(10, 5))
 
 
 def _positions(count, seed=5):

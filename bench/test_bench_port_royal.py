@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import caribsim
-from _bench_helpers import c_calibration, paired, py_calibration, rounds, size
+from _bench_helpers import paired, playouts, py_calibration, rounds, size
 
 # --------------------------------------------------------------------------------------
 # FLOORS: the lowest accepted median ratio to the calibration (see _bench_helpers).
@@ -69,16 +69,8 @@ def pr_positions_4p():
 def test_bench_port_royal_random_playouts(benchmark, players):
     state = _initial_state(players)
     n_games = size(PLAYOUT_GAMES[players], PLAYOUT_GAMES[players] // 4)
-
-    def run():
-        return caribsim.random_playouts(state, n_games, seed=PLAYOUT_SEED, threads=1)
-
-    m = paired(benchmark, run, units=n_games, calibration=c_calibration(), n_rounds=rounds(12, 5),
-               floor=FLOORS[f"playouts_{players}p"], unit="games_per_second",
-               group="port-royal-playouts", games_per_round=n_games, players=players,
-               mean_decisions_per_game=run().decisions / n_games)
-    decisions = m.results[0].decisions
-    assert all(r.decisions == decisions for r in m.results), "playouts are not deterministic per seed"
+    playouts(benchmark, state, n_games, floor=FLOORS[f"playouts_{players}p"],
+             group="port-royal-playouts", n_rounds=rounds(12, 5), seed=PLAYOUT_SEED)
 
 
 def test_bench_port_royal_python_random_loop(benchmark):

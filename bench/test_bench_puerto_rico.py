@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import caribsim
-from _bench_helpers import (Slowed, c_calibration, cpu_timed, median, paired, py_calibration,
+from _bench_helpers import (Slowed, cpu_timed, median, paired, playouts, py_calibration,
                             report_ratio, rounds, size)
 
 # --------------------------------------------------------------------------------------
@@ -62,16 +62,8 @@ def _initial_state(players: int, seed: int = 0):
 def test_bench_random_playouts(benchmark, players):
     state = _initial_state(players)
     n_games = size(PLAYOUT_GAMES[players], PLAYOUT_GAMES[players] // 4)
-
-    def run():
-        return caribsim.random_playouts(state, n_games, seed=PLAYOUT_SEED, threads=1)
-
-    m = paired(benchmark, run, units=n_games, calibration=c_calibration(), n_rounds=rounds(12, 5),
-               floor=FLOORS[f"playouts_{players}p"], unit="games_per_second", group="playouts",
-               games_per_round=n_games, players=players,
-               mean_decisions_per_game=run().decisions / n_games)
-    decisions = m.results[0].decisions      # same seed every round: same games, same decisions
-    assert all(r.decisions == decisions for r in m.results), "playouts are not deterministic per seed"
+    playouts(benchmark, state, n_games, floor=FLOORS[f"playouts_{players}p"], group="playouts",
+             n_rounds=rounds(12, 5), seed=PLAYOUT_SEED)
 
 
 def test_bench_playouts_ratio_3p_vs_2p(benchmark):

@@ -17,8 +17,7 @@ from __future__ import annotations
 import pytest
 
 import caribsim
-from _bench_helpers import (Slowed, c_calibration, cpu_timed, median, paired, report_ratio, rounds,
-                            size)
+from _bench_helpers import Slowed, cpu_timed, median, playouts, report_ratio, rounds, size
 
 # Each floor is 0.8 x the median ratio measured in short mode on an AMD EPYC 2-vCPU VM
 # (8 runs: the machine busy with other builds and tests, and with one CPU-bound process per
@@ -71,13 +70,5 @@ def test_bench_expansion_ratio_3p(benchmark):
 def test_bench_expansion_random_playouts(benchmark, players):
     state = _state(players, expansion=True)
     n_games = size(2000 if players == 3 else 1200, 400)
-
-    def run():
-        return caribsim.random_playouts(state, n_games, seed=PLAYOUT_SEED, threads=1)
-
-    m = paired(benchmark, run, units=n_games, calibration=c_calibration(), n_rounds=rounds(10, 5),
-               floor=FLOORS[f"expansion_playouts_{players}p"], unit="games_per_second",
-               group="playouts-expansion", games_per_round=n_games, players=players,
-               mean_decisions_per_game=run().decisions / n_games)
-    decisions = m.results[0].decisions
-    assert all(r.decisions == decisions for r in m.results), "playouts are not deterministic per seed"
+    playouts(benchmark, state, n_games, floor=FLOORS[f"expansion_playouts_{players}p"],
+             group="playouts-expansion", n_rounds=rounds(10, 5), seed=PLAYOUT_SEED)
