@@ -215,6 +215,7 @@ ctypedef struct PRState:
     int16 colonist_ship
     int8 to_place                    # Mayor: colonists of `player` still to place
     int8 last_slot                   # Mayor: placements go in non-decreasing slot order
+    int16 held_bonus                 # Mayor: bonus VP of `player`'s arrangement when his placement began (0 at other steps)
     # --- builder ---
     int8 last_building               # building just built (for the University)
     int8 building_supply[NUM_BUILDINGS]

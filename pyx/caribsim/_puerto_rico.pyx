@@ -612,6 +612,8 @@ cdef void mayor_seek(PRState* s) noexcept nogil:
         # take every colonist off the board, then place them again
         colonists = colonists_on_board(p)
         circles = circles_owned(p)
+        if colonists < circles:              # he will place them: his score holds meanwhile
+            s.held_bonus = large_bonus(p)
         for k in range(NUM_MANNED_KINDS):
             p.manned[k] = 0
         m = p.owned
@@ -635,6 +637,7 @@ cdef void mayor_seek(PRState* s) noexcept nogil:
                 s.step = STEP_MAYOR
                 return
         s.turns_done += 1
+    s.held_bonus = 0
     mayor_refill(s)
     end_phase(s)
 
@@ -1595,15 +1598,10 @@ cdef int pr_sample_chance(PRState* s) noexcept nogil:
     return A_DRAW + NUM_GOODS - 1
 
 
-cdef void pr_score(const PRState* s, int seat, PRScore* out) noexcept nogil:
-    """§7.4: chips + printed building VP + bonuses of occupied large buildings."""
-    cdef const PRPlayer* p = &s.players[seat]
-    cdef int b, k, bonus = 0, building_vp = 0
-    cdef uint64 m = p.owned
-    while m:
-        b = ctz64(m)
-        building_vp += BUILDING[b].vp
-        m &= m - 1
+cdef int large_bonus(const PRPlayer* p) noexcept nogil:
+    """§6.2, §8.5.14: the bonus VP of the occupied large buildings."""
+    cdef int b, k, bonus = 0
+    cdef uint64 m
     if works(p, GUILD_HALL):
         m = p.owned
         while m:
@@ -1626,6 +1624,21 @@ cdef void pr_score(const PRState* s, int seat, PRScore* out) noexcept nogil:
         for b in range(NUM_TILE_KINDS):
             k += p.tiles[b] // 3
         bonus += CLOISTER_BONUS[k if k < 4 else 4]
+    return bonus
+
+
+cdef void pr_score(const PRState* s, int seat, PRScore* out) noexcept nogil:
+    """§7.4: chips + printed building VP + bonuses of occupied large buildings. While a
+    player places his colonists (his are lifted) his bonus is that of the arrangement he
+    had when his placement began: nothing else that scores can change in the Mayor phase."""
+    cdef const PRPlayer* p = &s.players[seat]
+    cdef int b, building_vp = 0
+    cdef int bonus = s.held_bonus if s.step == STEP_MAYOR and seat == s.player else large_bonus(p)
+    cdef uint64 m = p.owned
+    while m:
+        b = ctz64(m)
+        building_vp += BUILDING[b].vp
+        m &= m - 1
     out.vp_chips = p.vp
     out.building_vp = building_vp
     out.bonus_vp = bonus
@@ -2152,7 +2165,9 @@ cdef class PuertoRicoState(GameState):
     # --- the dict (serialize, pickling and == are GameState's, over it) ---------
     def to_dict(self):
         """The complete position as JSON-able data (see docs/state-dict.md)."""
-        return _to_dict(self)
+        d = _to_dict(self)
+        d["turn"]["held_bonus_vp"] = self.s.held_bonus     # the Mayor's score hold (§4.2)
+        return d
 
     def __str__(self):
         return _render(self)
@@ -2533,6 +2548,7 @@ cdef _read_turn(PRState* s, t):
     s.warehouse_left = t.int("warehouse_left", 0, 3)
     s.last_warehouse = t.choice("last_warehouse", GOOD_NAMES, allow_none=True)
     s.kept = _mask(t._get("kept"), GOOD_NAMES, "state.turn.kept")
+    s.held_bonus = t.int("held_bonus_vp", 0, 30000)
     t.done()
 
 
@@ -2551,6 +2567,8 @@ def _check_consistency(PuertoRicoState st):
         colonists += s.to_place
     elif s.to_place:
         raise ValueError("state.turn.to_place must be 0 outside the Mayor's placement")
+    elif s.held_bonus:
+        raise ValueError("state.turn.held_bonus_vp must be 0 outside the Mayor's placement")
     expected = MAX_COLONISTS_VARIANT if variant else su.colonists_total
     if colonists != expected:
         raise ValueError(f"colonists are not conserved: supply + ship + boards = {colonists}, "
