@@ -167,6 +167,7 @@ cdef enum:
     OPT_EXPANSION = 2                # §8: new buildings and forests
     OPT_ALL_31 = 4                   # §8.3.1: one copy of each of the 31 violet kinds, no draft
     OPT_DRAFT = 8                    # §8.2: the building draft runs at setup
+    OPT_NO_EXCLUSIONS = 16           # §8.2: Hacienda with Forest house, Office with Trading post allowed
 
 
 ctypedef struct PRPlayer:

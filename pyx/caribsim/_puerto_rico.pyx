@@ -1105,25 +1105,9 @@ cdef int pr_current_player(const PRState* s) noexcept nogil:
     return s.player
 
 
-cdef bint draft_legal(const PRState* s, int b) noexcept nogil:
-    """§8.2: a violet kind not placed, not excluded, whose cost has an empty slot."""
-    cdef uint64 placed = s.in_play & VIOLET_MASK
-    cdef uint64 m = placed
-    cdef int cost = BUILDING[b].cost, used = 0
-    if (placed >> b) & 1:
-        return False
-    if (b == HACIENDA and (placed >> FOREST_HOUSE) & 1) or (b == FOREST_HOUSE and (placed >> HACIENDA) & 1):
-        return False                                      # OPEN-27/28 exclusions
-    if (b == OFFICE and (placed >> TRADING_POST) & 1) or (b == TRADING_POST and (placed >> OFFICE) & 1):
-        return False
-    while m:
-        if BUILDING[ctz64(m)].cost == cost:
-            used += 1
-        m &= m - 1
-    return used < DRAFT_SLOTS[cost]
-
 cdef uint64 draft_mask(const PRState* s) noexcept nogil:
-    """The draft_legal kinds as a building mask, slots counted once."""
+    """§8.2: the violet kinds not placed, not excluded, whose cost has an empty slot, as a
+    building mask (slots counted once)."""
     cdef uint64 placed = s.in_play & VIOLET_MASK
     cdef uint64 m, x, open_ = 0
     cdef int c, j
@@ -1135,7 +1119,8 @@ cdef uint64 draft_mask(const PRState* s) noexcept nogil:
             x &= x - (j < DRAFT_SLOTS[c])
         open_ |= COST_MASK[c] & ((<uint64>(x != 0)) - 1)
     m = open_ & ~placed
-    # OPEN-27/28 exclusions, as masks
+    # OPEN-27/28 exclusions, as masks (none with exclusions=False)
+    placed &= (<uint64>((s.options & OPT_NO_EXCLUSIONS) != 0)) - 1
     m &= ~(((placed >> HACIENDA) & 1) << FOREST_HOUSE)
     m &= ~(((placed >> FOREST_HOUSE) & 1) << HACIENDA)
     m &= ~(((placed >> OFFICE) & 1) << TRADING_POST)
@@ -1980,6 +1965,7 @@ OPTION_ALL_COLONISTS_AND_VP = OPT_ALL_COLONISTS_AND_VP
 OPTION_EXPANSION = OPT_EXPANSION
 OPTION_ALL_31 = OPT_ALL_31
 OPTION_DRAFT = OPT_DRAFT
+OPTION_NO_EXCLUSIONS = OPT_NO_EXCLUSIONS
 DICT_VERSION = 1
 FIRST_VIOLET_BUILDING = FIRST_VIOLET
 DRAFT_SLOT_COUNTS = {c: DRAFT_SLOTS[c] for c in range(11) if DRAFT_SLOTS[c]}   # cost -> slots (§8.2)
@@ -2680,7 +2666,7 @@ def _check_expansion(PuertoRicoState st):
                                  f"but {used} kinds of that cost are in play")
         names = {BUILDING_IDS[b] for b in placed}
         for x, y in (("hacienda", "forest_house"), ("office", "trading_post")):
-            if x in names and y in names:
+            if x in names and y in names and not (s.options & OPT_NO_EXCLUSIONS):
                 raise ValueError(f"the draft excludes {x} together with {y} (OPEN-27/28)")
         if s.step == STEP_DRAFT:
             if s.player != len(placed) % n or s.governor != 0:
