@@ -126,7 +126,8 @@ cdef enum:
     STEP_LIBRARY = 15        # expansion: the Settler's Library second pick (§8.5.11)
     STEP_BLACK_MARKET = 16   # expansion: the next Black-market item (§8.5.3)
     STEP_SMALL_WHARF = 17    # expansion: the next good of a Small-wharf shipment, or done (§8.5.8)
-    NUM_STEPS = 18
+    STEP_GUEST = 18          # expansion: a turn he would skip, unless a guest move opens a choice (§8.5.5)
+    NUM_STEPS = 19
 
 # The flat action space. Every decision is one of these ids; chance outcomes
 # have their own ids (DRAW + plantation kind).

@@ -82,7 +82,7 @@ PHASE_NAMES = ("settler", "mayor", "builder", "craftsman", "trader", "captain",
                "prospector", "role_selection", "setup", "end")
 STEP_NAMES = ("role", "settle", "hospice", "mayor", "build", "university", "privilege",
               "sell", "load", "warehouse", "keep", "draw_face_up", "draw_hacienda", "terminal",
-              "draft", "library", "black_market", "small_wharf")
+              "draft", "library", "black_market", "small_wharf", "guests")
 _KIND_CODES = {"small_production": SMALL_PRODUCTION, "large_production": LARGE_PRODUCTION,
                "small_violet": SMALL_VIOLET, "large_violet": LARGE_VIOLET}
 _ENUM_IDS = ("small_indigo_plant", "small_sugar_mill", "indigo_plant", "sugar_mill",
@@ -484,11 +484,14 @@ cdef bint library_can_act(const PRState* s) noexcept nogil:
     return sum5(s.face_up) > 0 or library_quarry(s)
 
 cdef void settler_seek(PRState* s) noexcept nogil:
+    cdef int k
     while s.turns_done < s.n_players:
         s.player = (s.chooser + s.turns_done) % s.n_players
         s.hacienda_used = 0
         if settler_can_act(s, s.player):
             s.step = STEP_SETTLE
+            return
+        if guest_turn(s):
             return
         s.turns_done += 1
     if not s.library_done:                   # §8.5.11: the Settler's Library second pick
@@ -497,8 +500,13 @@ cdef void settler_seek(PRState* s) noexcept nogil:
             s.player = s.chooser
             s.step = STEP_LIBRARY
             return
+        if s.players[s.chooser].workers[GUEST_HOUSE]:
+            k = s.player
+            s.player = s.chooser
+            if guest_turn(s):
+                return
+            s.player = k
     # §4.1.5: discard what is left, turn up N + 1 new plantations
-    cdef int k
     for k in range(NUM_GOODS):
         s.discard[k] += s.face_up[k]
         s.face_up[k] = 0
@@ -724,6 +732,8 @@ cdef void builder_seek(PRState* s) noexcept nogil:
         if build_options(s, s.player, NULL):
             s.step = STEP_BUILD
             return
+        if guest_turn(s):
+            return
         s.turns_done += 1
     end_phase(s)
 
@@ -878,6 +888,8 @@ cdef void trader_seek(PRState* s) noexcept nogil:
         if trader_can_act(s, s.player):
             s.step = STEP_SELL
             return
+        if guest_turn(s):
+            return
         s.turns_done += 1
     if s.house_count == HOUSE_SPACES:          # a full house is emptied at the end of the phase
         for k in range(NUM_GOODS):
@@ -990,11 +1002,16 @@ cdef void start_captain(PRState* s) noexcept nogil:
     s.player = s.chooser
     captain_seek(s)
 
+cdef inline bint captain_can_act(const PRState* s, int seat) noexcept nogil:
+    return cargo_options(s, seat, NULL) > 0 or wharf_ready(s, seat) or small_wharf_ready(s, seat)
+
 cdef void captain_seek(PRState* s) noexcept nogil:
     """Loading goes round until a full cycle passes with no loading action."""
     while s.idle_turns < s.n_players:
-        if cargo_options(s, s.player, NULL) > 0 or wharf_ready(s, s.player) or small_wharf_ready(s, s.player):
+        if captain_can_act(s, s.player):
             s.step = STEP_LOAD
+            return
+        if guest_turn(s):
             return
         s.idle_turns += 1
         s.player = next_seat(s, s.player)
@@ -1158,6 +1175,121 @@ cdef int guest_moves(const PRState* s, int16* out) noexcept nogil:
         m &= m - 1
     return n
 
+# --- Guest moves at a turn he would skip (§8.5.5: "at any time during any of his turns") ---
+# Only circles whose occupation decides whether he has a choice at that turn are tried:
+# Settler Hacienda / Construction hut / Library (second pick), Builder quarry / Library /
+# Black market, Trader Office / Trading post, Captain Wharf / Small wharf. Every other
+# building only changes what a choice yields, and those moves go with the decision itself.
+
+cdef uint64 guest_turn_slots(const PRState* s) noexcept nogil:
+    """The slots (bit = slot) whose guest can open a choice in the current phase."""
+    cdef uint64 one = 1
+    if s.phase == PHASE_SETTLER:
+        return (one << (NUM_MANNED_KINDS + HACIENDA)) | (one << (NUM_MANNED_KINDS + CONSTRUCTION_HUT)) \
+            | (one << (NUM_MANNED_KINDS + LIBRARY))
+    if s.phase == PHASE_BUILDER:
+        return (one << QUARRY) | (one << (NUM_MANNED_KINDS + LIBRARY)) | (one << (NUM_MANNED_KINDS + BLACK_MARKET))
+    if s.phase == PHASE_TRADER:
+        return (one << (NUM_MANNED_KINDS + OFFICE)) | (one << (NUM_MANNED_KINDS + TRADING_POST))
+    if s.phase == PHASE_CAPTAIN:
+        return (one << (NUM_MANNED_KINDS + WHARF)) | (one << (NUM_MANNED_KINDS + SMALL_WHARF))
+    return 0
+
+cdef bint turn_can_act(const PRState* s) noexcept nogil:
+    """Whether `player` has a choice at his turn of the current phase (the seek tests)."""
+    if s.phase == PHASE_SETTLER:
+        return library_can_act(s) if s.turns_done >= s.n_players else settler_can_act(s, s.player)
+    if s.phase == PHASE_BUILDER:
+        return build_options(s, s.player, NULL) > 0
+    if s.phase == PHASE_TRADER:
+        return trader_can_act(s, s.player)
+    return captain_can_act(s, s.player)
+
+cdef inline void move_guest(PRPlayer* p, int slot) noexcept nogil:
+    p.workers[GUEST_HOUSE] -= 1
+    if slot < NUM_MANNED_KINDS:
+        p.manned[slot] += 1
+    else:
+        p.workers[slot - NUM_MANNED_KINDS] += 1
+
+cdef inline bint slot_free(const PRPlayer* p, int slot) noexcept nogil:
+    if slot < NUM_MANNED_KINDS:
+        return p.tiles[slot] > p.manned[slot]
+    return owns(p, slot - NUM_MANNED_KINDS) and BUILDING[slot - NUM_MANNED_KINDS].circles > p.workers[slot - NUM_MANNED_KINDS]
+
+cdef bint guest_opens(const PRState* s, int slot) noexcept nogil:
+    """A guest to `slot` gives `player` a choice at this turn, alone or with his other guest."""
+    cdef PRState c
+    cdef uint64 m
+    memcpy(&c, s, sizeof(PRState))
+    move_guest(&c.players[c.player], slot)
+    if turn_can_act(&c):
+        return True
+    if c.players[c.player].workers[GUEST_HOUSE] == 0:
+        return False
+    m = guest_turn_slots(s)
+    while m:
+        if slot_free(&c.players[c.player], ctz64(m)):
+            move_guest(&c.players[c.player], ctz64(m))
+            if turn_can_act(&c):
+                return True
+            memcpy(&c, s, sizeof(PRState))
+            move_guest(&c.players[c.player], slot)
+        m &= m - 1
+    return False
+
+cdef int guest_turn_moves(const PRState* s, int16* out) noexcept nogil:
+    """The guest moves that open a choice at a turn `player` would skip (ids, sorted)."""
+    cdef const PRPlayer* p = &s.players[s.player]
+    cdef uint64 m = guest_turn_slots(s)
+    cdef int slot, n = 0
+    if not (s.options & OPT_EXPANSION) or p.workers[GUEST_HOUSE] == 0:
+        return 0
+    while m:
+        slot = ctz64(m)
+        if slot_free(p, slot) and guest_opens(s, slot):
+            out[n] = A_GUEST + slot
+            n += 1
+        m &= m - 1
+    return n
+
+cdef bint guest_turn(PRState* s) noexcept nogil:
+    """At a turn `player` has no choice: stop at STEP_GUEST if a guest move would open one."""
+    cdef int16 buf[NUM_SLOTS]
+    if s.players[s.player].workers[GUEST_HOUSE] == 0 or guest_turn_moves(s, buf) == 0:
+        return False
+    s.step = STEP_GUEST
+    return True
+
+cdef void guest_turn_resume(PRState* s, bint passed) noexcept nogil:
+    """After a move at STEP_GUEST: his decision if he now has one, else STEP_GUEST again (his
+    second guest must follow); after `pass` the turn is skipped as it would have been."""
+    if not passed:
+        if turn_can_act(s):
+            if s.phase == PHASE_SETTLER:
+                s.step = STEP_LIBRARY if s.turns_done >= s.n_players else STEP_SETTLE
+            elif s.phase == PHASE_BUILDER:
+                s.step = STEP_BUILD
+            elif s.phase == PHASE_TRADER:
+                s.step = STEP_SELL
+            else:
+                s.step = STEP_LOAD
+        return
+    if s.phase == PHASE_CAPTAIN:
+        s.idle_turns += 1
+        s.player = next_seat(s, s.player)
+        captain_seek(s)
+        return
+    if s.turns_done < s.n_players:
+        s.turns_done += 1
+    if s.phase == PHASE_SETTLER:
+        settler_seek(s)
+    elif s.phase == PHASE_BUILDER:
+        builder_seek(s)
+    else:
+        trader_seek(s)
+
+
 cdef int black_market_options(const PRState* s, int16* out) noexcept nogil:
     """Black-market items (§8.5.3): categories 0 VP chip, 1 colonist, 2 good go in increasing
     order, and the categories after the one chosen must still cover the rest of the shortfall."""
@@ -1205,6 +1337,9 @@ cdef int expansion_legal_actions(const PRState* s, int16* out) noexcept nogil:
     cdef const PRPlayer* p = &s.players[seat]
     if step == STEP_DRAFT:
         return draft_options(s, out)
+    if step == STEP_GUEST:
+        out[0] = A_PASS
+        return 1 + guest_turn_moves(s, out + 1)
     if step == STEP_LIBRARY:
         if island_used(p) < ISLAND_SPACES:
             n = append_kinds(out, n, A_SETTLE, s.face_up)
@@ -1450,6 +1585,8 @@ cdef void pr_apply(PRState* s, int a) noexcept nogil:
         s.face_up[k] += 1
         s.to_draw -= 1
         draw_face_up_or_finish(s)
+    elif step == STEP_GUEST:                # pass: the turn is skipped as it would have been
+        guest_turn_resume(s, True)
     elif step == STEP_DRAW_HACIENDA:
         k = a - A_DRAW
         s.stack[k] -= 1
@@ -1465,14 +1602,11 @@ cdef void apply_expansion(PRState* s, int a) noexcept nogil:
     cdef PRPlayer* p = &s.players[s.player]
     cdef int k, slot, b, placed
     if a >= A_GUEST:                           # OPEN-19: the decision itself stays pending
-        slot = a - A_GUEST
-        p.workers[GUEST_HOUSE] -= 1
-        if slot < NUM_MANNED_KINDS:
-            p.manned[slot] += 1
-        else:
-            p.workers[slot - NUM_MANNED_KINDS] += 1
+        move_guest(p, a - A_GUEST)
         # the guest works at once: refresh what the pending decision offers
-        if s.step == STEP_WAREHOUSE or s.step == STEP_KEEP:
+        if s.step == STEP_GUEST:
+            guest_turn_resume(s, False)
+        elif s.step == STEP_WAREHOUSE or s.step == STEP_KEEP:
             s.warehouse_left = warehouse_kinds(p)
             s.barrels_left = 4 if works(p, STOREHOUSE) else 1
             s.step = STEP_WAREHOUSE if warehouse_choice(s) else STEP_KEEP
@@ -2313,7 +2447,8 @@ _STEP_PHASES = {STEP_ROLE: (PHASE_ROLE_SELECTION,), STEP_SETTLE: (PHASE_SETTLER,
                 STEP_LOAD: (PHASE_CAPTAIN,), STEP_WAREHOUSE: (PHASE_CAPTAIN,),
                 STEP_KEEP: (PHASE_CAPTAIN,), STEP_TERMINAL: (PHASE_END,),
                 STEP_DRAFT: (PHASE_SETUP,), STEP_LIBRARY: (PHASE_SETTLER,),
-                STEP_BLACK_MARKET: (PHASE_BUILDER,), STEP_SMALL_WHARF: (PHASE_CAPTAIN,)}
+                STEP_BLACK_MARKET: (PHASE_BUILDER,), STEP_SMALL_WHARF: (PHASE_CAPTAIN,),
+                STEP_GUEST: (PHASE_SETTLER, PHASE_BUILDER, PHASE_TRADER, PHASE_CAPTAIN)}
 
 
 @cython.infer_types(False)
@@ -2343,6 +2478,8 @@ def state_from_dict(game, d):
     s.step = r.choice("step", STEP_NAMES)
     if s.phase not in _STEP_PHASES[s.step]:
         raise ValueError(f"state: step {STEP_NAMES[s.step]!r} cannot happen in phase {PHASE_NAMES[s.phase]!r}")
+    if s.step >= NUM_BASE_STEPS and not exp:
+        raise ValueError(f"state: step {STEP_NAMES[s.step]!r} needs the expansion")
     s.governor = r.int("governor", 0, n - 1)
     if s.step == STEP_TERMINAL:
         if r._get("player") is not None:
@@ -2649,6 +2786,7 @@ def _check_expansion(PuertoRicoState st):
     expansion steps (raises ValueError)."""
     cdef PRState* s = &st.s
     cdef int n = s.n_players, i, k, b, c
+    cdef int16 buf[NUM_SLOTS]
     cdef PRPlayer* p
     on_islands = sum(s.players[i].tiles[FOREST] for i in range(n))
     if s.forests + on_islands != FORESTS:
@@ -2712,6 +2850,20 @@ def _check_expansion(PuertoRicoState st):
     if s.step == STEP_SMALL_WHARF and not (s.sw_count >= 1 and works(p, SMALL_WHARF)
                                            and (s.small_wharf_used >> s.player) & 1):
         raise ValueError("the Small-wharf step needs an occupied Small wharf marked used and >= 1 good shipped")
+    if s.step == STEP_GUEST:
+        if s.phase == PHASE_CAPTAIN:
+            if s.idle_turns >= n:
+                raise ValueError(f"loading has ended after {n} idle turns; turn.idle_turns must be < {n}")
+        elif s.phase == PHASE_SETTLER and s.turns_done == n:
+            if s.player != s.chooser or not s.library_done:
+                raise ValueError("after every Settler turn the guests step belongs to the Settler "
+                                 "(role chooser, library_done true)")
+        elif s.turns_done >= n or s.player != (s.chooser + s.turns_done) % n:
+            raise ValueError(f"in this phase seat {(s.chooser + s.turns_done) % n} is to act "
+                             f"(role_chooser + turns_done < players), not {s.player}")
+        if turn_can_act(s) or guest_turn_moves(s, buf) == 0:
+            raise ValueError("the guests step is a turn the player would skip (no choice) that a "
+                             "Guest-house guest move can open")
 
 
 # --- a readable board ------------------------------------------------------------
