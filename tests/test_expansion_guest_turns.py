@@ -123,6 +123,41 @@ def test_s8_5_5_captain_guest_to_wharf_opens_a_loading():
     assert goods(st, 1) == {}
 
 
+# --- Craftsman (§5 production, before it) ------------------------------------------------
+def _craftsman_scenario(guests):
+    sc = scenario().clear_island(1).tiles(1, "coffee", 1, colonists=1).tiles(1, "tobacco", 1)
+    sc.building(1, "coffee_roaster", 0).building(1, "tobacco_storage", 0).building(1, "harbor", 0)
+    sc.building(1, "guest_house", guests)
+    return sc.play_role("craftsman", 0)
+
+
+def test_s8_5_5_craftsman_guest_to_coffee_roaster_before_production():
+    st = _craftsman_scenario(1)
+    assert st.step_name() == "guests" and st.current_player() == 1 and st.phase() == "craftsman"
+    # the tobacco plantation or storage alone would produce nothing; the Harbor changes nothing
+    assert legal(st) == {"pass", "guest to coffee roaster"}
+    assert st.game.state_from_dict(st.to_dict()) == st
+    act(st, "guest to coffee roaster")
+    assert st.phase() != "craftsman" and goods(st, 1) == {"coffee": 1}
+
+
+def test_s8_5_5_craftsman_pass_produces_as_before():
+    st = _craftsman_scenario(1)
+    act(st, "pass")
+    assert goods(st, 1) == {} and workers(st, 1)["guest_house"] == 1
+
+
+def test_s8_5_5_craftsman_two_guests_man_a_plantation_and_its_building():
+    st = _craftsman_scenario(2)
+    assert legal(st) == {"pass", "guest to coffee roaster", "guest to tobacco plantation",
+                         "guest to tobacco storage"}
+    act(st, "guest to tobacco plantation")
+    assert st.step_name() == "guests" and st.current_player() == 1
+    assert legal(st) == {"pass", "guest to coffee roaster", "guest to tobacco storage"}
+    act(st, "guest to tobacco storage")
+    assert goods(st, 1) == {"tobacco": 1}
+
+
 # --- the dict ---------------------------------------------------------------------------
 def test_s8_5_5_guests_step_round_trips_and_is_validated():
     st = _office_scenario()
@@ -140,9 +175,22 @@ def test_s8_5_5_guests_step_round_trips_and_is_validated():
         base.state_from_dict(bd)
 
 
+def _produced(state, a):
+    """The seat's goods and doubloons after production when he plays `a` and the later
+    owners pass."""
+    c = state.clone()
+    seat = c.current_player()
+    c.apply_action(a)
+    while c.step_name() == "guests" and c.phase() == "craftsman":
+        c.apply_action(c.legal_actions()[0])
+    b = board(c, seat)
+    return b["doubloons"], tuple(sorted(goods(c, seat).items()))
+
+
 def test_s8_5_5_every_offered_guest_move_opens_a_choice():
     """In random games every move offered at a guests step leads to a decision of the same
-    player (or, with his second guest, to one more guests step that does)."""
+    player (or, with his second guest, to one more guests step that does); before Craftsman
+    production each move of a single guest changes what he gets."""
     met = 0
     for players in (3, 4):
         g = caribsim.load_game("puerto_rico", players=players, expansion=True)
@@ -154,7 +202,12 @@ def test_s8_5_5_every_offered_guest_move_opens_a_choice():
                     st.resolve_chance()
                     continue
                 legal_ids = st.legal_actions()
-                if st.step_name() == "guests":
+                if st.step_name() == "guests" and st.phase() == "craftsman":
+                    met += 1
+                    if workers(st, st.current_player())["guest_house"] == 1:
+                        passed = _produced(st, legal_ids[0])           # each move changes his production
+                        assert all(_produced(st, a) != passed for a in legal_ids[1:]), seed
+                elif st.step_name() == "guests":
                     met += 1
                     seat = st.current_player()
                     for a in legal_ids[1:]:

@@ -841,12 +841,22 @@ cdef uint8 produce(PRState* s, int seat) noexcept nogil:
         p.doubloons += specialty_pay(amounts)
     return received
 
+cdef inline void craft_turn(PRState* s) noexcept nogil:
+    """Production of the seat at turns_done, then the next seat."""
+    cdef uint8 k = produce(s, s.player)
+    if s.turns_done == 0:
+        s.craftsman_received = k
+    s.turns_done += 1
+
 cdef void craftsman(PRState* s) noexcept nogil:
-    cdef int i, k
-    for i in range(s.n_players):
-        k = produce(s, (s.chooser + i) % s.n_players)
-        if i == 0:
-            s.craftsman_received = k
+    """Production clockwise from the Craftsman (§4.4); just before his own, a Guest-house
+    owner may move guests (§8.5.5)."""
+    while s.turns_done < s.n_players:
+        s.player = (s.chooser + s.turns_done) % s.n_players
+        if (s.options & OPT_EXPANSION) and guest_turn(s):
+            return
+        craft_turn(s)
+    s.turns_done = 0
     s.player = s.chooser
     s.privilege_left = privilege_factor(s)
     craftsman_privilege_or_end(s)
@@ -1180,6 +1190,8 @@ cdef int guest_moves(const PRState* s, int16* out) noexcept nogil:
 # Settler Hacienda / Construction hut / Library (second pick), Builder quarry / Library /
 # Black market, Trader Office / Trading post, Captain Wharf / Small wharf. Every other
 # building only changes what a choice yields, and those moves go with the decision itself.
+# Just before his Craftsman production (automatic) an owner may move guests to the
+# circles that change what he produces or is paid.
 
 cdef uint64 guest_turn_slots(const PRState* s) noexcept nogil:
     """The slots (bit = slot) whose guest can open a choice in the current phase."""
@@ -1193,6 +1205,10 @@ cdef uint64 guest_turn_slots(const PRState* s) noexcept nogil:
         return (one << (NUM_MANNED_KINDS + OFFICE)) | (one << (NUM_MANNED_KINDS + TRADING_POST))
     if s.phase == PHASE_CAPTAIN:
         return (one << (NUM_MANNED_KINDS + WHARF)) | (one << (NUM_MANNED_KINDS + SMALL_WHARF))
+    if s.phase == PHASE_CRAFTSMAN:            # plantations, production buildings, their bonuses
+        return 0x1F | (((PRODUCERS[0] | PRODUCERS[1] | PRODUCERS[2] | PRODUCERS[3] | PRODUCERS[4]
+                         | (one << AQUEDUCT) | (one << FACTORY) | (one << SPECIALTY_FACTORY))
+                        & s.players[s.player].owned) << NUM_MANNED_KINDS)
     return 0
 
 cdef bint turn_can_act(const PRState* s) noexcept nogil:
@@ -1203,6 +1219,8 @@ cdef bint turn_can_act(const PRState* s) noexcept nogil:
         return build_options(s, s.player, NULL) > 0
     if s.phase == PHASE_TRADER:
         return trader_can_act(s, s.player)
+    if s.phase == PHASE_CRAFTSMAN:
+        return False
     return captain_can_act(s, s.player)
 
 cdef inline void move_guest(PRPlayer* p, int slot) noexcept nogil:
@@ -1238,25 +1256,86 @@ cdef bint guest_opens(const PRState* s, int slot) noexcept nogil:
         m &= m - 1
     return False
 
-cdef int guest_turn_moves(const PRState* s, int16* out) noexcept nogil:
-    """The guest moves that open a choice at a turn `player` would skip (ids, sorted)."""
+cdef uint64 craft_outcome(const PRState* s, int slot, int slot2) noexcept nogil:
+    """What `player` gets from production after guests to `slot` and `slot2` (-1: none), as
+    one number: his goods per kind and doubloons (Specialty factory of the Craftsman too)."""
+    cdef PRState c
+    cdef PRPlayer* p = &c.players[s.player]
+    cdef int k
+    cdef uint64 v
+    memcpy(&c, s, sizeof(PRState))
+    if slot >= 0:
+        move_guest(p, slot)
+    if slot2 >= 0:
+        move_guest(p, slot2)
+    produce(&c, c.player)
+    v = p.doubloons
+    if c.player == c.chooser and works(p, SPECIALTY_FACTORY):
+        v += specialty_pay(c.craft_amount)
+    for k in range(NUM_GOODS):
+        v = v * 32 + p.goods[k]               # (goods of a kind < 32: 11 at most)
+    return v
+
+cdef int craft_guest_moves(const PRState* s, int16* out, bint first) noexcept nogil:
+    """Guest moves that change his production, alone or added to his other guest's move
+    (ids, sorted; with `first`, stops at the first)."""
+    cdef PRState c
+    cdef const PRPlayer* p = &s.players[s.player]
+    cdef uint64 cand = 0, m = guest_turn_slots(s), m2
+    cdef uint64 single[NUM_SLOTS]
+    cdef uint64 base = craft_outcome(s, -1, -1)
+    cdef int x, y, n = 0
+    cdef bint helps
+    while m:                                  # each move alone, once
+        x = ctz64(m)
+        if slot_free(p, x):
+            cand |= (<uint64>1) << x
+            single[x] = craft_outcome(s, x, -1)
+        m &= m - 1
+    m = cand
+    while m:
+        x = ctz64(m)
+        helps = single[x] != base
+        if not helps and p.workers[GUEST_HOUSE] >= 2:
+            memcpy(&c, s, sizeof(PRState))
+            move_guest(&c.players[c.player], x)
+            m2 = cand
+            while m2 and not helps:
+                y = ctz64(m2)
+                helps = slot_free(&c.players[c.player], y) and craft_outcome(s, x, y) != single[y]
+                m2 &= m2 - 1
+        if helps:
+            out[n] = A_GUEST + x
+            n += 1
+            if first:
+                return n
+        m &= m - 1
+    return n
+
+cdef int guest_turn_moves(const PRState* s, int16* out, bint first=False) noexcept nogil:
+    """The guest moves that open a choice at a turn `player` would skip, or change his
+    Craftsman production (ids, sorted; with `first`, stops at the first)."""
     cdef const PRPlayer* p = &s.players[s.player]
     cdef uint64 m = guest_turn_slots(s)
     cdef int slot, n = 0
     if not (s.options & OPT_EXPANSION) or p.workers[GUEST_HOUSE] == 0:
         return 0
+    if s.phase == PHASE_CRAFTSMAN:
+        return craft_guest_moves(s, out, first)
     while m:
         slot = ctz64(m)
         if slot_free(p, slot) and guest_opens(s, slot):
             out[n] = A_GUEST + slot
             n += 1
+            if first:
+                return n
         m &= m - 1
     return n
 
-cdef bint guest_turn(PRState* s) noexcept nogil:
+cdef inline bint guest_turn(PRState* s) noexcept nogil:
     """At a turn `player` has no choice: stop at STEP_GUEST if a guest move would open one."""
     cdef int16 buf[NUM_SLOTS]
-    if s.players[s.player].workers[GUEST_HOUSE] == 0 or guest_turn_moves(s, buf) == 0:
+    if s.players[s.player].workers[GUEST_HOUSE] == 0 or guest_turn_moves(s, buf, True) == 0:
         return False
     s.step = STEP_GUEST
     return True
@@ -1264,6 +1343,12 @@ cdef bint guest_turn(PRState* s) noexcept nogil:
 cdef void guest_turn_resume(PRState* s, bint passed) noexcept nogil:
     """After a move at STEP_GUEST: his decision if he now has one, else STEP_GUEST again (his
     second guest must follow); after `pass` the turn is skipped as it would have been."""
+    cdef int16 buf[NUM_SLOTS]
+    if s.phase == PHASE_CRAFTSMAN:           # his production, then the next seat's turn
+        if passed or s.players[s.player].workers[GUEST_HOUSE] == 0 or guest_turn_moves(s, buf, True) == 0:
+            craft_turn(s)
+            craftsman(s)
+        return
     if not passed:
         if turn_can_act(s):
             if s.phase == PHASE_SETTLER:
@@ -2448,7 +2533,7 @@ _STEP_PHASES = {STEP_ROLE: (PHASE_ROLE_SELECTION,), STEP_SETTLE: (PHASE_SETTLER,
                 STEP_KEEP: (PHASE_CAPTAIN,), STEP_TERMINAL: (PHASE_END,),
                 STEP_DRAFT: (PHASE_SETUP,), STEP_LIBRARY: (PHASE_SETTLER,),
                 STEP_BLACK_MARKET: (PHASE_BUILDER,), STEP_SMALL_WHARF: (PHASE_CAPTAIN,),
-                STEP_GUEST: (PHASE_SETTLER, PHASE_BUILDER, PHASE_TRADER, PHASE_CAPTAIN)}
+                STEP_GUEST: (PHASE_SETTLER, PHASE_BUILDER, PHASE_CRAFTSMAN, PHASE_TRADER, PHASE_CAPTAIN)}
 
 
 @cython.infer_types(False)
