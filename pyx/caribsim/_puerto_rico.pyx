@@ -1235,30 +1235,10 @@ cdef inline bint slot_free(const PRPlayer* p, int slot) noexcept nogil:
         return p.tiles[slot] > p.manned[slot]
     return owns(p, slot - NUM_MANNED_KINDS) and BUILDING[slot - NUM_MANNED_KINDS].circles > p.workers[slot - NUM_MANNED_KINDS]
 
-cdef bint guest_opens(const PRState* s, int slot) noexcept nogil:
-    """A guest to `slot` gives `player` a choice at this turn, alone or with his other guest."""
-    cdef PRState c
-    cdef uint64 m
-    memcpy(&c, s, sizeof(PRState))
-    move_guest(&c.players[c.player], slot)
-    if turn_can_act(&c):
-        return True
-    if c.players[c.player].workers[GUEST_HOUSE] == 0:
-        return False
-    m = guest_turn_slots(s)
-    while m:
-        if slot_free(&c.players[c.player], ctz64(m)):
-            move_guest(&c.players[c.player], ctz64(m))
-            if turn_can_act(&c):
-                return True
-            memcpy(&c, s, sizeof(PRState))
-            move_guest(&c.players[c.player], slot)
-        m &= m - 1
-    return False
-
-cdef uint64 craft_outcome(const PRState* s, int slot, int slot2) noexcept nogil:
-    """What `player` gets from production after guests to `slot` and `slot2` (-1: none), as
-    one number: his goods per kind and doubloons (Specialty factory of the Craftsman too)."""
+cdef uint64 guest_outcome(const PRState* s, int slot, int slot2) noexcept nogil:
+    """What guests to `slot` and `slot2` (-1: none) give `player` at this turn: whether he
+    has a choice; before Craftsman production, his goods per kind and doubloons (his
+    Specialty factory too if he is the Craftsman) as one number."""
     cdef PRState c
     cdef PRPlayer* p = &c.players[s.player]
     cdef int k
@@ -1268,6 +1248,8 @@ cdef uint64 craft_outcome(const PRState* s, int slot, int slot2) noexcept nogil:
         move_guest(p, slot)
     if slot2 >= 0:
         move_guest(p, slot2)
+    if s.phase != PHASE_CRAFTSMAN:
+        return turn_can_act(&c)
     produce(&c, c.player)
     v = p.doubloons
     if c.player == c.chooser and works(p, SPECIALTY_FACTORY):
@@ -1276,21 +1258,25 @@ cdef uint64 craft_outcome(const PRState* s, int slot, int slot2) noexcept nogil:
         v = v * 32 + p.goods[k]               # (goods of a kind < 32: 11 at most)
     return v
 
-cdef int craft_guest_moves(const PRState* s, int16* out, bint first) noexcept nogil:
-    """Guest moves that change his production, alone or added to his other guest's move
-    (ids, sorted; with `first`, stops at the first)."""
+cdef int guest_turn_moves(const PRState* s, int16* out, bint first=False) noexcept nogil:
+    """The guest moves that change what `player` gets at a turn he would skip (a choice) or
+    at his Craftsman production, alone or added to his other guest's move; a move whose
+    partner would do as much alone is left out (ids, sorted; with `first`, the first)."""
     cdef PRState c
     cdef const PRPlayer* p = &s.players[s.player]
     cdef uint64 cand = 0, m = guest_turn_slots(s), m2
     cdef uint64 single[NUM_SLOTS]
-    cdef uint64 base = craft_outcome(s, -1, -1)
+    cdef uint64 base
     cdef int x, y, n = 0
     cdef bint helps
+    if not (s.options & OPT_EXPANSION) or p.workers[GUEST_HOUSE] == 0:
+        return 0
+    base = guest_outcome(s, -1, -1)
     while m:                                  # each move alone, once
         x = ctz64(m)
         if slot_free(p, x):
             cand |= (<uint64>1) << x
-            single[x] = craft_outcome(s, x, -1)
+            single[x] = guest_outcome(s, x, -1)
         m &= m - 1
     m = cand
     while m:
@@ -1302,30 +1288,10 @@ cdef int craft_guest_moves(const PRState* s, int16* out, bint first) noexcept no
             m2 = cand
             while m2 and not helps:
                 y = ctz64(m2)
-                helps = slot_free(&c.players[c.player], y) and craft_outcome(s, x, y) != single[y]
+                helps = slot_free(&c.players[c.player], y) and guest_outcome(s, x, y) != single[y]
                 m2 &= m2 - 1
         if helps:
             out[n] = A_GUEST + x
-            n += 1
-            if first:
-                return n
-        m &= m - 1
-    return n
-
-cdef int guest_turn_moves(const PRState* s, int16* out, bint first=False) noexcept nogil:
-    """The guest moves that open a choice at a turn `player` would skip, or change his
-    Craftsman production (ids, sorted; with `first`, stops at the first)."""
-    cdef const PRPlayer* p = &s.players[s.player]
-    cdef uint64 m = guest_turn_slots(s)
-    cdef int slot, n = 0
-    if not (s.options & OPT_EXPANSION) or p.workers[GUEST_HOUSE] == 0:
-        return 0
-    if s.phase == PHASE_CRAFTSMAN:
-        return craft_guest_moves(s, out, first)
-    while m:
-        slot = ctz64(m)
-        if slot_free(p, slot) and guest_opens(s, slot):
-            out[n] = A_GUEST + slot
             n += 1
             if first:
                 return n
