@@ -801,14 +801,12 @@ cdef inline int specialty_pay(const int8* amounts) noexcept nogil:
             best = amounts[k]
     return best - 1 if best > 0 else 0
 
-cdef uint8 produce(PRState* s, int seat) noexcept nogil:
-    """Give `seat` his production (Aqueduct included); pay his Factory and, unless he is
-    the Craftsman, his Specialty factory. Returns the kinds received."""
-    cdef PRPlayer* p = &s.players[seat]
-    cdef int k, amount, capacity, kinds = 0
+cdef inline uint8 production(const PRState* s, const PRPlayer* p, int8* amounts) noexcept nogil:
+    """What p's board produces now (Aqueduct included, limited by the supply) into
+    `amounts`; returns the kinds received as bits."""
+    cdef int k, amount, capacity
     cdef uint64 m
     cdef uint8 received = 0
-    cdef int8 amounts[NUM_GOODS]
     cdef bint aqueduct = works(p, AQUEDUCT)
     for k in range(NUM_GOODS):
         if k == CORN:
@@ -828,12 +826,21 @@ cdef uint8 produce(PRState* s, int seat) noexcept nogil:
             amount = s.goods_supply[k]
         amounts[k] = amount
         if amount > 0:
-            p.goods[k] += amount
-            s.goods_supply[k] -= amount
             received |= 1 << k
-            kinds += 1
+    return received
+
+cdef uint8 produce(PRState* s, int seat) noexcept nogil:
+    """Give `seat` his production (Aqueduct included); pay his Factory and, unless he is
+    the Craftsman, his Specialty factory. Returns the kinds received."""
+    cdef PRPlayer* p = &s.players[seat]
+    cdef int k
+    cdef int8 amounts[NUM_GOODS]
+    cdef uint8 received = production(s, p, amounts)
+    for k in range(NUM_GOODS):
+        p.goods[k] += amounts[k]
+        s.goods_supply[k] -= amounts[k]
     if works(p, FACTORY):
-        p.doubloons += FACTORY_PAY[kinds]
+        p.doubloons += FACTORY_PAY[bit_count(received)]
     if seat == s.chooser:
         for k in range(NUM_GOODS):
             s.craft_amount[k] = amounts[k]
@@ -1237,25 +1244,33 @@ cdef inline bint slot_free(const PRPlayer* p, int slot) noexcept nogil:
 
 cdef uint64 guest_outcome(const PRState* s, int slot, int slot2) noexcept nogil:
     """What guests to `slot` and `slot2` (-1: none) give `player` at this turn: whether he
-    has a choice; before Craftsman production, his goods per kind and doubloons (his
-    Specialty factory too if he is the Craftsman) as one number."""
+    has a choice; before his Craftsman production, his goods per kind and the doubloons of
+    his Factory and Specialty factory, as one number."""
     cdef PRState c
-    cdef PRPlayer* p = &c.players[s.player]
+    cdef PRPlayer q
+    cdef int8 amounts[NUM_GOODS]
     cdef int k
-    cdef uint64 v
-    memcpy(&c, s, sizeof(PRState))
-    if slot >= 0:
-        move_guest(p, slot)
-    if slot2 >= 0:
-        move_guest(p, slot2)
+    cdef uint8 received
+    cdef uint64 v = 0
     if s.phase != PHASE_CRAFTSMAN:
+        memcpy(&c, s, sizeof(PRState))
+        if slot >= 0:
+            move_guest(&c.players[c.player], slot)
+        if slot2 >= 0:
+            move_guest(&c.players[c.player], slot2)
         return turn_can_act(&c)
-    produce(&c, c.player)
-    v = p.doubloons
-    if c.player == c.chooser and works(p, SPECIALTY_FACTORY):
-        v += specialty_pay(c.craft_amount)
+    q = s.players[s.player]                   # (production reads only his board and the supply)
+    if slot >= 0:
+        move_guest(&q, slot)
+    if slot2 >= 0:
+        move_guest(&q, slot2)
+    received = production(s, &q, amounts)
+    if works(&q, FACTORY):
+        v += FACTORY_PAY[bit_count(received)]
+    if works(&q, SPECIALTY_FACTORY):
+        v += specialty_pay(amounts)
     for k in range(NUM_GOODS):
-        v = v * 32 + p.goods[k]               # (goods of a kind < 32: 11 at most)
+        v = v * 32 + amounts[k]               # (goods of a kind < 32: 11 at most)
     return v
 
 cdef int guest_turn_moves(const PRState* s, int16* out, bint first=False) noexcept nogil:
@@ -1271,12 +1286,21 @@ cdef int guest_turn_moves(const PRState* s, int16* out, bint first=False) noexce
     cdef bint helps
     if not (s.options & OPT_EXPANSION) or p.workers[GUEST_HOUSE] == 0:
         return 0
-    base = guest_outcome(s, -1, -1)
-    while m:                                  # each move alone, once
+    while m:                                  # the free circles that may matter
         x = ctz64(m)
         if slot_free(p, x):
             cand |= (<uint64>1) << x
-            single[x] = guest_outcome(s, x, -1)
+        m &= m - 1
+    if cand == 0:
+        return 0
+    base = guest_outcome(s, -1, -1)
+    m = cand
+    while m:                                  # each move alone, once
+        x = ctz64(m)
+        single[x] = guest_outcome(s, x, -1)
+        if first and single[x] != base:
+            out[0] = A_GUEST + x
+            return 1
         m &= m - 1
     m = cand
     while m:
