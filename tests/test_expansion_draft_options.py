@@ -132,7 +132,8 @@ def test_e4_defaults_and_options_dicts():
     assert base.num_distinct_actions() == 143
     g = caribsim.load_game("puerto_rico", players=3, expansion=True)
     assert g.options() == {"players": 3, "all_colonists_and_vp": False, "expansion": True, "draft": True,
-                           "buildings": None, "all_31_buildings": False, "exclusions": True}
+                           "buildings": None, "all_31_buildings": False}
+    assert caribsim.load_game("puerto_rico", players=3, expansion=True, exclusions=True).options() == g.options()
     g = caribsim.load_game("puerto_rico", players=3, expansion=True, buildings=CUSTOM_SET)
     assert g.options()["draft"] is False and sorted(g.options()["buildings"]) == sorted(CUSTOM_SET)
     g = caribsim.load_game("puerto_rico", players=5, expansion=True, all_31_buildings=True)

@@ -164,6 +164,9 @@ def test_s4_2_held_bonus_round_trips_and_is_validated():
     assert back == st and back.scores() == st.scores()
     with pytest.raises(ValueError, match="held_bonus_vp"):
         st.game.state_from_dict(dict(d, turn=dict(d["turn"], held_bonus_vp=-1)))
+    old = dict(d, turn={k: v for k, v in d["turn"].items() if k != "held_bonus_vp"})
+    with pytest.raises(ValueError, match="missing key 'held_bonus_vp' .needed at the mayor step"):
+        st.game.state_from_dict(old)
     while st.step_name() == "mayor":
         st.apply_action(st.legal_actions()[0])
     d2 = st.to_dict()
@@ -171,6 +174,9 @@ def test_s4_2_held_bonus_round_trips_and_is_validated():
     with pytest.raises(ValueError, match="held_bonus_vp must be 0 outside"):
         st.game.state_from_dict(dict(d2, turn=dict(d2["turn"], held_bonus_vp=3)))
     assert st.to_dict() == d2
+    # a dict written before the key existed still loads outside the Mayor placement
+    old = dict(d2, turn={k: v for k, v in d2["turn"].items() if k != "held_bonus_vp"})
+    assert st.game.state_from_dict(old) == st
 
 
 def test_s4_2_viewer_chart_has_no_mayor_dips():

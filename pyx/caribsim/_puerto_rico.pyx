@@ -2746,7 +2746,12 @@ cdef _read_turn(PRState* s, t):
     s.warehouse_left = t.int("warehouse_left", 0, 3)
     s.last_warehouse = t.choice("last_warehouse", GOOD_NAMES, allow_none=True)
     s.kept = _mask(t._get("kept"), GOOD_NAMES, "state.turn.kept")
-    s.held_bonus = t.int("held_bonus_vp", 0, 30000)
+    if "held_bonus_vp" in t.d:                # (dicts written before the Mayor's score hold lack it)
+        s.held_bonus = t.int("held_bonus_vp", 0, 30000)
+    elif s.step == STEP_MAYOR:
+        raise ValueError("state.turn: missing key 'held_bonus_vp' (needed at the mayor step)")
+    else:
+        s.held_bonus = 0
     t.done()
 
 

@@ -129,12 +129,15 @@ class PuertoRicoGame:
     # --- parameters ---------------------------------------------------------
     def options(self) -> dict:
         """The game's options. Base games list players and all_colonists_and_vp only (as
-        before the expansion existed); expansion games add the expansion options."""
+        before the expansion existed); expansion games add the expansion options
+        (``exclusions`` only when False, as before that option existed)."""
         opts = {"players": self._players, "all_colonists_and_vp": self._all_colonists_and_vp}
         if self._expansion:
             opts.update(expansion=True, draft=self._draft,
                         buildings=list(self._buildings) if self._buildings is not None else None,
-                        all_31_buildings=self._all_31, exclusions=self._exclusions)
+                        all_31_buildings=self._all_31)
+            if not self._exclusions:
+                opts["exclusions"] = False
         return opts
 
     def _option_bits(self) -> int:
