@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import random
 
+import numpy as np
 import pytest
 
 import caribsim
@@ -205,3 +206,28 @@ def test_s4_2_viewer_chart_has_no_mayor_dips():
                 if x < y and (q == placing or not _occupied(start[q]) - _occupied(snap["boards"][q])):
                     dips.append((i, q))
         assert dips == [], (seed, dips)
+
+
+def test_s4_2_vector_game_scores_hold_while_a_player_places():
+    """VectorGame reads the scores through the C game table: the placing player's score never
+    goes below his score before the step (it can only rise, by the colonists he received)."""
+    game = caribsim.load_game("puerto_rico", players=3)
+    prefer = np.array(sorted(_large_builds(game)))
+    vg = caribsim.VectorGame(game, n=16, seed=5)
+    rng = np.random.default_rng(5)
+    held = 0
+    before = vg.scores()
+    for _ in range(3000):
+        mask = vg.legal_mask().astype(bool)
+        keys = rng.random(mask.shape) + mask
+        keys[:, prefer] += 2 * mask[:, prefer]          # prefer building large buildings
+        vg.step(keys.argmax(axis=1))
+        after = vg.scores()
+        for i in np.flatnonzero(~vg.terminated()):
+            st = vg.get_state(int(i))
+            if st.step_name() == "mayor":
+                q = st.current_player()
+                held += bool(set(board(st, q)["buildings"]) & set(LARGE))
+                assert after[i, q] >= before[i, q], (int(i), q, before[i, q], after[i, q])
+        before = after
+    assert held > 0
