@@ -112,6 +112,17 @@ def test_s8_5_5_settler_two_guests_open_the_library_second_pick_together():
     assert st.step_name() == "library" and "settle quarry" in legal(st)
 
 
+def test_s8_5_5_settler_a_move_whose_partner_opens_alone_is_not_offered():
+    sc = scenario(face_up=dict(corn=2, indigo=1, sugar=1))
+    sc.building(0, "guest_house", 2).building(0, "library", 0).building(0, "construction_hut", 0)
+    st = sc.play_role("settler", 0)
+    act(st, "settle corn", "settle indigo", "settle sugar")   # one corn is left face up
+    # the Library alone opens the second pick; the Construction hut would add nothing to it
+    assert st.step_name() == "guests" and legal(st) == {"pass", "guest to library"}
+    act(st, "guest to library")
+    assert st.step_name() == "library" and {"settle corn", "guest to construction hut"} <= legal(st)
+
+
 # --- Captain (§6.1.12 Wharf, §8.5.8 Small wharf) ---------------------------------------
 def test_s8_5_5_captain_guest_to_wharf_opens_a_loading():
     sc = scenario().ships(("corn", 1), ("indigo", 1), ("sugar", 1)).goods(1, coffee=2)
