@@ -28,7 +28,7 @@ GROUPS = [
     (122, "wharf", "load"),
     (127, "warehouse", "warehouse"),
     (132, "keep", "keep"),
-    (137, "pass", "settle, hospice, build, university, sell, load, warehouse, keep"),
+    (137, "pass", "settle, hospice, build, university, sell, load, warehouse, keep, guests"),
     (138, "draw (chance outcome)", "draw_face_up, draw_hacienda"),
 ]
 

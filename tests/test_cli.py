@@ -41,7 +41,7 @@ def test_games_json(capsys):
     pr = next(g for g in info if g["game"] == "puerto_rico")
     assert pr["players"] == [2, 3, 4, 5]
     assert pr["options"] == {"players": 4, "all_colonists_and_vp": False, "expansion": False, "draft": None,
-                             "buildings": None, "all_31_buildings": False}
+                             "buildings": None, "all_31_buildings": False, "exclusions": None}
 
 
 # --------------------------------------------------------------------------------------

@@ -133,6 +133,7 @@ def test_e4_defaults_and_options_dicts():
     g = caribsim.load_game("puerto_rico", players=3, expansion=True)
     assert g.options() == {"players": 3, "all_colonists_and_vp": False, "expansion": True, "draft": True,
                            "buildings": None, "all_31_buildings": False}
+    assert caribsim.load_game("puerto_rico", players=3, expansion=True, exclusions=True).options() == g.options()
     g = caribsim.load_game("puerto_rico", players=3, expansion=True, buildings=CUSTOM_SET)
     assert g.options()["draft"] is False and sorted(g.options()["buildings"]) == sorted(CUSTOM_SET)
     g = caribsim.load_game("puerto_rico", players=5, expansion=True, all_31_buildings=True)
@@ -159,10 +160,68 @@ def test_e4_defaults_and_options_dicts():
     (dict(expansion=True, buildings=[b for b in CUSTOM_SET if b != "large_market"] + ["trading_post"]),
      ValueError, "office and trading_post exclude each other"),
     (dict(expansion=True, buildings=[1] * 17), TypeError, "building id strings"),
+    (dict(exclusions=False), ValueError, "exclusions need expansion=True"),
+    (dict(exclusions=True), ValueError, "exclusions need expansion=True"),
+    (dict(expansion=True, exclusions=0), TypeError, "exclusions must be a bool or None"),
 ])
 def test_e4_option_validation(kwargs, exc, msg):
     with pytest.raises(exc, match=msg.replace("(", r"\(").replace(")", r"\)")):
         caribsim.load_game("puerto_rico", players=3, **kwargs)
+
+
+def test_s8_2_exclusions_false_draft_offers_both_kinds_of_each_pair():
+    g = caribsim.load_game("puerto_rico", players=3, expansion=True, exclusions=False)
+    st = g.new_initial_state(seed=0)
+    while st.is_chance_node():
+        st.resolve_chance()
+    act(st, "draft office")
+    assert "trading post" in draft_names(st)                  # the second cost-5 slot is open
+    act(st, "draft hacienda")
+    assert "forest house" in draft_names(st)                  # the second cost-2 slot is open
+    act(st, "draft trading post", "draft forest house")
+    names = draft_names(st)
+    assert not {"office", "trading post", "hacienda", "forest house", "church", "black market"} & names
+    d = st.to_dict()
+    assert {"office", "trading_post", "hacienda", "forest_house"} <= set(d["expansion"]["violet_in_play"])
+    assert g.state_from_dict(d) == st and pickle.loads(pickle.dumps(st)) == st
+    # the default game does not accept this draft
+    strict = caribsim.load_game("puerto_rico", players=3, expansion=True)
+    d["options"] = strict.options()
+    with pytest.raises(ValueError, match="the draft excludes hacienda together with forest_house"):
+        strict.state_from_dict(d)
+
+
+def test_s8_2_exclusions_false_random_drafts_combine_the_pairs():
+    both = {True: 0, False: 0}
+    for exclusions in (True, False):
+        g = caribsim.load_game("puerto_rico", players=4, expansion=True, exclusions=exclusions)
+        for seed in range(60):
+            rng = random.Random(seed)
+            st = g.new_initial_state(seed=seed)
+            while st.is_chance_node():
+                st.resolve_chance()
+            while st.step_name() == "draft":
+                st.apply_action(rng.choice(st.legal_actions()))
+            inplay = set(st.to_dict()["expansion"]["violet_in_play"])
+            both[exclusions] += {"hacienda", "forest_house"} <= inplay or {"office", "trading_post"} <= inplay
+    assert both[True] == 0 and both[False] > 0
+
+
+def test_s8_2_exclusions_false_given_set_may_hold_both():
+    pairs = [b for b in CUSTOM_SET if b not in ("construction_hut", "large_market")] + ["hacienda", "trading_post"]
+    with pytest.raises(ValueError, match="exclusions=False allows both"):
+        caribsim.load_game("puerto_rico", players=3, expansion=True, buildings=pairs)
+    g = caribsim.load_game("puerto_rico", players=3, expansion=True, buildings=pairs, exclusions=False)
+    assert g.options()["exclusions"] is False and g.options()["draft"] is False
+    assert pickle.loads(pickle.dumps(g)) == g
+    st = g.new_initial_state(seed=3)
+    while st.is_chance_node():
+        st.resolve_chance()
+    d = st.to_dict()
+    assert sorted(d["expansion"]["violet_in_play"]) == sorted(pairs)
+    assert all(d["buildings"][b] == 2 for b in ("hacienda", "forest_house", "office", "trading_post"))
+    result = caribsim.random_playouts(st, 20, seed=1)
+    assert len(result.lengths) == 20 and min(result.lengths) > 0
 
 
 def test_s8_3_1_all_31_buildings_one_copy_each_no_draft_no_exclusions():

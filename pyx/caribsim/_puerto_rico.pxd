@@ -126,7 +126,8 @@ cdef enum:
     STEP_LIBRARY = 15        # expansion: the Settler's Library second pick (§8.5.11)
     STEP_BLACK_MARKET = 16   # expansion: the next Black-market item (§8.5.3)
     STEP_SMALL_WHARF = 17    # expansion: the next good of a Small-wharf shipment, or done (§8.5.8)
-    NUM_STEPS = 18
+    STEP_GUEST = 18          # expansion: a turn he would skip, unless a guest move opens a choice (§8.5.5)
+    NUM_STEPS = 19
 
 # The flat action space. Every decision is one of these ids; chance outcomes
 # have their own ids (DRAW + plantation kind).
@@ -167,6 +168,7 @@ cdef enum:
     OPT_EXPANSION = 2                # §8: new buildings and forests
     OPT_ALL_31 = 4                   # §8.3.1: one copy of each of the 31 violet kinds, no draft
     OPT_DRAFT = 8                    # §8.2: the building draft runs at setup
+    OPT_NO_EXCLUSIONS = 16           # §8.2: Hacienda with Forest house, Office with Trading post allowed
 
 
 ctypedef struct PRPlayer:
@@ -215,6 +217,7 @@ ctypedef struct PRState:
     int16 colonist_ship
     int8 to_place                    # Mayor: colonists of `player` still to place
     int8 last_slot                   # Mayor: placements go in non-decreasing slot order
+    int16 held_bonus                 # Mayor: bonus VP of `player`'s arrangement when his placement began (0 at other steps)
     # --- builder ---
     int8 last_building               # building just built (for the University)
     int8 building_supply[NUM_BUILDINGS]

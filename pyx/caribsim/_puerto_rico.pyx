@@ -82,7 +82,7 @@ PHASE_NAMES = ("settler", "mayor", "builder", "craftsman", "trader", "captain",
                "prospector", "role_selection", "setup", "end")
 STEP_NAMES = ("role", "settle", "hospice", "mayor", "build", "university", "privilege",
               "sell", "load", "warehouse", "keep", "draw_face_up", "draw_hacienda", "terminal",
-              "draft", "library", "black_market", "small_wharf")
+              "draft", "library", "black_market", "small_wharf", "guests")
 _KIND_CODES = {"small_production": SMALL_PRODUCTION, "large_production": LARGE_PRODUCTION,
                "small_violet": SMALL_VIOLET, "large_violet": LARGE_VIOLET}
 _ENUM_IDS = ("small_indigo_plant", "small_sugar_mill", "indigo_plant", "sugar_mill",
@@ -484,11 +484,14 @@ cdef bint library_can_act(const PRState* s) noexcept nogil:
     return sum5(s.face_up) > 0 or library_quarry(s)
 
 cdef void settler_seek(PRState* s) noexcept nogil:
+    cdef int k
     while s.turns_done < s.n_players:
         s.player = (s.chooser + s.turns_done) % s.n_players
         s.hacienda_used = 0
         if settler_can_act(s, s.player):
             s.step = STEP_SETTLE
+            return
+        if guest_turn(s):
             return
         s.turns_done += 1
     if not s.library_done:                   # §8.5.11: the Settler's Library second pick
@@ -497,8 +500,13 @@ cdef void settler_seek(PRState* s) noexcept nogil:
             s.player = s.chooser
             s.step = STEP_LIBRARY
             return
+        if s.players[s.chooser].workers[GUEST_HOUSE]:
+            k = s.player
+            s.player = s.chooser
+            if guest_turn(s):
+                return
+            s.player = k
     # §4.1.5: discard what is left, turn up N + 1 new plantations
-    cdef int k
     for k in range(NUM_GOODS):
         s.discard[k] += s.face_up[k]
         s.face_up[k] = 0
@@ -612,6 +620,8 @@ cdef void mayor_seek(PRState* s) noexcept nogil:
         # take every colonist off the board, then place them again
         colonists = colonists_on_board(p)
         circles = circles_owned(p)
+        if colonists < circles:              # he will place them: his score holds meanwhile
+            s.held_bonus = large_bonus(p)
         for k in range(NUM_MANNED_KINDS):
             p.manned[k] = 0
         m = p.owned
@@ -635,6 +645,7 @@ cdef void mayor_seek(PRState* s) noexcept nogil:
                 s.step = STEP_MAYOR
                 return
         s.turns_done += 1
+    s.held_bonus = 0
     mayor_refill(s)
     end_phase(s)
 
@@ -721,6 +732,8 @@ cdef void builder_seek(PRState* s) noexcept nogil:
         if build_options(s, s.player, NULL):
             s.step = STEP_BUILD
             return
+        if guest_turn(s):
+            return
         s.turns_done += 1
     end_phase(s)
 
@@ -788,14 +801,12 @@ cdef inline int specialty_pay(const int8* amounts) noexcept nogil:
             best = amounts[k]
     return best - 1 if best > 0 else 0
 
-cdef uint8 produce(PRState* s, int seat) noexcept nogil:
-    """Give `seat` his production (Aqueduct included); pay his Factory and, unless he is
-    the Craftsman, his Specialty factory. Returns the kinds received."""
-    cdef PRPlayer* p = &s.players[seat]
-    cdef int k, amount, capacity, kinds = 0
+cdef inline uint8 production(const PRState* s, const PRPlayer* p, int8* amounts) noexcept nogil:
+    """What p's board produces now (Aqueduct included, limited by the supply) into
+    `amounts`; returns the kinds received as bits."""
+    cdef int k, amount, capacity
     cdef uint64 m
     cdef uint8 received = 0
-    cdef int8 amounts[NUM_GOODS]
     cdef bint aqueduct = works(p, AQUEDUCT)
     for k in range(NUM_GOODS):
         if k == CORN:
@@ -815,12 +826,21 @@ cdef uint8 produce(PRState* s, int seat) noexcept nogil:
             amount = s.goods_supply[k]
         amounts[k] = amount
         if amount > 0:
-            p.goods[k] += amount
-            s.goods_supply[k] -= amount
             received |= 1 << k
-            kinds += 1
+    return received
+
+cdef uint8 produce(PRState* s, int seat) noexcept nogil:
+    """Give `seat` his production (Aqueduct included); pay his Factory and, unless he is
+    the Craftsman, his Specialty factory. Returns the kinds received."""
+    cdef PRPlayer* p = &s.players[seat]
+    cdef int k
+    cdef int8 amounts[NUM_GOODS]
+    cdef uint8 received = production(s, p, amounts)
+    for k in range(NUM_GOODS):
+        p.goods[k] += amounts[k]
+        s.goods_supply[k] -= amounts[k]
     if works(p, FACTORY):
-        p.doubloons += FACTORY_PAY[kinds]
+        p.doubloons += FACTORY_PAY[bit_count(received)]
     if seat == s.chooser:
         for k in range(NUM_GOODS):
             s.craft_amount[k] = amounts[k]
@@ -828,12 +848,22 @@ cdef uint8 produce(PRState* s, int seat) noexcept nogil:
         p.doubloons += specialty_pay(amounts)
     return received
 
+cdef inline void craft_turn(PRState* s) noexcept nogil:
+    """Production of the seat at turns_done, then the next seat."""
+    cdef uint8 k = produce(s, s.player)
+    if s.turns_done == 0:
+        s.craftsman_received = k
+    s.turns_done += 1
+
 cdef void craftsman(PRState* s) noexcept nogil:
-    cdef int i, k
-    for i in range(s.n_players):
-        k = produce(s, (s.chooser + i) % s.n_players)
-        if i == 0:
-            s.craftsman_received = k
+    """Production clockwise from the Craftsman (§4.4); just before his own, a Guest-house
+    owner may move guests (§8.5.5)."""
+    while s.turns_done < s.n_players:
+        s.player = (s.chooser + s.turns_done) % s.n_players
+        if (s.options & OPT_EXPANSION) and guest_turn(s):
+            return
+        craft_turn(s)
+    s.turns_done = 0
     s.player = s.chooser
     s.privilege_left = privilege_factor(s)
     craftsman_privilege_or_end(s)
@@ -874,6 +904,8 @@ cdef void trader_seek(PRState* s) noexcept nogil:
         s.player = (s.chooser + s.turns_done) % s.n_players
         if trader_can_act(s, s.player):
             s.step = STEP_SELL
+            return
+        if guest_turn(s):
             return
         s.turns_done += 1
     if s.house_count == HOUSE_SPACES:          # a full house is emptied at the end of the phase
@@ -987,11 +1019,16 @@ cdef void start_captain(PRState* s) noexcept nogil:
     s.player = s.chooser
     captain_seek(s)
 
+cdef inline bint captain_can_act(const PRState* s, int seat) noexcept nogil:
+    return cargo_options(s, seat, NULL) > 0 or wharf_ready(s, seat) or small_wharf_ready(s, seat)
+
 cdef void captain_seek(PRState* s) noexcept nogil:
     """Loading goes round until a full cycle passes with no loading action."""
     while s.idle_turns < s.n_players:
-        if cargo_options(s, s.player, NULL) > 0 or wharf_ready(s, s.player) or small_wharf_ready(s, s.player):
+        if captain_can_act(s, s.player):
             s.step = STEP_LOAD
+            return
+        if guest_turn(s):
             return
         s.idle_turns += 1
         s.player = next_seat(s, s.player)
@@ -1102,25 +1139,9 @@ cdef int pr_current_player(const PRState* s) noexcept nogil:
     return s.player
 
 
-cdef bint draft_legal(const PRState* s, int b) noexcept nogil:
-    """§8.2: a violet kind not placed, not excluded, whose cost has an empty slot."""
-    cdef uint64 placed = s.in_play & VIOLET_MASK
-    cdef uint64 m = placed
-    cdef int cost = BUILDING[b].cost, used = 0
-    if (placed >> b) & 1:
-        return False
-    if (b == HACIENDA and (placed >> FOREST_HOUSE) & 1) or (b == FOREST_HOUSE and (placed >> HACIENDA) & 1):
-        return False                                      # OPEN-27/28 exclusions
-    if (b == OFFICE and (placed >> TRADING_POST) & 1) or (b == TRADING_POST and (placed >> OFFICE) & 1):
-        return False
-    while m:
-        if BUILDING[ctz64(m)].cost == cost:
-            used += 1
-        m &= m - 1
-    return used < DRAFT_SLOTS[cost]
-
 cdef uint64 draft_mask(const PRState* s) noexcept nogil:
-    """The draft_legal kinds as a building mask, slots counted once."""
+    """§8.2: the violet kinds not placed, not excluded, whose cost has an empty slot, as a
+    building mask (slots counted once)."""
     cdef uint64 placed = s.in_play & VIOLET_MASK
     cdef uint64 m, x, open_ = 0
     cdef int c, j
@@ -1132,7 +1153,8 @@ cdef uint64 draft_mask(const PRState* s) noexcept nogil:
             x &= x - (j < DRAFT_SLOTS[c])
         open_ |= COST_MASK[c] & ((<uint64>(x != 0)) - 1)
     m = open_ & ~placed
-    # OPEN-27/28 exclusions, as masks
+    # OPEN-27/28 exclusions, as masks (none with exclusions=False)
+    placed &= (<uint64>((s.options & OPT_NO_EXCLUSIONS) != 0)) - 1
     m &= ~(((placed >> HACIENDA) & 1) << FOREST_HOUSE)
     m &= ~(((placed >> FOREST_HOUSE) & 1) << HACIENDA)
     m &= ~(((placed >> OFFICE) & 1) << TRADING_POST)
@@ -1169,6 +1191,179 @@ cdef int guest_moves(const PRState* s, int16* out) noexcept nogil:
         n += BUILDING[b].circles > p.workers[b]
         m &= m - 1
     return n
+
+# --- Guest moves at a turn he would skip (§8.5.5: "at any time during any of his turns") ---
+# Only circles whose occupation decides whether he has a choice at that turn are tried:
+# Settler Hacienda / Construction hut / Library (second pick), Builder quarry / Library /
+# Black market, Trader Office / Trading post, Captain Wharf / Small wharf. Every other
+# building only changes what a choice yields, and those moves go with the decision itself.
+# Just before his Craftsman production (automatic) an owner may move guests to the
+# circles that change what he produces or is paid.
+
+cdef uint64 guest_turn_slots(const PRState* s) noexcept nogil:
+    """The slots (bit = slot) whose guest can open a choice in the current phase."""
+    cdef uint64 one = 1
+    if s.phase == PHASE_SETTLER:
+        return (one << (NUM_MANNED_KINDS + HACIENDA)) | (one << (NUM_MANNED_KINDS + CONSTRUCTION_HUT)) \
+            | (one << (NUM_MANNED_KINDS + LIBRARY))
+    if s.phase == PHASE_BUILDER:
+        return (one << QUARRY) | (one << (NUM_MANNED_KINDS + LIBRARY)) | (one << (NUM_MANNED_KINDS + BLACK_MARKET))
+    if s.phase == PHASE_TRADER:
+        return (one << (NUM_MANNED_KINDS + OFFICE)) | (one << (NUM_MANNED_KINDS + TRADING_POST))
+    if s.phase == PHASE_CAPTAIN:
+        return (one << (NUM_MANNED_KINDS + WHARF)) | (one << (NUM_MANNED_KINDS + SMALL_WHARF))
+    if s.phase == PHASE_CRAFTSMAN:            # plantations, production buildings, their bonuses
+        return 0x1F | (((PRODUCERS[0] | PRODUCERS[1] | PRODUCERS[2] | PRODUCERS[3] | PRODUCERS[4]
+                         | (one << AQUEDUCT) | (one << FACTORY) | (one << SPECIALTY_FACTORY))
+                        & s.players[s.player].owned) << NUM_MANNED_KINDS)
+    return 0
+
+cdef bint turn_can_act(const PRState* s) noexcept nogil:
+    """Whether `player` has a choice at his turn of the current phase (the seek tests)."""
+    if s.phase == PHASE_SETTLER:
+        return library_can_act(s) if s.turns_done >= s.n_players else settler_can_act(s, s.player)
+    if s.phase == PHASE_BUILDER:
+        return build_options(s, s.player, NULL) > 0
+    if s.phase == PHASE_TRADER:
+        return trader_can_act(s, s.player)
+    if s.phase == PHASE_CRAFTSMAN:
+        return False
+    return captain_can_act(s, s.player)
+
+cdef inline void move_guest(PRPlayer* p, int slot) noexcept nogil:
+    p.workers[GUEST_HOUSE] -= 1
+    if slot < NUM_MANNED_KINDS:
+        p.manned[slot] += 1
+    else:
+        p.workers[slot - NUM_MANNED_KINDS] += 1
+
+cdef inline bint slot_free(const PRPlayer* p, int slot) noexcept nogil:
+    if slot < NUM_MANNED_KINDS:
+        return p.tiles[slot] > p.manned[slot]
+    return owns(p, slot - NUM_MANNED_KINDS) and BUILDING[slot - NUM_MANNED_KINDS].circles > p.workers[slot - NUM_MANNED_KINDS]
+
+cdef uint64 guest_outcome(const PRState* s, int slot, int slot2) noexcept nogil:
+    """What guests to `slot` and `slot2` (-1: none) give `player` at this turn: whether he
+    has a choice; before his Craftsman production, his goods per kind and the doubloons of
+    his Factory and Specialty factory, as one number."""
+    cdef PRState c
+    cdef PRPlayer q
+    cdef int8 amounts[NUM_GOODS]
+    cdef int k
+    cdef uint8 received
+    cdef uint64 v = 0
+    if s.phase != PHASE_CRAFTSMAN:
+        memcpy(&c, s, sizeof(PRState))
+        if slot >= 0:
+            move_guest(&c.players[c.player], slot)
+        if slot2 >= 0:
+            move_guest(&c.players[c.player], slot2)
+        return turn_can_act(&c)
+    q = s.players[s.player]                   # (production reads only his board and the supply)
+    if slot >= 0:
+        move_guest(&q, slot)
+    if slot2 >= 0:
+        move_guest(&q, slot2)
+    received = production(s, &q, amounts)
+    if works(&q, FACTORY):
+        v += FACTORY_PAY[bit_count(received)]
+    if works(&q, SPECIALTY_FACTORY):
+        v += specialty_pay(amounts)
+    for k in range(NUM_GOODS):
+        v = v * 32 + amounts[k]               # (goods of a kind < 32: 11 at most)
+    return v
+
+cdef int guest_turn_moves(const PRState* s, int16* out, bint first=False) noexcept nogil:
+    """The guest moves that change what `player` gets at a turn he would skip (a choice) or
+    at his Craftsman production, alone or added to his other guest's move; a move whose
+    partner would do as much alone is left out (ids, sorted; with `first`, the first)."""
+    cdef PRState c
+    cdef const PRPlayer* p = &s.players[s.player]
+    cdef uint64 cand = 0, m = guest_turn_slots(s), m2
+    cdef uint64 single[NUM_SLOTS]
+    cdef uint64 base
+    cdef int x, y, n = 0
+    cdef bint helps
+    if not (s.options & OPT_EXPANSION) or p.workers[GUEST_HOUSE] == 0:
+        return 0
+    while m:                                  # the free circles that may matter
+        x = ctz64(m)
+        if slot_free(p, x):
+            cand |= (<uint64>1) << x
+        m &= m - 1
+    if cand == 0:
+        return 0
+    base = guest_outcome(s, -1, -1)
+    m = cand
+    while m:                                  # each move alone, once
+        x = ctz64(m)
+        single[x] = guest_outcome(s, x, -1)
+        if first and single[x] != base:
+            out[0] = A_GUEST + x
+            return 1
+        m &= m - 1
+    m = cand
+    while m:
+        x = ctz64(m)
+        helps = single[x] != base
+        if not helps and p.workers[GUEST_HOUSE] >= 2:
+            memcpy(&c, s, sizeof(PRState))
+            move_guest(&c.players[c.player], x)
+            m2 = cand
+            while m2 and not helps:
+                y = ctz64(m2)
+                helps = slot_free(&c.players[c.player], y) and guest_outcome(s, x, y) != single[y]
+                m2 &= m2 - 1
+        if helps:
+            out[n] = A_GUEST + x
+            n += 1
+            if first:
+                return n
+        m &= m - 1
+    return n
+
+cdef inline bint guest_turn(PRState* s) noexcept nogil:
+    """At a turn `player` has no choice: stop at STEP_GUEST if a guest move would open one."""
+    cdef int16 buf[NUM_SLOTS]
+    if s.players[s.player].workers[GUEST_HOUSE] == 0 or guest_turn_moves(s, buf, True) == 0:
+        return False
+    s.step = STEP_GUEST
+    return True
+
+cdef void guest_turn_resume(PRState* s, bint passed) noexcept nogil:
+    """After a move at STEP_GUEST: his decision if he now has one, else STEP_GUEST again (his
+    second guest must follow); after `pass` the turn is skipped as it would have been."""
+    cdef int16 buf[NUM_SLOTS]
+    if s.phase == PHASE_CRAFTSMAN:           # his production, then the next seat's turn
+        if passed or s.players[s.player].workers[GUEST_HOUSE] == 0 or guest_turn_moves(s, buf, True) == 0:
+            craft_turn(s)
+            craftsman(s)
+        return
+    if not passed:
+        if turn_can_act(s):
+            if s.phase == PHASE_SETTLER:
+                s.step = STEP_LIBRARY if s.turns_done >= s.n_players else STEP_SETTLE
+            elif s.phase == PHASE_BUILDER:
+                s.step = STEP_BUILD
+            elif s.phase == PHASE_TRADER:
+                s.step = STEP_SELL
+            else:
+                s.step = STEP_LOAD
+        return
+    if s.phase == PHASE_CAPTAIN:
+        s.idle_turns += 1
+        s.player = next_seat(s, s.player)
+        captain_seek(s)
+        return
+    if s.turns_done < s.n_players:
+        s.turns_done += 1
+    if s.phase == PHASE_SETTLER:
+        settler_seek(s)
+    elif s.phase == PHASE_BUILDER:
+        builder_seek(s)
+    else:
+        trader_seek(s)
+
 
 cdef int black_market_options(const PRState* s, int16* out) noexcept nogil:
     """Black-market items (§8.5.3): categories 0 VP chip, 1 colonist, 2 good go in increasing
@@ -1217,6 +1412,9 @@ cdef int expansion_legal_actions(const PRState* s, int16* out) noexcept nogil:
     cdef const PRPlayer* p = &s.players[seat]
     if step == STEP_DRAFT:
         return draft_options(s, out)
+    if step == STEP_GUEST:
+        out[0] = A_PASS
+        return 1 + guest_turn_moves(s, out + 1)
     if step == STEP_LIBRARY:
         if island_used(p) < ISLAND_SPACES:
             n = append_kinds(out, n, A_SETTLE, s.face_up)
@@ -1462,6 +1660,8 @@ cdef void pr_apply(PRState* s, int a) noexcept nogil:
         s.face_up[k] += 1
         s.to_draw -= 1
         draw_face_up_or_finish(s)
+    elif step == STEP_GUEST:                # pass: the turn is skipped as it would have been
+        guest_turn_resume(s, True)
     elif step == STEP_DRAW_HACIENDA:
         k = a - A_DRAW
         s.stack[k] -= 1
@@ -1477,14 +1677,11 @@ cdef void apply_expansion(PRState* s, int a) noexcept nogil:
     cdef PRPlayer* p = &s.players[s.player]
     cdef int k, slot, b, placed
     if a >= A_GUEST:                           # OPEN-19: the decision itself stays pending
-        slot = a - A_GUEST
-        p.workers[GUEST_HOUSE] -= 1
-        if slot < NUM_MANNED_KINDS:
-            p.manned[slot] += 1
-        else:
-            p.workers[slot - NUM_MANNED_KINDS] += 1
+        move_guest(p, a - A_GUEST)
         # the guest works at once: refresh what the pending decision offers
-        if s.step == STEP_WAREHOUSE or s.step == STEP_KEEP:
+        if s.step == STEP_GUEST:
+            guest_turn_resume(s, False)
+        elif s.step == STEP_WAREHOUSE or s.step == STEP_KEEP:
             s.warehouse_left = warehouse_kinds(p)
             s.barrels_left = 4 if works(p, STOREHOUSE) else 1
             s.step = STEP_WAREHOUSE if warehouse_choice(s) else STEP_KEEP
@@ -1595,15 +1792,10 @@ cdef int pr_sample_chance(PRState* s) noexcept nogil:
     return A_DRAW + NUM_GOODS - 1
 
 
-cdef void pr_score(const PRState* s, int seat, PRScore* out) noexcept nogil:
-    """§7.4: chips + printed building VP + bonuses of occupied large buildings."""
-    cdef const PRPlayer* p = &s.players[seat]
-    cdef int b, k, bonus = 0, building_vp = 0
-    cdef uint64 m = p.owned
-    while m:
-        b = ctz64(m)
-        building_vp += BUILDING[b].vp
-        m &= m - 1
+cdef int large_bonus(const PRPlayer* p) noexcept nogil:
+    """§6.2, §8.5.14: the bonus VP of the occupied large buildings."""
+    cdef int b, k, bonus = 0
+    cdef uint64 m
     if works(p, GUILD_HALL):
         m = p.owned
         while m:
@@ -1626,6 +1818,21 @@ cdef void pr_score(const PRState* s, int seat, PRScore* out) noexcept nogil:
         for b in range(NUM_TILE_KINDS):
             k += p.tiles[b] // 3
         bonus += CLOISTER_BONUS[k if k < 4 else 4]
+    return bonus
+
+
+cdef void pr_score(const PRState* s, int seat, PRScore* out) noexcept nogil:
+    """§7.4: chips + printed building VP + bonuses of occupied large buildings. While a
+    player places his colonists (his are lifted) his bonus is that of the arrangement he
+    had when his placement began: nothing else that scores can change in the Mayor phase."""
+    cdef const PRPlayer* p = &s.players[seat]
+    cdef int b, building_vp = 0
+    cdef int bonus = s.held_bonus if s.step == STEP_MAYOR and seat == s.player else large_bonus(p)
+    cdef uint64 m = p.owned
+    while m:
+        b = ctz64(m)
+        building_vp += BUILDING[b].vp
+        m &= m - 1
     out.vp_chips = p.vp
     out.building_vp = building_vp
     out.bonus_vp = bonus
@@ -1967,6 +2174,7 @@ OPTION_ALL_COLONISTS_AND_VP = OPT_ALL_COLONISTS_AND_VP
 OPTION_EXPANSION = OPT_EXPANSION
 OPTION_ALL_31 = OPT_ALL_31
 OPTION_DRAFT = OPT_DRAFT
+OPTION_NO_EXCLUSIONS = OPT_NO_EXCLUSIONS
 DICT_VERSION = 1
 FIRST_VIOLET_BUILDING = FIRST_VIOLET
 DRAFT_SLOT_COUNTS = {c: DRAFT_SLOTS[c] for c in range(11) if DRAFT_SLOTS[c]}   # cost -> slots (§8.2)
@@ -2152,7 +2360,9 @@ cdef class PuertoRicoState(GameState):
     # --- the dict (serialize, pickling and == are GameState's, over it) ---------
     def to_dict(self):
         """The complete position as JSON-able data (see docs/state-dict.md)."""
-        return _to_dict(self)
+        d = _to_dict(self)
+        d["turn"]["held_bonus_vp"] = self.s.held_bonus     # the Mayor's score hold (§4.2)
+        return d
 
     def __str__(self):
         return _render(self)
@@ -2312,7 +2522,8 @@ _STEP_PHASES = {STEP_ROLE: (PHASE_ROLE_SELECTION,), STEP_SETTLE: (PHASE_SETTLER,
                 STEP_LOAD: (PHASE_CAPTAIN,), STEP_WAREHOUSE: (PHASE_CAPTAIN,),
                 STEP_KEEP: (PHASE_CAPTAIN,), STEP_TERMINAL: (PHASE_END,),
                 STEP_DRAFT: (PHASE_SETUP,), STEP_LIBRARY: (PHASE_SETTLER,),
-                STEP_BLACK_MARKET: (PHASE_BUILDER,), STEP_SMALL_WHARF: (PHASE_CAPTAIN,)}
+                STEP_BLACK_MARKET: (PHASE_BUILDER,), STEP_SMALL_WHARF: (PHASE_CAPTAIN,),
+                STEP_GUEST: (PHASE_SETTLER, PHASE_BUILDER, PHASE_CRAFTSMAN, PHASE_TRADER, PHASE_CAPTAIN)}
 
 
 @cython.infer_types(False)
@@ -2342,6 +2553,8 @@ def state_from_dict(game, d):
     s.step = r.choice("step", STEP_NAMES)
     if s.phase not in _STEP_PHASES[s.step]:
         raise ValueError(f"state: step {STEP_NAMES[s.step]!r} cannot happen in phase {PHASE_NAMES[s.phase]!r}")
+    if s.step >= NUM_BASE_STEPS and not exp:
+        raise ValueError(f"state: step {STEP_NAMES[s.step]!r} needs the expansion")
     s.governor = r.int("governor", 0, n - 1)
     if s.step == STEP_TERMINAL:
         if r._get("player") is not None:
@@ -2533,6 +2746,12 @@ cdef _read_turn(PRState* s, t):
     s.warehouse_left = t.int("warehouse_left", 0, 3)
     s.last_warehouse = t.choice("last_warehouse", GOOD_NAMES, allow_none=True)
     s.kept = _mask(t._get("kept"), GOOD_NAMES, "state.turn.kept")
+    if "held_bonus_vp" in t.d:                # (dicts written before the Mayor's score hold lack it)
+        s.held_bonus = t.int("held_bonus_vp", 0, 30000)
+    elif s.step == STEP_MAYOR:
+        raise ValueError("state.turn: missing key 'held_bonus_vp' (needed at the mayor step)")
+    else:
+        s.held_bonus = 0
     t.done()
 
 
@@ -2551,6 +2770,8 @@ def _check_consistency(PuertoRicoState st):
         colonists += s.to_place
     elif s.to_place:
         raise ValueError("state.turn.to_place must be 0 outside the Mayor's placement")
+    elif s.held_bonus:
+        raise ValueError("state.turn.held_bonus_vp must be 0 outside the Mayor's placement")
     expected = MAX_COLONISTS_VARIANT if variant else su.colonists_total
     if colonists != expected:
         raise ValueError(f"colonists are not conserved: supply + ship + boards = {colonists}, "
@@ -2645,6 +2866,7 @@ def _check_expansion(PuertoRicoState st):
     expansion steps (raises ValueError)."""
     cdef PRState* s = &st.s
     cdef int n = s.n_players, i, k, b, c
+    cdef int16 buf[NUM_SLOTS]
     cdef PRPlayer* p
     on_islands = sum(s.players[i].tiles[FOREST] for i in range(n))
     if s.forests + on_islands != FORESTS:
@@ -2662,7 +2884,7 @@ def _check_expansion(PuertoRicoState st):
                                  f"but {used} kinds of that cost are in play")
         names = {BUILDING_IDS[b] for b in placed}
         for x, y in (("hacienda", "forest_house"), ("office", "trading_post")):
-            if x in names and y in names:
+            if x in names and y in names and not (s.options & OPT_NO_EXCLUSIONS):
                 raise ValueError(f"the draft excludes {x} together with {y} (OPEN-27/28)")
         if s.step == STEP_DRAFT:
             if s.player != len(placed) % n or s.governor != 0:
@@ -2708,6 +2930,20 @@ def _check_expansion(PuertoRicoState st):
     if s.step == STEP_SMALL_WHARF and not (s.sw_count >= 1 and works(p, SMALL_WHARF)
                                            and (s.small_wharf_used >> s.player) & 1):
         raise ValueError("the Small-wharf step needs an occupied Small wharf marked used and >= 1 good shipped")
+    if s.step == STEP_GUEST:
+        if s.phase == PHASE_CAPTAIN:
+            if s.idle_turns >= n:
+                raise ValueError(f"loading has ended after {n} idle turns; turn.idle_turns must be < {n}")
+        elif s.phase == PHASE_SETTLER and s.turns_done == n:
+            if s.player != s.chooser or not s.library_done:
+                raise ValueError("after every Settler turn the guests step belongs to the Settler "
+                                 "(role chooser, library_done true)")
+        elif s.turns_done >= n or s.player != (s.chooser + s.turns_done) % n:
+            raise ValueError(f"in this phase seat {(s.chooser + s.turns_done) % n} is to act "
+                             f"(role_chooser + turns_done < players), not {s.player}")
+        if turn_can_act(s) or guest_turn_moves(s, buf) == 0:
+            raise ValueError("the guests step is a turn the player would skip (no choice) that a "
+                             "Guest-house guest move can open")
 
 
 # --- a readable board ------------------------------------------------------------

@@ -42,6 +42,7 @@ OPTION_EXPANSION: int
 OPTION_ALL_31: int
 """Option bit for the "all 31 violet buildings" variant (expansion)."""
 OPTION_DRAFT: int
+OPTION_NO_EXCLUSIONS: int
 """Option bit: the building draft runs at setup (expansion)."""
 FIRST_VIOLET_BUILDING: int
 """Building id of the first violet kind (6); draft ids are 143 + (b - 6)."""

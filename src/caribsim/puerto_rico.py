@@ -21,10 +21,11 @@ VIOLET_BUILDINGS = tuple(b for b in BUILDINGS if _ROWS[b]["kind"] in ("small_vio
 DRAFT_SLOTS = dict(_core.DRAFT_SLOT_COUNTS)
 """§8.2: cost -> number of violet slots (small places 1,2,2,3,4,5,5,6,7,8,8,9; five large places of 10)."""
 DRAFT_EXCLUSIONS = (("hacienda", "forest_house"), ("office", "trading_post"))
-"""OPEN-27/28: kinds that exclude each other in the draft and in a user-given set."""
+"""OPEN-27/28: kinds that exclude each other in the draft and in a user-given set (unless
+``exclusions=False``: the Czech text only recommends them)."""
 
 
-def _check_building_set(buildings) -> tuple:
+def _check_building_set(buildings, exclusions=True) -> tuple:
     """Validate a user-given violet building set (§8.2 slot and cost rules, exclusions)."""
     if isinstance(buildings, (str, bytes)) or not hasattr(buildings, "__iter__"):
         raise TypeError(f"buildings must be a list of violet building ids, got {type(buildings).__name__}")
@@ -46,9 +47,10 @@ def _check_building_set(buildings) -> tuple:
             raise ValueError(f"buildings: the set needs exactly {slots} violet kind(s) of cost {cost} "
                              f"(12 small places cost 1,2,2,3,4,5,5,6,7,8,8,9 and 5 large cost 10), "
                              f"got {len(got)}: {got}")
-    for x, y in DRAFT_EXCLUSIONS:
+    for x, y in DRAFT_EXCLUSIONS if exclusions else ():
         if x in ids and y in ids:
-            raise ValueError(f"buildings: {x} and {y} exclude each other (OPEN-27/28)")
+            raise ValueError(f"buildings: {x} and {y} exclude each other (OPEN-27/28); "
+                             f"exclusions=False allows both")
     return tuple(b for b in VIOLET_BUILDINGS if b in ids)
 
 
@@ -65,14 +67,18 @@ class PuertoRicoGame:
             or ``all_31_buildings`` is given.
         buildings: with the expansion and no draft, the 17 violet kinds in play (12 small whose
             costs are 1,2,2,3,4,5,5,6,7,8,8,9 and 5 large of cost 10; not Hacienda with Forest
-            house, nor Office with Trading post).
+            house, nor Office with Trading post, unless ``exclusions=False``).
         all_31_buildings: the §8.3.1 variant: one copy of each of the 31 violet kinds, no draft.
+        exclusions: with the expansion, whether Hacienda excludes Forest house and Office
+            excludes Trading post in the draft and in ``buildings`` (§8.2; the Czech text only
+            recommends it). Default (None): True. False lets the draft and a given set hold both
+            (the two same-cost slots may take both kinds).
     """
 
     name = "puerto_rico"
 
     def __init__(self, players: int = 4, all_colonists_and_vp: bool = False, expansion: bool = False,
-                 draft=None, buildings=None, all_31_buildings: bool = False):
+                 draft=None, buildings=None, all_31_buildings: bool = False, exclusions=None):
         if isinstance(players, bool):
             raise TypeError("players must be an int 2..5, got bool")
         try:
@@ -89,14 +95,18 @@ class PuertoRicoGame:
             raise TypeError(f"draft must be a bool or None, got {type(draft).__name__}")
         if not isinstance(all_31_buildings, bool):
             raise TypeError(f"all_31_buildings must be a bool, got {type(all_31_buildings).__name__}")
-        if not expansion and (draft is not None or buildings is not None or all_31_buildings):
-            raise ValueError("draft, buildings and all_31_buildings need expansion=True")
+        if exclusions is not None and not isinstance(exclusions, bool):
+            raise TypeError(f"exclusions must be a bool or None, got {type(exclusions).__name__}")
+        if not expansion and (draft is not None or buildings is not None or all_31_buildings
+                              or exclusions is not None):
+            raise ValueError("draft, buildings, all_31_buildings and exclusions need expansion=True")
+        exclusions = exclusions is not False
         chosen = None
         if expansion:
             if all_31_buildings and buildings is not None:
                 raise ValueError("all_31_buildings uses every violet kind: do not give buildings as well")
             if buildings is not None:
-                chosen = _check_building_set(buildings)
+                chosen = _check_building_set(buildings, exclusions)
             if draft is None:
                 draft = chosen is None and not all_31_buildings
             elif draft and (chosen is not None or all_31_buildings):
@@ -110,6 +120,7 @@ class PuertoRicoGame:
         self._draft = bool(draft) if expansion else False
         self._buildings = chosen
         self._all_31 = all_31_buildings
+        self._exclusions = exclusions
         probe = _core.new_state(self, players, self._option_bits(), 0, self._violet_set())
         self._capacities = tuple(s["capacity"] for s in probe.to_dict()["cargo_ships"])
         self._n_actions = _core.num_actions_for(self._option_bits())
@@ -118,12 +129,15 @@ class PuertoRicoGame:
     # --- parameters ---------------------------------------------------------
     def options(self) -> dict:
         """The game's options. Base games list players and all_colonists_and_vp only (as
-        before the expansion existed); expansion games add the expansion options."""
+        before the expansion existed); expansion games add the expansion options
+        (``exclusions`` only when False, as before that option existed)."""
         opts = {"players": self._players, "all_colonists_and_vp": self._all_colonists_and_vp}
         if self._expansion:
             opts.update(expansion=True, draft=self._draft,
                         buildings=list(self._buildings) if self._buildings is not None else None,
                         all_31_buildings=self._all_31)
+            if not self._exclusions:
+                opts["exclusions"] = False
         return opts
 
     def _option_bits(self) -> int:
@@ -134,6 +148,8 @@ class PuertoRicoGame:
                 bits |= _core.OPTION_DRAFT
             if self._all_31:
                 bits |= _core.OPTION_ALL_31
+            if not self._exclusions:
+                bits |= _core.OPTION_NO_EXCLUSIONS
         return bits
 
     def _violet_set(self) -> int:
