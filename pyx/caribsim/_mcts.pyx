@@ -9,6 +9,7 @@ The Python API is caribsim.mcts (validation and docs); this module is the engine
 """
 from libc.math cimport log, sqrt
 from libc.stdlib cimport malloc, realloc, free
+from libc.math cimport isfinite
 from libc.string cimport memcpy, memset
 from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 
@@ -254,6 +255,9 @@ cdef int iterate(Tree* t) except -1 nogil:
             depth = push_path(t, depth, node)
             continue
         n = vt.legal_actions(s, t.legal)
+        if n == 0:                                # a decision without a legal action: score it here
+            cut = True
+            break
         t.epoch += 1
         c = t.nodes[node].first_child
         while c != NO_NODE:
@@ -292,11 +296,13 @@ cdef int iterate(Tree* t) except -1 nogil:
             if value > best_value:
                 best_value = value
                 best_child = c
+        if best_child == NO_NODE:                 # every value NaN (a child left unvisited by an error)
+            best_child = t.child_of[t.legal[0]]
         vt.apply_action(s, t.nodes[best_child].action)
         node = best_child
         depth = push_path(t, depth, node)
     # rollout
-    while True:
+    while not cut:
         cp = vt.current_player(s)
         if cp == PLAYER_TERMINAL:
             break
@@ -328,16 +334,19 @@ cdef int iterate(Tree* t) except -1 nogil:
 
 
 cdef int run(Tree* t, int64 iterations, double seconds) except -1 nogil:
-    """Run until `iterations` (if > 0) are done or `seconds` (if > 0) have passed."""
+    """At least one iteration, then until `iterations` (if > 0) are done or `seconds`
+    (if > 0) have passed, or `t.stop` is set; with neither budget, one iteration."""
     cdef double deadline = now() + seconds if seconds > 0 else 0.0
     cdef int64 done = 0
+    if iterations <= 0 and seconds <= 0:
+        iterations = 1
     while True:
-        if iterations > 0 and done >= iterations:
-            break
-        if seconds > 0 and (done & 15) == 0 and now() >= deadline:
-            break
         iterate(t)
         done += 1
+        if t.stop or (iterations > 0 and done >= iterations):
+            break
+        if seconds > 0 and (done & 15) == 1 and now() >= deadline:
+            break
     return 0
 
 
@@ -347,25 +356,58 @@ cdef int run(Tree* t, int64 iterations, double seconds) except -1 nogil:
 
 REWARD_MODES = {"win": REWARD_WIN, "rank": REWARD_RANK, "score": REWARD_SCORE}
 ROLLOUT_MODES = {"random": ROLLOUT_RANDOM, "heuristic": ROLLOUT_HEURISTIC}
+MAX_THREADS = 64
+
+
+cdef int check_state(GameState state) except -1:
+    """A TypeError unless `state` was made by a game (its C interface is set up)."""
+    if state is None:
+        raise TypeError("state must be a caribsim game state, got None")
+    if state.vtable == NULL or state.c_state() == NULL:
+        raise TypeError("state must be a caribsim game state made by a game "
+                        "(game.new_initial_state() or game.state_from_dict()), "
+                        f"got an uninitialised {type(state).__name__}")
+    return 0
+
+
+def check_game_state(state):
+    """Raise TypeError unless `state` is a caribsim state made by a game."""
+    if not isinstance(state, GameState):
+        raise TypeError(f"state must be a caribsim game state, got {type(state).__name__}")
+    check_state(state)
 
 
 cdef class Forest:
     """k independent trees over one game (root parallelism), kept between moves.
 
-    Not thread-safe itself: one search at a time per Forest; the k trees of a
-    search run on k threads without the GIL and are merged at the root.
+    One search at a time: a second concurrent call raises RuntimeError. The k trees of
+    a search run on k threads without the GIL and are merged at the root. The arguments
+    are checked here too (caribsim.mcts checks them first, with friendlier messages).
     """
     cdef Tree* trees
     cdef int k
     cdef const GameVTable* vt
+    cdef bint busy                  # a search is running (set and cleared with the GIL held)
     cdef object root_history        # history of the last root searched (for reuse)
     cdef object game_key
 
-    def __cinit__(self, GameState state not None, int threads, double c, str reward, str rollout,
+    def __cinit__(self, GameState state, int threads, double c, str reward, str rollout,
                   int max_depth, uint64 seed):
         cdef SearchParams params
         cdef int i
         self.k = 0
+        self.busy = True            # unusable until fully set up
+        check_state(state)
+        if not 1 <= threads <= MAX_THREADS:
+            raise ValueError(f"threads must be in 1..{MAX_THREADS}, got {threads}")
+        if not (isfinite(c) and c >= 0):
+            raise ValueError(f"c must be a finite number >= 0, got {c}")
+        if reward not in REWARD_MODES:
+            raise ValueError(f"reward must be one of {sorted(REWARD_MODES)}, got {reward!r}")
+        if rollout not in ROLLOUT_MODES:
+            raise ValueError(f"rollout must be one of {sorted(ROLLOUT_MODES)}, got {rollout!r}")
+        if max_depth < 0:
+            raise ValueError(f"max_depth must be >= 0 (0: no cut-off), got {max_depth}")
         self.vt = state.vtable
         if self.vt.max_players > MCTS_MAX_PLAYERS:
             raise ValueError(f"the search supports up to {MCTS_MAX_PLAYERS} seats, "
@@ -382,6 +424,7 @@ cdef class Forest:
             self.k = i + 1
         self.root_history = None
         self.game_key = None
+        self.busy = False
 
     def __dealloc__(self):
         cdef int i
@@ -390,13 +433,40 @@ cdef class Forest:
                 tree_free(&self.trees[i])
             free(self.trees)
 
-    def search(self, GameState state not None, long long iterations, double seconds, bint reuse):
-        """Search `state`; returns (action, {action: (visits, mean reward)}, iterations, nodes, seconds)."""
+    def accepts(self, GameState state not None):
+        """Whether `state` is of the game (C interface) this forest was made for."""
+        return state.vtable == self.vt
+
+    def search(self, GameState state, long long iterations, double seconds, bint reuse):
+        """Search `state` (a decision node) for `iterations` (> 0) and/or `seconds` (> 0),
+        at least one iteration; returns (action, {action: (visits, mean reward)},
+        iterations, nodes, seconds)."""
+        check_state(state)
+        if state.vtable != self.vt:
+            raise ValueError("this search was made for another game")
+        if iterations < 0:
+            raise ValueError(f"iterations must be >= 0 (0: no limit), got {iterations}")
+        if not (isfinite(seconds) and seconds >= 0):
+            raise ValueError(f"seconds must be a finite number >= 0 (0: no limit), got {seconds}")
+        if iterations == 0 and seconds == 0:
+            raise ValueError("give a budget: iterations > 0 and/or seconds > 0")
+        cp = self.vt.current_player(state.c_state())
+        if cp < 0:
+            raise ValueError("can only search a decision node, not a "
+                             f"{'chance' if cp == PLAYER_CHANCE else 'terminal'} node")
+        if self.busy:
+            raise RuntimeError("this search is in use by another thread; "
+                               "use one searcher per thread")
+        self.busy = True
+        try:
+            return self._search(state, iterations, seconds, reuse)
+        finally:
+            self.busy = False
+
+    cdef _search(self, GameState state, long long iterations, double seconds, bint reuse):
         cdef int i, j, n_new
         cdef void* cs = state.c_state()
         cdef int16* path = NULL
-        if state.vtable != self.vt:
-            raise ValueError("this search was made for another game")
         history = state.history()
         key = state.game
         new_actions = None
@@ -404,11 +474,13 @@ cdef class Forest:
                 and len(history) >= len(self.root_history) \
                 and history[:len(self.root_history)] == self.root_history:
             new_actions = history[len(self.root_history):]
+        # the history is forgotten first: an error below leaves no stale root to reuse
+        self.root_history = None
         n_new = len(new_actions) if new_actions is not None else 0
         if n_new:
             path = <int16*>malloc(n_new * sizeof(int16))
             if path == NULL:
-                raise MemoryError
+                raise MemoryError("MCTS: cannot allocate the reuse path")
             for j in range(n_new):
                 path[j] = new_actions[j]
         try:
@@ -421,33 +493,52 @@ cdef class Forest:
             free(path)
         self.root_history = history
         self.game_key = key
-        per_tree = [iterations // self.k + (1 if i < iterations % self.k else 0) for i in range(self.k)]
+        # a tree whose share of the iterations is 0 does not run (0 is no limit in run())
+        active = self.k if iterations == 0 else min(self.k, iterations)
+        per_tree = [iterations // active + (1 if i < iterations % active else 0) for i in range(active)]
+        for i in range(self.k):
+            self.trees[i].stop = 0
         t0 = time.perf_counter()
-        if self.k == 1:
+        if active == 1:
             self._run(0, per_tree[0], seconds)
         else:
-            errors = []
-
-            def work(int idx):
-                try:
-                    self._run(idx, per_tree[idx], seconds)
-                except BaseException as e:          # re-raised in the caller
-                    errors.append(e)
-
-            workers = [threading.Thread(target=work, args=(i,)) for i in range(self.k)]
-            for w in workers:
-                w.start()
-            for w in workers:
-                w.join()
-            if errors:
-                raise errors[0]
+            self._run_threads(per_tree, seconds)
         elapsed = time.perf_counter() - t0
         return self._merge(elapsed)
 
-    def _run(self, int idx, long long iterations, double seconds):
+    cdef _run_threads(self, list per_tree, double seconds):
+        cdef int i
+        errors = []
+
+        def work(int idx):
+            try:
+                self._run(idx, per_tree[idx], seconds)
+            except BaseException as e:          # re-raised in the caller
+                errors.append(e)
+
+        workers = [threading.Thread(target=work, args=(i,)) for i in range(len(per_tree))]
+        started = []
+        try:
+            for w in workers:
+                w.start()
+                started.append(w)
+            for w in started:
+                w.join()
+        except BaseException:
+            # interrupted (e.g. KeyboardInterrupt): no tree may outlive this call
+            for i in range(self.k):
+                self.trees[i].stop = 1
+            for w in started:
+                w.join()
+            raise
+        if errors:
+            raise errors[0]
+
+    cdef int _run(self, int idx, long long iterations, double seconds) except -1:
         cdef Tree* t = &self.trees[idx]
         with nogil:
             run(t, iterations, seconds)
+        return 0
 
     cdef _merge(self, double elapsed):
         cdef int i, observer = self.trees[0].observer

@@ -8,7 +8,8 @@ from __future__ import annotations
 import random
 
 from caribsim._common import _int_in
-from caribsim.mcts import Searcher
+from caribsim._mcts import check_game_state
+from caribsim.mcts import Searcher, _Exclusive, _guard_of
 
 
 def _total(score) -> float:
@@ -37,6 +38,7 @@ class Bot:
         raise NotImplementedError
 
     def _legal(self, state):
+        check_game_state(state)
         if state.is_terminal() or state.is_chance_node():
             raise ValueError(f"{self.name}: no decision to take at a "
                              f"{'terminal' if state.is_terminal() else 'chance'} node")
@@ -92,27 +94,33 @@ class MCTSBot(Bot):
 
     Options are those of ``caribsim.mcts.search``: iterations, seconds, c, reward,
     rollout, max_depth, threads; ``reuse`` keeps the tree between consecutive moves.
-    A decision with one legal action is played without searching.
+    A decision with one legal action is played without searching. One call at a time:
+    step() or restart() while another thread is in one raises RuntimeError.
     """
 
     name = "mcts"
 
     def __init__(self, seed: int = 0, **options):
-        self.options = dict(options)
-        Searcher(seed=seed, **self.options)          # validate the options now
+        options = dict(options)
+        Searcher(seed=seed, **options)               # validate the options now
+        self._guard = self.__dict__.get("_guard") or _Exclusive("MCTSBot")
+        self.options = options
         super().__init__(seed)
 
     def restart(self, seed: int = 0) -> None:
-        super().restart(seed)
-        self.searcher = Searcher(seed=self.seed, **self.options)
-        self.last_result = None
+        with _guard_of(self, "MCTSBot"):
+            searcher = Searcher(seed=_int_in(seed, "seed", 0, 2**64 - 1), **self.options)
+            super().restart(seed)
+            self.searcher = searcher
+            self.last_result = None
 
     def step(self, state) -> int:
-        legal = self._legal(state)
-        if len(legal) == 1:
-            return legal[0]
-        self.last_result = self.searcher.search(state)
-        return self.last_result.action
+        with _guard_of(self, "MCTSBot"):
+            legal = self._legal(state)
+            if len(legal) == 1:
+                return legal[0]
+            self.last_result = self.searcher.search(state)
+            return self.last_result.action
 
     def __reduce__(self):
         return (_make_mcts_bot, (self.seed, self.options))

@@ -15,13 +15,11 @@ see ``docs/search.md``.
 from __future__ import annotations
 
 import math
+import threading
 from dataclasses import dataclass, field
 
 from caribsim._common import _int_in
-from caribsim._game import GameState
-from caribsim._mcts import REWARD_MODES, ROLLOUT_MODES, Forest
-
-MAX_THREADS = 64
+from caribsim._mcts import MAX_THREADS, REWARD_MODES, ROLLOUT_MODES, Forest, check_game_state
 
 
 @dataclass(frozen=True)
@@ -75,13 +73,43 @@ def _check_options(iterations, seconds, c, reward, rollout, max_depth, threads, 
 
 
 def _check_state(state):
-    if not isinstance(state, GameState):
-        raise TypeError(f"state must be a caribsim game state, got {type(state).__name__}")
+    check_game_state(state)
     if state.is_terminal():
         raise ValueError("cannot search a terminal state: no action is legal")
     if state.is_chance_node():
         raise ValueError("cannot search a chance node: resolve the chance event first "
                          "(state.resolve_chance() or apply an outcome)")
+    if not state.legal_actions():
+        raise ValueError("cannot search a decision node without a legal action")
+
+
+class _Exclusive:
+    """Refuses a second concurrent use of an object with a clear RuntimeError (as
+    VectorGame does) instead of letting two threads share its C data."""
+
+    def __init__(self, what):
+        self._lock = threading.Lock()
+        self._what = what
+
+    def __enter__(self):
+        if not self._lock.acquire(blocking=False):
+            raise RuntimeError(f"this {self._what} is in use by another thread; "
+                               f"use one {self._what} per thread")
+
+    def __exit__(self, *exc):
+        self._lock.release()
+
+
+def _guard_of(obj, what):
+    """The object's guard (made by its __init__), or a clear error if __init__ never ran."""
+    guard = obj.__dict__.get("_guard")
+    if guard is None:
+        raise RuntimeError(f"this {what} was not initialised ({what}.__init__ was not called)")
+    return guard
+
+
+_OPTIONS = ("iterations", "seconds", "c", "reward", "rollout", "max_depth", "threads", "seed",
+            "reuse")
 
 
 class Searcher:
@@ -89,28 +117,38 @@ class Searcher:
 
     Give it the positions of one game in order (as a bot sees them): when the new
     position's history extends the last root's, the matching subtree is kept
-    (tree reuse); otherwise the search starts afresh.
+    (tree reuse); otherwise the search starts afresh. The options are read-only attributes. One
+    search at a time: a call while another thread searches raises RuntimeError.
     """
 
     def __init__(self, iterations=None, seconds=None, c=1.4, reward="win", rollout="random",
                  max_depth=None, threads=1, seed=0, reuse=True):
-        (self.iterations, self.seconds, self.c, self.reward, self.rollout, self.max_depth,
-         self.threads, self.seed) = _check_options(iterations, seconds, c, reward, rollout,
-                                                   max_depth, threads, seed)
-        self.reuse = bool(reuse)
-        self._forest = None
-        self._vtable_owner = None
+        options = _check_options(iterations, seconds, c, reward, rollout, max_depth, threads,
+                                 seed) + (bool(reuse),)
+        guard = self.__dict__.get("_guard") or _Exclusive("Searcher")
+        with guard:                   # a second __init__ waits for no search: it is refused
+            self._guard = guard
+            self._options = options
+            self._forest = None
 
     def search(self, state) -> SearchResult:
-        _check_state(state)
-        if self._forest is None or type(state) is not self._vtable_owner:
-            self._forest = Forest(state, self.threads, self.c, self.reward, self.rollout,
-                                  self.max_depth, self.seed)
-            self._vtable_owner = type(state)
-        action, stats, iterations, nodes, seconds = self._forest.search(
-            state, self.iterations, self.seconds, self.reuse)
+        with _guard_of(self, "Searcher"):
+            _check_state(state)
+            iterations, seconds, c, reward, rollout, max_depth, threads, seed, reuse = self._options
+            if self._forest is None or not self._forest.accepts(state):
+                self._forest = Forest(state, threads, c, reward, rollout, max_depth, seed)
+            action, stats, iterations, nodes, seconds = self._forest.search(
+                state, iterations, seconds, reuse)
+        if action is None:            # cannot happen after one iteration at a decision node
+            raise RuntimeError("the search found no action at the root")
         return SearchResult(action, {a: v for a, (v, _) in stats.items()},
                             {a: m for a, (_, m) in stats.items()}, iterations, nodes, seconds)
+
+
+for _i, _name in enumerate(_OPTIONS):
+    setattr(Searcher, _name, property(lambda self, i=_i: self._options[i],
+                                      doc=f"the {_name} option (read-only)"))
+del _i, _name
 
 
 def search(state, iterations=None, seconds=None, c=1.4, reward="win", rollout="random",
