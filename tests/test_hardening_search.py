@@ -327,3 +327,55 @@ def test_mcts_bot_with_a_tiny_time_budget_plays_an_arena_game():
                               n_games=1, seed=3, players=2)
     assert result.n_games == 1 and result.mean_length > 50
     assert result.bots[0].games == 1
+
+
+# --- item 16: tree reuse only for the very position --------------------------------------
+
+@pytest.mark.parametrize("game", GAMES)
+def test_reuse_refuses_a_position_whose_history_extends_the_root_but_differs(game):
+    """A dict edit keeps the history: the position of another game under the real game's
+    history. The search starts afresh (no reused visits) and returns a legal action."""
+    g = caribsim.load_game(game, players=3)
+    for seed in range(8):
+        st = decision(game, seed=seed, steps=20)
+        se = mcts.Searcher(iterations=100, seed=seed)
+        se.search(st)
+        rng = random.Random(seed)
+        for _ in range(seed % 3):                # the same history, or one extended by 1-2 actions
+            st.apply_action(rng.choice(st.legal_actions()))
+            while st.is_chance_node():
+                st.resolve_chance()
+        d = decision(game, seed=seed + 1000, steps=20 + seed % 2).to_dict()
+        d["history"] = st.history()
+        other = g.state_from_dict(d)
+        assert other.history() == st.history() and other.to_dict() != st.to_dict()
+        r = se.search(other)
+        assert r.action in other.legal_actions()
+        assert sum(r.visits.values()) == 100 == r.iterations, seed
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_reuse_keeps_the_subtree_of_the_real_continuation(game):
+    """The real continuation, chance outcomes included, passes the position check."""
+    st = decision(game, seed=2, steps=10)
+    se = mcts.Searcher(iterations=300, seed=0)
+    st.apply_action(se.search(st).action)
+    kept = 0
+    for _ in range(12):
+        while st.is_chance_node():
+            st.resolve_chance()
+        if st.is_terminal():
+            break
+        r = se.search(st)
+        kept += sum(r.visits.values()) > 300
+        st.apply_action(r.action)
+    assert kept >= 6
+
+
+def test_reuse_after_a_round_trip_through_the_dict():
+    """The same position rebuilt from its dict (its own RNG words aside) is reused."""
+    st = decision("cuba", seed=5, steps=15)
+    se = mcts.Searcher(iterations=200, seed=0)
+    se.search(st)
+    again = st.game.state_from_dict(st.to_dict())
+    assert sum(se.search(again).visits.values()) > 200

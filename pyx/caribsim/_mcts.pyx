@@ -10,7 +10,7 @@ The Python API is caribsim.mcts (validation and docs); this module is the engine
 from libc.math cimport log, sqrt
 from libc.stdlib cimport malloc, realloc, free
 from libc.math cimport isfinite
-from libc.string cimport memcpy, memset
+from libc.string cimport memcmp, memcpy, memset
 from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 
 from caribsim._types cimport int16, int32, int64, uint64, PLAYER_CHANCE, PLAYER_TERMINAL
@@ -176,6 +176,38 @@ cdef int reroot(Tree* t, const void* state, const int16* actions, int n_actions)
     t.n_players = t.vt.num_players(state)
     t.iterations = 0
     return 0
+
+
+cdef bint same_position(Tree* t, const void* state, const int16* actions, int n_actions,
+                        int16* outcomes, int32* weights) noexcept nogil:
+    """Whether `actions`, each legal in turn, lead from the last root to `state`: only
+    then does the subtree they reach describe this position (a history says nothing of
+    an edited state). Uses the scratch and root buffers; the caller resets the root."""
+    cdef const GameVTable* vt = t.vt
+    cdef int i, j, n, cp
+    cdef bint found
+    memcpy(t.scratch, t.root_state, vt.state_size)
+    for i in range(n_actions):
+        cp = vt.current_player(t.scratch)
+        if cp == PLAYER_TERMINAL:
+            return False
+        if cp == PLAYER_CHANCE:
+            n = vt.chance_outcomes(t.scratch, outcomes, weights)
+        else:
+            n = vt.legal_actions(t.scratch, outcomes)
+        found = False
+        for j in range(n):
+            if outcomes[j] == actions[i] and (cp != PLAYER_CHANCE or weights[j] > 0):
+                found = True
+                break
+        if not found:
+            return False
+        vt.apply_action(t.scratch, actions[i])
+    # the RNG words are no part of the position: set them alike before comparing
+    memcpy(t.root_state, state, vt.state_size)
+    vt.reseed(t.scratch, 0, 0)
+    vt.reseed(t.root_state, 0, 0)
+    return memcmp(t.scratch, t.root_state, vt.state_size) == 0
 
 
 # ---------------------------------------------------------------------------
@@ -467,6 +499,9 @@ cdef class Forest:
         cdef int i, j, n_new
         cdef void* cs = state.c_state()
         cdef int16* path = NULL
+        cdef int16* outcomes = NULL
+        cdef int32* weights = NULL
+        cdef bint keep = False
         history = state.history()
         key = state.game
         new_actions = None
@@ -476,21 +511,31 @@ cdef class Forest:
             new_actions = history[len(self.root_history):]
         # the history is forgotten first: an error below leaves no stale root to reuse
         self.root_history = None
-        n_new = len(new_actions) if new_actions is not None else 0
-        if n_new:
-            path = <int16*>malloc(n_new * sizeof(int16))
-            if path == NULL:
-                raise MemoryError("MCTS: cannot allocate the reuse path")
-            for j in range(n_new):
-                path[j] = new_actions[j]
-        try:
+        if new_actions is not None:
+            n_new = len(new_actions)
+            j = self.vt.num_actions if self.vt.num_actions > self.vt.max_chance_outcomes \
+                else self.vt.max_chance_outcomes
+            path = <int16*>malloc((n_new + 1) * sizeof(int16))
+            outcomes = <int16*>malloc(j * sizeof(int16))
+            weights = <int32*>malloc(j * sizeof(int32))
+            try:
+                if path == NULL or outcomes == NULL or weights == NULL:
+                    raise MemoryError("MCTS: cannot allocate the reuse path")
+                for j in range(n_new):
+                    path[j] = new_actions[j]
+                keep = same_position(&self.trees[0], cs, path, n_new, outcomes, weights)
+                for i in range(self.k):
+                    if keep:
+                        reroot(&self.trees[i], cs, path, n_new)
+                    else:
+                        set_root(&self.trees[i], cs)
+            finally:
+                free(path)
+                free(outcomes)
+                free(weights)
+        else:
             for i in range(self.k):
-                if new_actions is not None:
-                    reroot(&self.trees[i], cs, path, n_new)
-                else:
-                    set_root(&self.trees[i], cs)
-        finally:
-            free(path)
+                set_root(&self.trees[i], cs)
         self.root_history = history
         self.game_key = key
         # a tree whose share of the iterations is 0 does not run (0 is no limit in run())

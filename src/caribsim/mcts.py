@@ -116,8 +116,9 @@ class Searcher:
     """A search that keeps its tree(s) between consecutive moves of one game.
 
     Give it the positions of one game in order (as a bot sees them): when the new
-    position's history extends the last root's, the matching subtree is kept
-    (tree reuse); otherwise the search starts afresh. The options are read-only attributes. One
+    position's history extends the last root's and the actions in between lead from
+    that root to this very position, the matching subtree is kept (tree reuse);
+    otherwise the search starts afresh. The options are read-only attributes. One
     search at a time: a call while another thread searches raises RuntimeError.
     """
 
