@@ -379,3 +379,20 @@ def test_reuse_after_a_round_trip_through_the_dict():
     se.search(st)
     again = st.game.state_from_dict(st.to_dict())
     assert sum(se.search(again).visits.values()) > 200
+
+
+# --- item 17: real bools, no repeated keys ----------------------------------------------
+
+@pytest.mark.parametrize("value", ["no", 1, 0, None, "False"])
+def test_reuse_must_be_a_real_bool(value):
+    with pytest.raises(TypeError, match="reuse must be True or False"):
+        bots.MCTSBot(iterations=10, reuse=value)
+    with pytest.raises(TypeError, match="reuse must be True or False"):
+        mcts.Searcher(iterations=10, reuse=value)
+
+
+@pytest.mark.parametrize("spec, key", [("mcts:10:c=1:c=2", "c"), ("mcts:10:iterations=5", "iterations"),
+                                       ("mcts:10:reuse=true:reuse=false", "reuse")])
+def test_parse_bot_refuses_a_repeated_key(spec, key):
+    with pytest.raises(ValueError, match=f"option '{key}' is given twice"):
+        bots.parse_bot(spec)

@@ -154,6 +154,8 @@ def parse_bot(spec: str) -> Bot:
                 key, value = part.split("=", 1)
             else:
                 raise ValueError(f"bot spec {spec!r}: expected key=value, got {part!r}")
+            if key in options:
+                raise ValueError(f"bot spec {spec!r}: option {key!r} is given twice")
             options[key] = _parse_value(key, value, spec)
         if "iterations" not in options and "seconds" not in options:
             options["iterations"] = 1000

@@ -108,6 +108,12 @@ def _guard_of(obj, what):
     return guard
 
 
+def _bool(value, what):
+    if not isinstance(value, bool):
+        raise TypeError(f"{what} must be True or False, got {type(value).__name__} {value!r}")
+    return value
+
+
 _OPTIONS = ("iterations", "seconds", "c", "reward", "rollout", "max_depth", "threads", "seed",
             "reuse")
 
@@ -125,7 +131,7 @@ class Searcher:
     def __init__(self, iterations=None, seconds=None, c=1.4, reward="win", rollout="random",
                  max_depth=None, threads=1, seed=0, reuse=True):
         options = _check_options(iterations, seconds, c, reward, rollout, max_depth, threads,
-                                 seed) + (bool(reuse),)
+                                 seed) + (_bool(reuse, "reuse"),)
         guard = self.__dict__.get("_guard") or _Exclusive("Searcher")
         with guard:                   # a second __init__ waits for no search: it is refused
             self._guard = guard
