@@ -124,6 +124,25 @@ def test_one_mcts_bot_from_two_threads_refuses_step_and_restart():
     assert out == "ok\n"
 
 
+def test_one_forest_from_two_threads_refuses_the_second_call():
+    out = run_code("""
+        st = decision("cuba")
+        f = Forest(st, 2, 1.4, "win", "random", 0, 1)
+        t = threading.Thread(target=f.search, args=(st, 0, 1.5, False))
+        t.start()
+        refused = None
+        while t.is_alive() and refused is None:
+            try:
+                f.search(st, 10, 0.0, False)
+            except RuntimeError as e:
+                refused = str(e)
+        t.join()
+        print(refused)
+        print(f.search(st, 10, 0.0, False)[0] in st.legal_actions())
+    """)
+    assert out == "this search is in use by another thread; use one searcher per thread\nTrue\n"
+
+
 def test_two_searchers_may_search_one_state_at_once():
     out = run_code("""
         st = decision("port_royal")
