@@ -29,6 +29,14 @@ def decision(game, seed=1, players=3):
     while s.is_chance_node():
         s.resolve_chance()
     return s
+
+def start_busy(target, args, busy):      # a thread running target(*args), once busy() says so
+    t = threading.Thread(target=target, args=args)
+    t.start()
+    while not busy():
+        assert t.is_alive()
+        time.sleep(0.001)
+    return t
 """
 
 
@@ -81,8 +89,7 @@ def test_one_searcher_from_two_threads_refuses_the_second_call(game):
         assert done["ok"] >= 1 and done["ok"] + done["busy"] == 40, done
         # a call while a long search runs is refused for sure
         slow = mcts.Searcher(seconds=1.5, seed=1)
-        t = threading.Thread(target=slow.search, args=(st,))
-        t.start()
+        t = start_busy(slow.search, (st,), slow._guard._lock.locked)
         refused = None
         while t.is_alive() and refused is None:
             try:
@@ -106,19 +113,21 @@ def test_one_mcts_bot_from_two_threads_refuses_step_and_restart():
     out = run_code("""
         st = decision("puerto_rico")
         bot = bots.MCTSBot(seconds=1.5, seed=2)
-        t = threading.Thread(target=bot.step, args=(st,))
-        t.start()
+        t = start_busy(bot.step, (st,), bot._guard._lock.locked)
         seen = set()
-        while t.is_alive() and len(seen) < 2:
-            for name, call in (("step", lambda: bot.step(st)), ("restart", lambda: bot.restart(5))):
+        calls = (("step", lambda: bot.step(st)), ("restart", lambda: bot.restart(5)),
+                 ("__init__", lambda: bot.__init__(seed=6, iterations=5)))
+        while t.is_alive() and len(seen) < 3:
+            for name, call in calls:
                 try:
                     call()
                 except RuntimeError as e:
                     assert "this MCTSBot is in use by another thread" in str(e), e
                     seen.add(name)
         t.join()
-        assert seen == {"step", "restart"}, seen
-        assert bot.seed == 2 and bot.last_result.action in st.legal_actions()
+        assert seen == {"step", "restart", "__init__"}, seen
+        assert bot.seed == 2 and bot.options == {"seconds": 1.5}
+        assert bot.last_result.action in st.legal_actions()
         print("ok")
     """, timeout=60)
     assert out == "ok\n"
@@ -128,8 +137,7 @@ def test_one_forest_from_two_threads_refuses_the_second_call():
     out = run_code("""
         st = decision("cuba")
         f = Forest(st, 2, 1.4, "win", "random", 0, 1)
-        t = threading.Thread(target=f.search, args=(st, 0, 1.5, False))
-        t.start()
+        t = start_busy(f.search, (st, 0, 1.5, False), lambda: f.busy)
         refused = None
         while t.is_alive() and refused is None:
             try:
@@ -170,16 +178,18 @@ def test_interrupted_threaded_search_leaves_no_tree_running():
         st = decision("puerto_rico")
         se = mcts.Searcher(seconds=20.0, threads=2, seed=0)
         main = threading.main_thread().ident
-        threading.Timer(0.5, signal.pthread_kill, (main, signal.SIGINT)).start()
-        t0 = time.perf_counter()
-        try:
-            se.search(st)
-            raise SystemExit("not interrupted")
-        except KeyboardInterrupt:
-            pass
-        assert time.perf_counter() - t0 < 10, "the trees ran on"
-        running = [t for t in threading.enumerate() if t.is_alive() and t is not threading.main_thread()]
-        assert running == [], running
+        for _ in range(2):              # the second search of the same searcher is not refused
+            threading.Timer(0.5, signal.pthread_kill, (main, signal.SIGINT)).start()
+            t0 = time.perf_counter()
+            try:
+                se.search(st)
+                raise SystemExit("not interrupted")
+            except KeyboardInterrupt:
+                pass
+            assert time.perf_counter() - t0 < 10, "the trees ran on"
+            running = [t for t in threading.enumerate() if t.is_alive()
+                       and t is not threading.main_thread() and not isinstance(t, threading.Timer)]
+            assert running == [], running
         r = mcts.Searcher(iterations=50, threads=2, seed=0).search(st)
         assert r.iterations == 50
         print("ok")

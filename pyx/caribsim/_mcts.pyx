@@ -7,9 +7,8 @@ tree reuse between moves and root parallelism over threads.
 
 The Python API is caribsim.mcts (validation and docs); this module is the engine.
 """
-from libc.math cimport log, sqrt
+from libc.math cimport isfinite, log, sqrt
 from libc.stdlib cimport malloc, realloc, free
-from libc.math cimport isfinite
 from libc.string cimport memcmp, memcpy, memset
 from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 
@@ -419,7 +418,7 @@ cdef class Forest:
     cdef Tree* trees
     cdef int k
     cdef const GameVTable* vt
-    cdef bint busy                  # a search is running (set and cleared with the GIL held)
+    cdef readonly bint busy         # a search is running (set and cleared with the GIL held)
     cdef object root_history        # history of the last root searched (for reuse)
     cdef object game_key
 

@@ -104,15 +104,19 @@ class MCTSBot(Bot):
         options = dict(options)
         Searcher(seed=seed, **options)               # validate the options now
         self._guard = self.__dict__.get("_guard") or _Exclusive("MCTSBot")
-        self.options = options
-        super().__init__(seed)
+        with self._guard:
+            self.options = options
+            self._restart(seed)
 
     def restart(self, seed: int = 0) -> None:
         with _guard_of(self, "MCTSBot"):
-            searcher = Searcher(seed=_int_in(seed, "seed", 0, 2**64 - 1), **self.options)
-            super().restart(seed)
-            self.searcher = searcher
-            self.last_result = None
+            self._restart(seed)
+
+    def _restart(self, seed):
+        searcher = Searcher(seed=_int_in(seed, "seed", 0, 2**64 - 1), **self.options)
+        super().restart(seed)
+        self.searcher = searcher
+        self.last_result = None
 
     def step(self, state) -> int:
         with _guard_of(self, "MCTSBot"):
