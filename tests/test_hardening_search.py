@@ -151,6 +151,30 @@ def test_one_forest_from_two_threads_refuses_the_second_call():
     assert out == "this search is in use by another thread; use one searcher per thread\nTrue\n"
 
 
+def test_copies_of_a_searcher_are_fresh_and_independent():
+    """copy, deepcopy and pickle give a fresh searcher with the same options, sharing
+    neither the tree nor the guard: copies may search on two threads at once."""
+    out = run_code("""
+        import copy, pickle
+        st = decision("cuba")
+        se = mcts.Searcher(iterations=800, c=0.9, seed=7, reuse=True)
+        se.search(st)
+        copies = [copy.copy(se), copy.deepcopy(se), pickle.loads(pickle.dumps(se))]
+        results = [None] * 3
+        def work(i):
+            results[i] = copies[i].search(st)
+        ts = [threading.Thread(target=work, args=(i,)) for i in range(3)]
+        [t.start() for t in ts]
+        [t.join() for t in ts]
+        alone = mcts.Searcher(iterations=800, c=0.9, seed=7).search(st)
+        for r in results:
+            assert (r.visits, r.mean_reward) == (alone.visits, alone.mean_reward)
+        print(repr(copies[2]))
+    """)
+    assert out == ("Searcher(iterations=800, seconds=None, c=0.9, reward='win', rollout='random', "
+                   "max_depth=None, threads=1, seed=7, reuse=True)\n")
+
+
 def test_two_searchers_may_search_one_state_at_once():
     out = run_code("""
         st = decision("port_royal")

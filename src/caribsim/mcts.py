@@ -151,6 +151,28 @@ class Searcher:
         return SearchResult(action, {a: v for a, (v, _) in stats.items()},
                             {a: m for a, (_, m) in stats.items()}, iterations, nodes, seconds)
 
+    def _kwargs(self):
+        """The options as Searcher() takes them (an unset budget or cut-off as None)."""
+        _guard_of(self, "Searcher")
+        kwargs = dict(zip(_OPTIONS, self._options))
+        for unset in ("iterations", "seconds", "max_depth"):
+            kwargs[unset] = kwargs[unset] or None
+        return kwargs
+
+    def __reduce__(self):
+        # a copy (pickle, copy, deepcopy) is a fresh searcher with the same options: it
+        # shares neither the tree nor the guard, so the two may be used on two threads
+        return (_make_searcher, (self._kwargs(),))
+
+    def __repr__(self):
+        if "_guard" not in self.__dict__:
+            return "Searcher(<not initialised>)"
+        return "Searcher(" + ", ".join(f"{k}={v!r}" for k, v in self._kwargs().items()) + ")"
+
+
+def _make_searcher(kwargs):
+    return Searcher(**kwargs)
+
 
 for _i, _name in enumerate(_OPTIONS):
     setattr(Searcher, _name, property(lambda self, i=_i: self._options[i],
