@@ -434,6 +434,19 @@ def test_reuse_after_a_round_trip_through_the_dict():
     assert sum(se.search(again).visits.values()) > 200
 
 
+def test_one_searcher_over_two_variants_of_a_game():
+    """The expansion has its own C interface under the same state class: the searcher
+    used to refuse it ("made for another game") after a search of the base game."""
+    base = decision("puerto_rico")
+    exp = caribsim.load_game("puerto_rico", players=3, expansion=True).new_initial_state(seed=1)
+    while exp.is_chance_node():
+        exp.resolve_chance()
+    se = mcts.Searcher(iterations=50, seed=0)
+    for st in (base, exp, base):
+        r = se.search(st)
+        assert r.action in st.legal_actions() and sum(r.visits.values()) == 50
+
+
 # --- item 17: real bools, no repeated keys ----------------------------------------------
 
 @pytest.mark.parametrize("value", ["no", 1, 0, None, "False"])

@@ -79,6 +79,9 @@ cdef int32 new_node(Tree* t, int action, int mover) except -1 nogil:
     cdef Node* grown
     cdef int32 i
     if t.size == t.capacity:
+        if t.capacity > 0x3fffffff:               # node indices are int32
+            with gil:
+                raise MemoryError(f"MCTS: the tree is full ({t.capacity} nodes)")
         grown = <Node*>realloc(t.nodes, 2 * t.capacity * sizeof(Node))
         if grown == NULL:
             with gil:
@@ -289,6 +292,9 @@ cdef int iterate(Tree* t) except -1 nogil:
         if n == 0:                                # a decision without a legal action: score it here
             cut = True
             break
+        if t.epoch == 0x7fffffff:                 # a long search: restart the stamps, never wrap
+            memset(t.mark, 0, vt.num_actions * sizeof(int32))
+            t.epoch = 0
         t.epoch += 1
         c = t.nodes[node].first_child
         while c != NO_NODE:
