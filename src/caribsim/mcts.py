@@ -184,15 +184,17 @@ def search(state, iterations=None, seconds=None, c=1.4, reward="win", rollout="r
            max_depth=None, threads=1, seed=0) -> SearchResult:
     """Search ``state`` (a decision node) and return the chosen action with root statistics.
 
-    iterations / seconds: the budget (either or both; the first reached stops the search).
+    iterations / seconds: the budget (either or both; the first reached stops the search;
+               at least one iteration runs).
     c:         UCT exploration constant.
     reward:    "win" (the game's returns), "rank" (share of players beaten) or "score"
                (0.5 + VP margin over the best other player / (2 x best score), clipped to [0, 1]).
     rollout:   "random" or "heuristic" (the game's cheap built-in policy, see docs/search.md).
     max_depth: cut rollouts after this many decisions and use the game's static evaluation.
-    threads:   root parallelism: independent trees on that many threads, merged at the root.
-    seed:      the search is deterministic for a seed when threads == 1 and the budget is
-               in iterations.
+    threads:   root parallelism: independent trees on that many threads (at most one per
+               iteration), merged at the root.
+    seed:      with an iteration budget the search is deterministic for a seed (for any
+               number of threads).
     """
     return Searcher(iterations, seconds, c, reward, rollout, max_depth, threads, seed,
                     reuse=False).search(state)
