@@ -195,29 +195,34 @@ def test_two_searchers_may_search_one_state_at_once():
 
 
 def test_interrupted_threaded_search_leaves_no_tree_running():
-    """Ctrl-C in the caller of a threaded search: the trees stop, no worker outlives the
-    call, and the searcher searches again at once."""
+    """Ctrl-C in the caller of a threaded search, also while it starts its threads: the
+    trees stop, no worker goes on searching, and the same searcher searches again."""
     out = run_code("""
-        import signal
+        import random, signal
         st = decision("puerto_rico")
-        se = mcts.Searcher(seconds=20.0, threads=2, seed=0)
+        se = mcts.Searcher(seconds=20.0, threads=3, seed=0)
         main = threading.main_thread().ident
-        for _ in range(2):              # the second search of the same searcher is not refused
-            threading.Timer(0.5, signal.pthread_kill, (main, signal.SIGINT)).start()
+        rng = random.Random(0)
+        def workers():
+            return [t for t in threading.enumerate() if t.is_alive()
+                    and t is not threading.main_thread() and not isinstance(t, threading.Timer)]
+        for delay in [0.5, 0.5] + [rng.random() * 0.01 for _ in range(100)]:
             t0 = time.perf_counter()
             try:
+                threading.Timer(delay, signal.pthread_kill, (main, signal.SIGINT)).start()
                 se.search(st)
                 raise SystemExit("not interrupted")
             except KeyboardInterrupt:
                 pass
             assert time.perf_counter() - t0 < 10, "the trees ran on"
-            running = [t for t in threading.enumerate() if t.is_alive()
-                       and t is not threading.main_thread() and not isinstance(t, threading.Timer)]
-            assert running == [], running
+            end = time.perf_counter() + 2.0      # a thread started after the interrupt ends at once
+            while workers() and time.perf_counter() < end:
+                time.sleep(0.001)
+            assert workers() == [], workers()
         r = mcts.Searcher(iterations=50, threads=2, seed=0).search(st)
         assert r.iterations == 50
         print("ok")
-    """, timeout=60)
+    """, timeout=90)
     assert out == "ok\n"
 
 

@@ -559,27 +559,41 @@ cdef class Forest:
     cdef _run_threads(self, list per_tree, double seconds):
         cdef int i
         errors = []
+        gate = threading.Condition()
+        inside = [0, False]             # workers in a run; the gate is shut
 
         def work(int idx):
+            with gate:
+                if inside[1]:           # started after an interrupt: touch no tree
+                    return
+                inside[0] += 1
             try:
                 self._run(idx, per_tree[idx], seconds)
-            except BaseException as e:          # re-raised in the caller
+            except BaseException as e:  # re-raised in the caller
                 errors.append(e)
+            finally:
+                with gate:
+                    inside[0] -= 1
+                    gate.notify_all()
 
         workers = [threading.Thread(target=work, args=(i,)) for i in range(len(per_tree))]
-        started = []
         try:
             for w in workers:
                 w.start()
-                started.append(w)
-            for w in started:
+            for w in workers:
                 w.join()
         except BaseException:
-            # interrupted (e.g. KeyboardInterrupt): no tree may outlive this call
-            for i in range(self.k):
-                self.trees[i].stop = 1
-            for w in started:
-                w.join()
+            # interrupted (Ctrl-C), even inside Thread.start(): stop the trees and wait for
+            # every worker in a run, so that no tree is searched after this call returns
+            with gate:
+                inside[1] = True
+                for i in range(self.k):
+                    self.trees[i].stop = 1
+                while inside[0]:
+                    try:
+                        gate.wait()
+                    except BaseException:   # a second interrupt: the trees stop within an iteration
+                        pass
             raise
         if errors:
             raise errors[0]
