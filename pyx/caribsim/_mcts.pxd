@@ -56,3 +56,4 @@ ctypedef struct Tree:
     int32* path                # node indices of the current iteration, grown by doubling
     int32 path_capacity
     int64 iterations           # iterations run since the tree was made or re-rooted
+    int stop                   # set from another thread: end the run after the current iteration

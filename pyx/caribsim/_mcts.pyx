@@ -7,9 +7,9 @@ tree reuse between moves and root parallelism over threads.
 
 The Python API is caribsim.mcts (validation and docs); this module is the engine.
 """
-from libc.math cimport log, sqrt
+from libc.math cimport isfinite, log, sqrt
 from libc.stdlib cimport malloc, realloc, free
-from libc.string cimport memcpy, memset
+from libc.string cimport memcmp, memcpy, memset
 from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 
 from caribsim._types cimport int16, int32, int64, uint64, PLAYER_CHANCE, PLAYER_TERMINAL
@@ -79,6 +79,9 @@ cdef int32 new_node(Tree* t, int action, int mover) except -1 nogil:
     cdef Node* grown
     cdef int32 i
     if t.size == t.capacity:
+        if t.capacity > 0x3fffffff:               # node indices are int32
+            with gil:
+                raise MemoryError(f"MCTS: the tree is full ({t.capacity} nodes)")
         grown = <Node*>realloc(t.nodes, 2 * t.capacity * sizeof(Node))
         if grown == NULL:
             with gil:
@@ -177,6 +180,38 @@ cdef int reroot(Tree* t, const void* state, const int16* actions, int n_actions)
     return 0
 
 
+cdef bint same_position(Tree* t, const void* state, const int16* actions, int n_actions,
+                        int16* outcomes, int32* weights) noexcept nogil:
+    """Whether `actions`, each legal in turn, lead from the last root to `state`: only
+    then does the subtree they reach describe this position (a history says nothing of
+    an edited state). Uses the scratch and root buffers; the caller resets the root."""
+    cdef const GameVTable* vt = t.vt
+    cdef int i, j, n, cp
+    cdef bint found
+    memcpy(t.scratch, t.root_state, vt.state_size)
+    for i in range(n_actions):
+        cp = vt.current_player(t.scratch)
+        if cp == PLAYER_TERMINAL:
+            return False
+        if cp == PLAYER_CHANCE:
+            n = vt.chance_outcomes(t.scratch, outcomes, weights)
+        else:
+            n = vt.legal_actions(t.scratch, outcomes)
+        found = False
+        for j in range(n):
+            if outcomes[j] == actions[i] and (cp != PLAYER_CHANCE or weights[j] > 0):
+                found = True
+                break
+        if not found:
+            return False
+        vt.apply_action(t.scratch, actions[i])
+    # the RNG words are no part of the position: set them alike before comparing
+    memcpy(t.root_state, state, vt.state_size)
+    vt.reseed(t.scratch, 0, 0)
+    vt.reseed(t.root_state, 0, 0)
+    return memcmp(t.scratch, t.root_state, vt.state_size) == 0
+
+
 # ---------------------------------------------------------------------------
 # one iteration: select (expanding one node), roll out, back up
 # ---------------------------------------------------------------------------
@@ -254,6 +289,12 @@ cdef int iterate(Tree* t) except -1 nogil:
             depth = push_path(t, depth, node)
             continue
         n = vt.legal_actions(s, t.legal)
+        if n == 0:                                # a decision without a legal action: score it here
+            cut = True
+            break
+        if t.epoch == 0x7fffffff:                 # a long search: restart the stamps, never wrap
+            memset(t.mark, 0, vt.num_actions * sizeof(int32))
+            t.epoch = 0
         t.epoch += 1
         c = t.nodes[node].first_child
         while c != NO_NODE:
@@ -292,11 +333,13 @@ cdef int iterate(Tree* t) except -1 nogil:
             if value > best_value:
                 best_value = value
                 best_child = c
+        if best_child == NO_NODE:                 # every value NaN (a child left unvisited by an error)
+            best_child = t.child_of[t.legal[0]]
         vt.apply_action(s, t.nodes[best_child].action)
         node = best_child
         depth = push_path(t, depth, node)
     # rollout
-    while True:
+    while not cut:
         cp = vt.current_player(s)
         if cp == PLAYER_TERMINAL:
             break
@@ -328,16 +371,19 @@ cdef int iterate(Tree* t) except -1 nogil:
 
 
 cdef int run(Tree* t, int64 iterations, double seconds) except -1 nogil:
-    """Run until `iterations` (if > 0) are done or `seconds` (if > 0) have passed."""
+    """At least one iteration, then until `iterations` (if > 0) are done or `seconds`
+    (if > 0) have passed, or `t.stop` is set; with neither budget, one iteration."""
     cdef double deadline = now() + seconds if seconds > 0 else 0.0
     cdef int64 done = 0
+    if iterations <= 0 and seconds <= 0:
+        iterations = 1
     while True:
-        if iterations > 0 and done >= iterations:
-            break
-        if seconds > 0 and (done & 15) == 0 and now() >= deadline:
-            break
         iterate(t)
         done += 1
+        if t.stop or (iterations > 0 and done >= iterations):
+            break
+        if seconds > 0 and (done & 15) == 1 and now() >= deadline:
+            break
     return 0
 
 
@@ -347,25 +393,58 @@ cdef int run(Tree* t, int64 iterations, double seconds) except -1 nogil:
 
 REWARD_MODES = {"win": REWARD_WIN, "rank": REWARD_RANK, "score": REWARD_SCORE}
 ROLLOUT_MODES = {"random": ROLLOUT_RANDOM, "heuristic": ROLLOUT_HEURISTIC}
+MAX_THREADS = 64
+
+
+cdef int check_state(GameState state) except -1:
+    """A TypeError unless `state` was made by a game (its C interface is set up)."""
+    if state is None:
+        raise TypeError("state must be a caribsim game state, got None")
+    if state.vtable == NULL or state.c_state() == NULL:
+        raise TypeError("state must be a caribsim game state made by a game "
+                        "(game.new_initial_state() or game.state_from_dict()), "
+                        f"got an uninitialised {type(state).__name__}")
+    return 0
+
+
+def check_game_state(state):
+    """Raise TypeError unless `state` is a caribsim state made by a game."""
+    if not isinstance(state, GameState):
+        raise TypeError(f"state must be a caribsim game state, got {type(state).__name__}")
+    check_state(state)
 
 
 cdef class Forest:
     """k independent trees over one game (root parallelism), kept between moves.
 
-    Not thread-safe itself: one search at a time per Forest; the k trees of a
-    search run on k threads without the GIL and are merged at the root.
+    One search at a time: a second concurrent call raises RuntimeError. The k trees of
+    a search run on k threads without the GIL and are merged at the root. The arguments
+    are checked here too (caribsim.mcts checks them first, with friendlier messages).
     """
     cdef Tree* trees
     cdef int k
     cdef const GameVTable* vt
+    cdef readonly bint busy         # a search is running (set and cleared with the GIL held)
     cdef object root_history        # history of the last root searched (for reuse)
     cdef object game_key
 
-    def __cinit__(self, GameState state not None, int threads, double c, str reward, str rollout,
+    def __cinit__(self, GameState state, int threads, double c, str reward, str rollout,
                   int max_depth, uint64 seed):
         cdef SearchParams params
         cdef int i
         self.k = 0
+        self.busy = True            # unusable until fully set up
+        check_state(state)
+        if not 1 <= threads <= MAX_THREADS:
+            raise ValueError(f"threads must be in 1..{MAX_THREADS}, got {threads}")
+        if not (isfinite(c) and c >= 0):
+            raise ValueError(f"c must be a finite number >= 0, got {c}")
+        if reward not in REWARD_MODES:
+            raise ValueError(f"reward must be one of {sorted(REWARD_MODES)}, got {reward!r}")
+        if rollout not in ROLLOUT_MODES:
+            raise ValueError(f"rollout must be one of {sorted(ROLLOUT_MODES)}, got {rollout!r}")
+        if max_depth < 0:
+            raise ValueError(f"max_depth must be >= 0 (0: no cut-off), got {max_depth}")
         self.vt = state.vtable
         if self.vt.max_players > MCTS_MAX_PLAYERS:
             raise ValueError(f"the search supports up to {MCTS_MAX_PLAYERS} seats, "
@@ -382,6 +461,7 @@ cdef class Forest:
             self.k = i + 1
         self.root_history = None
         self.game_key = None
+        self.busy = False
 
     def __dealloc__(self):
         cdef int i
@@ -390,13 +470,43 @@ cdef class Forest:
                 tree_free(&self.trees[i])
             free(self.trees)
 
-    def search(self, GameState state not None, long long iterations, double seconds, bint reuse):
-        """Search `state`; returns (action, {action: (visits, mean reward)}, iterations, nodes, seconds)."""
+    def accepts(self, GameState state not None):
+        """Whether `state` is of the game (C interface) this forest was made for."""
+        return state.vtable == self.vt
+
+    def search(self, GameState state, long long iterations, double seconds, bint reuse):
+        """Search `state` (a decision node) for `iterations` (> 0) and/or `seconds` (> 0),
+        at least one iteration; returns (action, {action: (visits, mean reward)},
+        iterations, nodes, seconds)."""
+        check_state(state)
+        if state.vtable != self.vt:
+            raise ValueError("this search was made for another game")
+        if iterations < 0:
+            raise ValueError(f"iterations must be >= 0 (0: no limit), got {iterations}")
+        if not (isfinite(seconds) and seconds >= 0):
+            raise ValueError(f"seconds must be a finite number >= 0 (0: no limit), got {seconds}")
+        if iterations == 0 and seconds == 0:
+            raise ValueError("give a budget: iterations > 0 and/or seconds > 0")
+        cp = self.vt.current_player(state.c_state())
+        if cp < 0:
+            raise ValueError("can only search a decision node, not a "
+                             f"{'chance' if cp == PLAYER_CHANCE else 'terminal'} node")
+        if self.busy:
+            raise RuntimeError("this search is in use by another thread; "
+                               "use one searcher per thread")
+        self.busy = True
+        try:
+            return self._search(state, iterations, seconds, reuse)
+        finally:
+            self.busy = False
+
+    cdef _search(self, GameState state, long long iterations, double seconds, bint reuse):
         cdef int i, j, n_new
         cdef void* cs = state.c_state()
         cdef int16* path = NULL
-        if state.vtable != self.vt:
-            raise ValueError("this search was made for another game")
+        cdef int16* outcomes = NULL
+        cdef int32* weights = NULL
+        cdef bint keep = False
         history = state.history()
         key = state.game
         new_actions = None
@@ -404,50 +514,95 @@ cdef class Forest:
                 and len(history) >= len(self.root_history) \
                 and history[:len(self.root_history)] == self.root_history:
             new_actions = history[len(self.root_history):]
-        n_new = len(new_actions) if new_actions is not None else 0
-        if n_new:
-            path = <int16*>malloc(n_new * sizeof(int16))
-            if path == NULL:
-                raise MemoryError
-            for j in range(n_new):
-                path[j] = new_actions[j]
-        try:
+        # the history is forgotten first: an error below leaves no stale root to reuse
+        self.root_history = None
+        if new_actions is not None:
+            n_new = len(new_actions)
+            j = self.vt.num_actions if self.vt.num_actions > self.vt.max_chance_outcomes \
+                else self.vt.max_chance_outcomes
+            path = <int16*>malloc((n_new + 1) * sizeof(int16))
+            outcomes = <int16*>malloc(j * sizeof(int16))
+            weights = <int32*>malloc(j * sizeof(int32))
+            try:
+                if path == NULL or outcomes == NULL or weights == NULL:
+                    raise MemoryError("MCTS: cannot allocate the reuse path")
+                for j in range(n_new):
+                    path[j] = new_actions[j]
+                keep = same_position(&self.trees[0], cs, path, n_new, outcomes, weights)
+                for i in range(self.k):
+                    if keep:
+                        reroot(&self.trees[i], cs, path, n_new)
+                    else:
+                        set_root(&self.trees[i], cs)
+            finally:
+                free(path)
+                free(outcomes)
+                free(weights)
+        else:
             for i in range(self.k):
-                if new_actions is not None:
-                    reroot(&self.trees[i], cs, path, n_new)
-                else:
-                    set_root(&self.trees[i], cs)
-        finally:
-            free(path)
+                set_root(&self.trees[i], cs)
         self.root_history = history
         self.game_key = key
-        per_tree = [iterations // self.k + (1 if i < iterations % self.k else 0) for i in range(self.k)]
+        # a tree whose share of the iterations is 0 does not run (0 is no limit in run())
+        active = self.k if iterations == 0 else min(self.k, iterations)
+        per_tree = [iterations // active + (1 if i < iterations % active else 0) for i in range(active)]
+        for i in range(self.k):
+            self.trees[i].stop = 0
         t0 = time.perf_counter()
-        if self.k == 1:
+        if active == 1:
             self._run(0, per_tree[0], seconds)
         else:
-            errors = []
+            self._run_threads(per_tree, seconds)
+        elapsed = time.perf_counter() - t0
+        return self._merge(elapsed)
 
-            def work(int idx):
-                try:
-                    self._run(idx, per_tree[idx], seconds)
-                except BaseException as e:          # re-raised in the caller
-                    errors.append(e)
+    cdef _run_threads(self, list per_tree, double seconds):
+        cdef int i
+        errors = []
+        gate = threading.Condition()
+        inside = [0, False]             # workers in a run; the gate is shut
 
-            workers = [threading.Thread(target=work, args=(i,)) for i in range(self.k)]
+        def work(int idx):
+            with gate:
+                if inside[1]:           # started after an interrupt: touch no tree
+                    return
+                inside[0] += 1
+            try:
+                self._run(idx, per_tree[idx], seconds)
+            except BaseException as e:  # re-raised in the caller
+                errors.append(e)
+            finally:
+                with gate:
+                    inside[0] -= 1
+                    gate.notify_all()
+
+        workers = [threading.Thread(target=work, args=(i,)) for i in range(len(per_tree))]
+        try:
             for w in workers:
                 w.start()
             for w in workers:
                 w.join()
-            if errors:
-                raise errors[0]
-        elapsed = time.perf_counter() - t0
-        return self._merge(elapsed)
+        except BaseException:
+            # interrupted (Ctrl-C), even inside Thread.start(): stop the trees and wait for
+            # every worker in a run, so that no tree is searched after this call returns
+            with gate:
+                inside[1] = True
+                for i in range(self.k):
+                    self.trees[i].stop = 1
+                while inside[0]:
+                    try:
+                        gate.wait()
+                    except BaseException:   # a second interrupt: the trees stop within an iteration
+                        pass
+            raise
+        if errors:
+            raise errors[0]
 
-    def _run(self, int idx, long long iterations, double seconds):
+    cdef int _run(self, int idx, long long iterations, double seconds) except -1:
         cdef Tree* t = &self.trees[idx]
         with nogil:
             run(t, iterations, seconds)
+        return 0
 
     cdef _merge(self, double elapsed):
         cdef int i, observer = self.trees[0].observer

@@ -8,7 +8,8 @@ from __future__ import annotations
 import random
 
 from caribsim._common import _int_in
-from caribsim.mcts import Searcher
+from caribsim._mcts import check_game_state
+from caribsim.mcts import Searcher, _Exclusive, _guard_of
 
 
 def _total(score) -> float:
@@ -37,6 +38,7 @@ class Bot:
         raise NotImplementedError
 
     def _legal(self, state):
+        check_game_state(state)
         if state.is_terminal() or state.is_chance_node():
             raise ValueError(f"{self.name}: no decision to take at a "
                              f"{'terminal' if state.is_terminal() else 'chance'} node")
@@ -92,27 +94,37 @@ class MCTSBot(Bot):
 
     Options are those of ``caribsim.mcts.search``: iterations, seconds, c, reward,
     rollout, max_depth, threads; ``reuse`` keeps the tree between consecutive moves.
-    A decision with one legal action is played without searching.
+    A decision with one legal action is played without searching. One call at a time:
+    step() or restart() while another thread is in one raises RuntimeError.
     """
 
     name = "mcts"
 
     def __init__(self, seed: int = 0, **options):
-        self.options = dict(options)
-        Searcher(seed=seed, **self.options)          # validate the options now
-        super().__init__(seed)
+        options = dict(options)
+        Searcher(seed=seed, **options)               # validate the options now
+        self._guard = self.__dict__.get("_guard") or _Exclusive("MCTSBot")
+        with self._guard:
+            self.options = options
+            self._restart(seed)
 
     def restart(self, seed: int = 0) -> None:
+        with _guard_of(self, "MCTSBot"):
+            self._restart(seed)
+
+    def _restart(self, seed):
+        searcher = Searcher(seed=_int_in(seed, "seed", 0, 2**64 - 1), **self.options)
         super().restart(seed)
-        self.searcher = Searcher(seed=self.seed, **self.options)
+        self.searcher = searcher
         self.last_result = None
 
     def step(self, state) -> int:
-        legal = self._legal(state)
-        if len(legal) == 1:
-            return legal[0]
-        self.last_result = self.searcher.search(state)
-        return self.last_result.action
+        with _guard_of(self, "MCTSBot"):
+            legal = self._legal(state)
+            if len(legal) == 1:
+                return legal[0]
+            self.last_result = self.searcher.search(state)
+            return self.last_result.action
 
     def __reduce__(self):
         return (_make_mcts_bot, (self.seed, self.options))
@@ -146,6 +158,8 @@ def parse_bot(spec: str) -> Bot:
                 key, value = part.split("=", 1)
             else:
                 raise ValueError(f"bot spec {spec!r}: expected key=value, got {part!r}")
+            if key in options:
+                raise ValueError(f"bot spec {spec!r}: option {key!r} is given twice")
             options[key] = _parse_value(key, value, spec)
         if "iterations" not in options and "seconds" not in options:
             options["iterations"] = 1000

@@ -15,13 +15,11 @@ see ``docs/search.md``.
 from __future__ import annotations
 
 import math
+import threading
 from dataclasses import dataclass, field
 
 from caribsim._common import _int_in
-from caribsim._game import GameState
-from caribsim._mcts import REWARD_MODES, ROLLOUT_MODES, Forest
-
-MAX_THREADS = 64
+from caribsim._mcts import MAX_THREADS, REWARD_MODES, ROLLOUT_MODES, Forest, check_game_state
 
 
 @dataclass(frozen=True)
@@ -75,57 +73,128 @@ def _check_options(iterations, seconds, c, reward, rollout, max_depth, threads, 
 
 
 def _check_state(state):
-    if not isinstance(state, GameState):
-        raise TypeError(f"state must be a caribsim game state, got {type(state).__name__}")
+    check_game_state(state)
     if state.is_terminal():
         raise ValueError("cannot search a terminal state: no action is legal")
     if state.is_chance_node():
         raise ValueError("cannot search a chance node: resolve the chance event first "
                          "(state.resolve_chance() or apply an outcome)")
+    if not state.legal_actions():
+        raise ValueError("cannot search a decision node without a legal action")
+
+
+class _Exclusive:
+    """Refuses a second concurrent use of an object with a clear RuntimeError (as
+    VectorGame does) instead of letting two threads share its C data."""
+
+    def __init__(self, what):
+        self._lock = threading.Lock()
+        self._what = what
+
+    def __enter__(self):
+        if not self._lock.acquire(blocking=False):
+            raise RuntimeError(f"this {self._what} is in use by another thread; "
+                               f"use one {self._what} per thread")
+
+    def __exit__(self, *exc):
+        self._lock.release()
+
+
+def _guard_of(obj, what):
+    """The object's guard (made by its __init__), or a clear error if __init__ never ran."""
+    guard = obj.__dict__.get("_guard")
+    if guard is None:
+        raise RuntimeError(f"this {what} was not initialised ({what}.__init__ was not called)")
+    return guard
+
+
+def _bool(value, what):
+    if not isinstance(value, bool):
+        raise TypeError(f"{what} must be True or False, got {type(value).__name__} {value!r}")
+    return value
+
+
+_OPTIONS = ("iterations", "seconds", "c", "reward", "rollout", "max_depth", "threads", "seed",
+            "reuse")
 
 
 class Searcher:
     """A search that keeps its tree(s) between consecutive moves of one game.
 
     Give it the positions of one game in order (as a bot sees them): when the new
-    position's history extends the last root's, the matching subtree is kept
-    (tree reuse); otherwise the search starts afresh.
+    position's history extends the last root's and the actions in between lead from
+    that root to this very position, the matching subtree is kept (tree reuse);
+    otherwise the search starts afresh. The options are read-only attributes. One
+    search at a time: a call while another thread searches raises RuntimeError.
     """
 
     def __init__(self, iterations=None, seconds=None, c=1.4, reward="win", rollout="random",
                  max_depth=None, threads=1, seed=0, reuse=True):
-        (self.iterations, self.seconds, self.c, self.reward, self.rollout, self.max_depth,
-         self.threads, self.seed) = _check_options(iterations, seconds, c, reward, rollout,
-                                                   max_depth, threads, seed)
-        self.reuse = bool(reuse)
-        self._forest = None
-        self._vtable_owner = None
+        options = _check_options(iterations, seconds, c, reward, rollout, max_depth, threads,
+                                 seed) + (_bool(reuse, "reuse"),)
+        guard = self.__dict__.get("_guard") or _Exclusive("Searcher")
+        with guard:                   # a second __init__ waits for no search: it is refused
+            self._guard = guard
+            self._options = options
+            self._forest = None
 
     def search(self, state) -> SearchResult:
-        _check_state(state)
-        if self._forest is None or type(state) is not self._vtable_owner:
-            self._forest = Forest(state, self.threads, self.c, self.reward, self.rollout,
-                                  self.max_depth, self.seed)
-            self._vtable_owner = type(state)
-        action, stats, iterations, nodes, seconds = self._forest.search(
-            state, self.iterations, self.seconds, self.reuse)
+        with _guard_of(self, "Searcher"):
+            _check_state(state)
+            iterations, seconds, c, reward, rollout, max_depth, threads, seed, reuse = self._options
+            if self._forest is None or not self._forest.accepts(state):
+                self._forest = Forest(state, threads, c, reward, rollout, max_depth, seed)
+            action, stats, iterations, nodes, seconds = self._forest.search(
+                state, iterations, seconds, reuse)
+        if action is None:            # cannot happen after one iteration at a decision node
+            raise RuntimeError("the search found no action at the root")
         return SearchResult(action, {a: v for a, (v, _) in stats.items()},
                             {a: m for a, (_, m) in stats.items()}, iterations, nodes, seconds)
+
+    def _kwargs(self):
+        """The options as Searcher() takes them (an unset budget or cut-off as None)."""
+        _guard_of(self, "Searcher")
+        kwargs = dict(zip(_OPTIONS, self._options))
+        for unset in ("iterations", "seconds", "max_depth"):
+            kwargs[unset] = kwargs[unset] or None
+        return kwargs
+
+    def __reduce__(self):
+        # a copy (pickle, copy, deepcopy) is a fresh searcher with the same options: it
+        # shares neither the tree nor the guard, so the two may be used on two threads
+        return (_make_searcher, (self._kwargs(),))
+
+    def __repr__(self):
+        if "_guard" not in self.__dict__:
+            return "Searcher(<not initialised>)"
+        return "Searcher(" + ", ".join(f"{k}={v!r}" for k, v in self._kwargs().items()) + ")"
+
+
+def _make_searcher(kwargs):
+    return Searcher(**kwargs)
+
+
+for _i, _name in enumerate(_OPTIONS):
+    setattr(Searcher, _name, property(lambda self, i=_i: self._options[i],
+                                      doc=f"the {_name} option (read-only)"))
+del _i, _name
 
 
 def search(state, iterations=None, seconds=None, c=1.4, reward="win", rollout="random",
            max_depth=None, threads=1, seed=0) -> SearchResult:
     """Search ``state`` (a decision node) and return the chosen action with root statistics.
 
-    iterations / seconds: the budget (either or both; the first reached stops the search).
+    iterations / seconds: the budget (either or both; the first reached stops the search;
+               at least one iteration runs).
     c:         UCT exploration constant.
     reward:    "win" (the game's returns), "rank" (share of players beaten) or "score"
                (0.5 + VP margin over the best other player / (2 x best score), clipped to [0, 1]).
     rollout:   "random" or "heuristic" (the game's cheap built-in policy, see docs/search.md).
     max_depth: cut rollouts after this many decisions and use the game's static evaluation.
-    threads:   root parallelism: independent trees on that many threads, merged at the root.
-    seed:      the search is deterministic for a seed when threads == 1 and the budget is
-               in iterations.
+    threads:   root parallelism: independent trees on that many threads (at most one per
+               iteration), merged at the root.
+    seed:      with an iteration budget the search is deterministic for a seed (for any
+               number of threads).
     """
     return Searcher(iterations, seconds, c, reward, rollout, max_depth, threads, seed,
                     reuse=False).search(state)
