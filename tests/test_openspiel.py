@@ -366,3 +366,59 @@ def test_resample_from_infostate_bad_player():
         state.resample_from_infostate(3, lambda: 0.5)
     with pytest.raises(TypeError, match="int seat"):
         state.resample_from_infostate("p0", lambda: 0.5)
+
+
+def _stalling_action(state):
+    """A legal policy that never ends Puerto Rico or Port Royal: decline, pass or stop
+    whenever allowed, never take the roles or cards that end the game (Mayor, Captain,
+    a take in Port Royal's harbour, an expedition)."""
+    legal = state.legal_actions()
+    names = [state.action_to_string(a) for a in legal]
+    for key in ("pass", "stop", "decline", "no ", "end"):
+        for a, name in zip(legal, names):
+            if name.startswith(key) or name == key.strip():
+                return a
+    for a, name in zip(legal, names):
+        if not any(w in name for w in ("mayor", "captain", "take", "fulfil")):
+            return a
+    return legal[0]
+
+
+@pytest.mark.parametrize("name", ["puerto_rico", "port_royal"])
+def test_puerto_rico_and_port_royal_have_no_finite_length(name):   # 3 players
+    """max_game_length is a working limit, not a bound: a legal stalling game runs past it
+    (and far past the longest random games), and the information-state tensor, which holds
+    MAX_EVENTS events, then refuses with a clear error instead of truncating."""
+    game = pyspiel.load_game(f"caribsim_{name}", {"players": 3})
+    state = game.caribsim_game.new_initial_state(seed=0)
+    decisions = 0
+    while decisions <= game.max_game_length() and not state.is_terminal():
+        if state.is_chance_node():
+            state.resolve_chance()
+        else:
+            state.apply_action(_stalling_action(state))
+            decisions += 1
+    assert not state.is_terminal() and decisions > game.max_game_length()
+    longest = int(caribsim.random_playouts(game.caribsim_game.new_initial_state(seed=0), 2000, seed=1).lengths.max())
+    assert game.max_game_length() >= 2.5 * longest
+    events = cos.infostate.Events(name)
+    for a in (state.history() * 3)[:cos.MAX_EVENTS + 1]:       # one record more than the slots
+        events = cos.infostate.Events(None, events, ((0, a, 0, ""),))
+    out = np.zeros(2 * cos.MAX_EVENTS, np.float32)
+    with pytest.raises(ValueError, match=f"more than the information-state tensor's {cos.MAX_EVENTS} slots"):
+        cos.infostate.encode_events(events, 0, 3, out)
+
+
+def test_cuba_games_end_within_the_limit():
+    game = pyspiel.load_game("caribsim_cuba", {"players": 5})
+    result = caribsim.random_playouts(game.caribsim_game.new_initial_state(seed=0), 2000, seed=2)
+    assert result.lengths.max() * 2.5 <= game.max_game_length()
+    state = game.caribsim_game.new_initial_state(seed=0)
+    decisions = 0
+    while not state.is_terminal():
+        if state.is_chance_node():
+            state.resolve_chance()
+        else:
+            state.apply_action(_stalling_action(state))
+            decisions += 1
+    assert decisions <= game.max_game_length()
