@@ -422,3 +422,27 @@ def test_cuba_games_end_within_the_limit():
             state.apply_action(_stalling_action(state))
             decisions += 1
     assert decisions <= game.max_game_length()
+
+
+def test_cuba_every_secret_bid_is_revealed_with_its_amount():
+    """Over whole random games: each secret bid is followed, before the same seat bids
+    again, by exactly one reveal record carrying the amount it bid (the rebid case included)."""
+    bid0, nbids = caribsim._cuba.ACTION_RANGES["bid"]
+    checked = 0
+    for players, seed in [(3, 0), (4, 1), (5, 2), (2, 3)]:
+        game = pyspiel.load_game("caribsim_cuba", {"players": players})
+        state = game.new_initial_state()
+        rng = np.random.RandomState(seed)
+        while not state.is_terminal():
+            _random_walk(state, rng, 1)
+        open_bids = {}
+        for actor, action, hidden, label in state.events.list():
+            if actor == cos.infostate.REVEAL:
+                # a seat without pesos bids 0 automatically (no decision, no event of its own)
+                assert open_bids.pop(action, 0) == label
+                checked += 1
+            elif actor >= 0 and bid0 <= action < bid0 + nbids:
+                assert actor not in open_bids
+                open_bids[actor] = action - bid0
+        assert not open_bids
+    assert checked >= 10

@@ -50,26 +50,31 @@ def _cuba_hidden(state, action):
 
 
 def _cuba_pending(state, actor, action):
-    """What the reveal needs to know before the step: the secret bids made so far."""
+    """What the reveal needs to know before the step: the secret bids made so far (with
+    this one) and the parliament's re-bid state."""
     base, count = _cuba_bid_base()
     pending = state.hidden_bids_pending()
     is_bid = actor >= 0 and base <= action < base + count
     if not pending and not is_bid:
         return None
-    boards = state.to_dict()["boards"] if pending else ()
-    bids = {seat: boards[seat]["bid"] for seat in pending}
+    d = state.to_dict()
+    bids = {seat: d["boards"][seat]["bid"] for seat in pending}
     if is_bid:
         bids[actor] = action - base
-    return bids
+    return bids, (d["parliament"]["rebid"], d["parliament"]["tied"])
 
 
-def _cuba_reveals(bids, after):
-    """(seat, amount) of every secret bid the step made public: all bids are paid at once
-    when the last bidder has bid (docs/cuba.md)."""
-    if not bids:
-        return ()
+def _cuba_reveals(ctx, after):
+    """(seat, amount) of every secret bid made public by the step: all bids are paid at once
+    when the last bidder has bid (docs/cuba.md). The step revealed them if one of them is no
+    longer pending, or a re-bid started (tied players without pesos bid 0 again at once)."""
+    bids, rebid_before = ctx
     still = set(after.hidden_bids_pending())
-    return tuple(sorted((seat, amount) for seat, amount in bids.items() if seat not in still))
+    if set(bids) <= still:
+        parliament = after.to_dict()["parliament"]
+        if (parliament["rebid"], parliament["tied"]) == rebid_before:
+            return ()
+    return tuple(sorted(bids.items()))
 
 
 def _nothing(*args):
