@@ -129,6 +129,9 @@ def test_state_mirrors_the_caribsim_state():
     restored = game.deserialize_state(state.serialize())
     assert str(restored) == str(state)
     assert str(pickle.loads(pickle.dumps(state))) == str(state)
+    for copy in (clone, restored, pickle.loads(pickle.dumps(state))):
+        assert copy.information_state_string(1) == state.information_state_string(1)
+        np.testing.assert_array_equal(copy.information_state_tensor(1), state.information_state_tensor(1))
 
 
 def _random_walk(state, rng, steps):
@@ -222,6 +225,7 @@ def _assert_resample_consistent(state, player, seed):
     np.testing.assert_array_equal(r.information_state_tensor(player), state.information_state_tensor(player))
     np.testing.assert_array_equal(r.observation_tensor(player), state.observation_tensor(player))
     assert r.legal_actions() == state.legal_actions()
+    assert pickle.loads(pickle.dumps(r)).inner == r.inner      # serialisation keeps the sample
     return r
 
 
