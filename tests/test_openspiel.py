@@ -450,3 +450,18 @@ def test_cuba_every_secret_bid_is_revealed_with_its_amount():
                 open_bids[actor] = action - bid0
         assert not open_bids
     assert checked >= 10
+
+
+def test_information_state_string_cache_gives_the_string_built_from_scratch():
+    game = pyspiel.load_game("caribsim_port_royal", {"players": 2})
+    state = game.new_initial_state()
+    rng = np.random.RandomState(7)
+    cached = []
+    for _ in range(40):                   # ask at every step: each builds on the last one
+        _random_walk(state, rng, 3)
+        cached.append((state.clone(), state.information_state_string(0)))
+    cos.infostate._STRINGS.clear()
+    for copy, text in cached:
+        assert copy.information_state_string(0) == text
+        cos.infostate._STRINGS.clear()
+    assert len(cached[-1][1].splitlines()) == len(cached[-1][0].history()) + 1

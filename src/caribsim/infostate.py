@@ -12,6 +12,9 @@ one player's point of view. Which events are hidden is the per-game table ``_RUL
 """
 from __future__ import annotations
 
+import weakref
+from collections import OrderedDict
+
 import numpy as np
 
 REVEAL = -2             # actor of a record saying that a hidden bid became public
@@ -104,7 +107,7 @@ class Events:
     ``REVEAL`` (then ``action`` is the seat and ``label`` the amount of its revealed bid);
     ``hidden`` says from whom the action is hidden."""
 
-    __slots__ = ("parent", "records", "length", "name", "_rules")
+    __slots__ = ("parent", "records", "length", "name", "_rules", "__weakref__")
 
     def __init__(self, name, parent=None, records=()):
         self.name = name if parent is None else parent.name
@@ -148,18 +151,53 @@ def _seen(record, player):
     return hidden == _SEEN or (hidden == _HIDDEN_TO_OTHERS and actor == player)
 
 
+def _line(i, rec, player, name_of):
+    actor, action, hidden, label = rec
+    if actor == REVEAL:
+        return f"{i}. p{action} bid revealed: {label}"
+    who = "chance" if actor < 0 else f"p{actor}"
+    what = name_of(action) if _seen(rec, player) else f"hidden {label}"
+    return f"{i}. {who}: {what}"
+
+
+# (id(events), player) -> (weakref to events, string): the last strings built, so that a
+# search's states (clones of one root plus a few events) build only their own lines; bounded,
+# as a game's chain holds one node per event.
+_STRINGS: OrderedDict = OrderedDict()
+_STRINGS_KEPT = 256
+
+
+def _cached(node, player):
+    hit = _STRINGS.get((id(node), player))
+    if hit is not None and hit[0]() is node:
+        _STRINGS.move_to_end((id(node), player))
+        return hit[1]
+    return None
+
+
 def information_state_string(events: Events, player: int, name_of) -> str:
-    """One line per event as ``player`` saw it; ``name_of(action)`` names an action."""
-    lines = [f"information state of p{player}"]
-    for i, rec in enumerate(events.list()):
-        actor, action, hidden, label = rec
-        if actor == REVEAL:
-            lines.append(f"{i}. p{action} bid revealed: {label}")
-            continue
-        who = "chance" if actor < 0 else f"p{actor}"
-        what = name_of(action) if _seen(rec, player) else f"hidden {label}"
-        lines.append(f"{i}. {who}: {what}")
-    return "\n".join(lines)
+    """One line per event as ``player`` saw it; ``name_of(action)`` names an action. Built on
+    the nearest ancestor's cached string."""
+    chunks, node, text = [], events, None
+    while node is not None:
+        text = _cached(node, player)
+        if text is not None:
+            break
+        chunks.append(node)
+        node = node.parent
+    if node is None:
+        text = f"information state of p{player}"
+    i = node.length if node is not None else 0
+    lines = [text]
+    for chunk in reversed(chunks):
+        for rec in chunk.records:
+            lines.append(_line(i, rec, player, name_of))
+            i += 1
+    text = "\n".join(lines)
+    _STRINGS[(id(events), player)] = (weakref.ref(events), text)
+    if len(_STRINGS) > _STRINGS_KEPT:
+        _STRINGS.popitem(last=False)
+    return text
 
 
 def check_player(player, n: int) -> int:
