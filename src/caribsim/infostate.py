@@ -6,9 +6,10 @@ of this kind happened" (Port Royal: the face of a coin drawn or paid as a fee; C
 amount of another player's secret bid, until the bids are revealed). Puerto Rico hides
 nothing but the future (its chance events are public), so there every event is seen.
 
-``Events`` is the immutable chain of those events, extended by ``Events.after(state, a)``
-before ``state.apply_action(a)``; ``information_state_string`` / ``_tensor`` read it from
-one player's point of view. Which events are hidden is the per-game table ``_RULES``.
+``Events`` is the immutable chain of those events: ``events.after(state, a, apply)`` applies
+one step and returns the extended chain; ``information_state_string`` and ``encode_events``
+read it from one player's point of view. Which events are hidden is the per-game table
+``_RULES``.
 """
 from __future__ import annotations
 

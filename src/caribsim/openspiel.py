@@ -33,7 +33,7 @@ from caribsim._vector import game_info
 
 PREFIX = "caribsim_"
 _PLAYER_PROBE = range(1, 11)
-# Puerto Rico and Port Royal have no finite game length (docs/embedding.md, "Game length"):
+# Puerto Rico (3-5 players) and Port Royal have no finite game length (docs/embedding.md):
 # OpenSpiel needs one, so these are working limits, >= 2.8x the longest of 20,000 random
 # games of every game and player count; the information-state tensor holds MAX_EVENTS events.
 MAX_GAME_LENGTH = 2000
