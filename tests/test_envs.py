@@ -1,17 +1,20 @@
-"""PettingZoo and Gymnasium adapters (caribsim.envs, issue 8), checked with the ecosystems' own
+"""PettingZoo and Gymnasium adapters (caribsim.envs), checked with the ecosystems' own
 checkers (pettingzoo.test.api_test and seed_test, gymnasium.utils.env_checker.check_env) for
 every game and player count, plus the behaviour the checkers do not see."""
 from __future__ import annotations
 
+import sys
 import warnings
 
+import gymnasium
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 from pettingzoo.test import api_test, seed_test
 
 import caribsim
-from caribsim.envs import UniformRandomOpponent, gym_env, pettingzoo_env
+from caribsim.bots import MCTSBot, RandomBot
+from caribsim.envs import GYM_IDS, UniformRandomOpponent, board_image, gym_env, pettingzoo_env
 
 
 def _player_counts(name):
@@ -110,8 +113,36 @@ def test_pettingzoo_render_modes():
     env = pettingzoo_env("puerto_rico", players=3, render_mode="ansi")
     env.reset(seed=0)
     assert env.render() == str(env.state)
-    with pytest.raises(ValueError, match="render_mode"):
-        pettingzoo_env("puerto_rico", players=3, render_mode="rgb_array")
+    env = pettingzoo_env("puerto_rico", players=3, render_mode="rgb_array")
+    env.reset(seed=0)
+    np.testing.assert_array_equal(env.render(), board_image(env.state))
+    with pytest.raises(ValueError, match="render_mode must be None or one of"):
+        pettingzoo_env("puerto_rico", players=3, render_mode="video")
+
+
+@pytest.mark.parametrize("name", caribsim.games())
+def test_pettingzoo_with_bots_in_some_seats(name):
+    """bots={seat: bot}: those seats are played inside the env, the others are agents."""
+    env = pettingzoo_env(name, players=3, bots={1: RandomBot(seed=2), 2: "random"})
+    assert env.possible_agents == ["player_0"]
+    api_test(env, num_cycles=600)
+    env.reset(seed=1)
+    rng = np.random.default_rng(0)
+    turns = 0
+    for agent in env.agent_iter():
+        obs, reward, term, trunc, _ = env.last()
+        if term or trunc:
+            env.step(None)
+            continue
+        assert agent == "player_0" and env.state.current_player() == 0
+        env.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+        turns += 1
+    assert env.state.is_terminal() and turns > 10
+    assert reward == env.state.returns()[0]
+    with pytest.raises(ValueError, match="bots must map seats 0..2"):
+        pettingzoo_env(name, players=3, bots={3: RandomBot()})
+    with pytest.raises(ValueError, match="at least one seat must be an agent"):
+        pettingzoo_env(name, players=2, bots={0: RandomBot(), 1: RandomBot()})
 
 
 # --------------------------------------------------------------------------------------
@@ -176,12 +207,94 @@ def test_gymnasium_illegal_action_modes():
         strict.step(illegal)
 
 
+@pytest.mark.parametrize("name", caribsim.games())
+def test_gymnasium_make_and_check_env_silent(name):
+    """Every registered id works through gymnasium.make (options passed on), and the env
+    checker, with every render mode, raises no warning (warnings are errors here)."""
+    env_id = GYM_IDS[name]
+    assert env_id in gymnasium.registry
+    for mode in (None, "ansi", "rgb_array"):
+        env = gymnasium.make(env_id, players=2, seat=1, render_mode=mode)
+        assert env.unwrapped.game.num_players() == 2 and env.unwrapped.seat == 1
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            check_env(env.unwrapped)
+        obs, info = env.reset(seed=0)
+        assert env.unwrapped.state.current_player() == 1
+    with pytest.raises(ValueError, match="players must be 2..5"):
+        gymnasium.make(env_id, players=9)
+
+
+def test_gymnasium_random_seat_is_drawn_from_the_seed():
+    env = gym_env("puerto_rico", players=3, seat="random")
+    seats = {}
+    for seed in range(12):
+        obs, info = env.reset(seed=seed)
+        seats[seed] = info["seat"]
+        assert env.seat == info["seat"] and env.state.current_player() == env.seat
+        assert sorted(env.opponents) == [s for s in range(3) if s != env.seat]
+        np.testing.assert_array_equal(obs["observation"], env.state.observation_tensor(env.seat))
+    assert set(seats.values()) == {0, 1, 2}
+    again = gym_env("puerto_rico", players=3, seat="random")
+    assert all(again.reset(seed=seed)[1]["seat"] == seat for seed, seat in seats.items())
+    with pytest.raises(TypeError, match="int or 'random'"):
+        gym_env("puerto_rico", players=3, seat="first")
+
+
+def test_gymnasium_caribsim_bots_as_opponents():
+    """caribsim's bots (MCTSBot included) and spec strings are opponents; the episode is
+    reproducible from the env seed (the bots are restarted by reset)."""
+    def episode():
+        env = gym_env("port_royal", players=3, seat=0,
+                      opponents=[MCTSBot(iterations=20), "greedy"])
+        obs, _ = env.reset(seed=3)
+        done, actions = False, []
+        while not done:
+            a = int(np.flatnonzero(obs["action_mask"])[-1])
+            obs, reward, done, _, _ = env.step(a)
+            actions.append(a)
+        return env.state.history(), reward
+
+    first, second = episode(), episode()
+    assert first == second and len(first[0]) > 50
+    with pytest.raises(ValueError, match="unknown bot"):
+        gym_env("puerto_rico", players=2, opponents=["wizard"])
+
+
+def test_rgb_array_image_shows_the_board(monkeypatch):
+    env = gym_env("puerto_rico", players=3, render_mode="rgb_array")
+    obs, _ = env.reset(seed=0)
+    start = env.render()
+    assert start.dtype == np.uint8 and start.ndim == 3 and start.shape[2] == 3 and start.shape[1] == 800
+    rng = np.random.default_rng(1)
+    done = False
+    while not done:
+        obs, _, done, _, _ = env.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+    end = env.render()
+    assert start.shape != end.shape or (start != end).any()
+    # the "total" bars (one colour per quantity), top to bottom one per seat, have lengths
+    # proportional to the seats' totals
+    from caribsim.envs import _BAR_COLOURS
+    scores = env.state.scores()
+    colour = _BAR_COLOURS[list(scores[0]).index("total")]
+    hits = (end == colour).all(axis=2)
+    rows = np.flatnonzero(hits.any(axis=1))
+    bars = np.split(rows, np.flatnonzero(np.diff(rows) > 1) + 1)
+    widths = [hits[bar[0]].sum() for bar in bars]
+    totals = [s["total"] for s in scores if s["total"] > 0]
+    assert len(widths) == len(totals) and len(widths) >= 1
+    np.testing.assert_allclose(np.array(widths) / max(widths), np.array(totals) / max(totals), atol=0.01)
+    monkeypatch.setitem(sys.modules, "PIL", None)
+    with pytest.raises(ImportError, match=r"pip install 'caribsim\[plot\]'"):
+        gym_env("puerto_rico", players=3, render_mode="rgb_array")
+
+
 def test_gymnasium_bad_arguments():
     with pytest.raises(ValueError, match="opponents must list 3 bots"):
         gym_env("puerto_rico", players=4, opponents=[UniformRandomOpponent()])
     with pytest.raises(TypeError, match="step\\(state\\)"):
         gym_env("puerto_rico", players=2, opponents=[object()])
-    with pytest.raises(ValueError, match="seat must be in 0..1"):
+    with pytest.raises(ValueError, match="seat must be in 0..1 or 'random'"):
         gym_env("puerto_rico", players=2, seat=2)
     with pytest.raises(ValueError, match="illegal_action"):
         gym_env("puerto_rico", players=2, illegal_action="ignore")

@@ -75,6 +75,84 @@ def _mask(state, seat, n_actions):
     return mask
 
 
+RENDER_MODES = ["human", "ansi", "rgb_array"]
+_BAR_COLOURS = np.array([(66, 133, 244), (219, 68, 55), (244, 180, 0), (15, 157, 88),
+                         (171, 71, 188), (0, 172, 193), (255, 112, 67)], np.uint8)
+
+
+def _check_render_mode(mode):
+    if mode not in (None, *RENDER_MODES):
+        raise ValueError(f"render_mode must be None or one of {RENDER_MODES}, got {mode!r}")
+    if mode == "rgb_array":
+        _pillow()
+
+
+def _pillow():
+    try:
+        from PIL import Image, ImageDraw
+    except ImportError:
+        raise ImportError("render_mode='rgb_array' needs Pillow: pip install 'caribsim[plot]'") from None
+    return Image, ImageDraw
+
+
+def board_image(state, width: int = 800) -> np.ndarray:
+    """An RGB image (uint8, height x width x 3) of the board: per seat a bar for each of its
+    ``scores()`` quantities (scaled to the largest value of that quantity over the seats,
+    with its value written beside it), then the board as text (``str(state)``)."""
+    Image, ImageDraw = _pillow()
+    scores = state.scores()
+    keys = list(scores[0])
+    top = {k: max(1, max(sc[k] for sc in scores)) for k in keys}
+    line, bar_w = 14, width - 260
+    lines = str(state).splitlines()
+    height = 24 + len(scores) * (len(keys) * line + 18) + 10 + line * len(lines) + 10
+    img = Image.new("RGB", (width, height), (250, 250, 245))
+    draw = ImageDraw.Draw(img)
+    draw.text((8, 6), f"{state.game.name}: to act {state.current_player()}"
+              + (" (game over)" if state.is_terminal() else ""), fill=(0, 0, 0))
+    y = 24
+    for seat, sc in enumerate(scores):
+        draw.text((8, y), f"seat {seat}", fill=(0, 0, 0))
+        y += line
+        for k_i, k in enumerate(keys):
+            colour = tuple(int(c) for c in _BAR_COLOURS[k_i % len(_BAR_COLOURS)])
+            draw.text((20, y), k, fill=(60, 60, 60))
+            length = int(bar_w * max(0, sc[k]) / top[k])
+            if length:
+                draw.rectangle([130, y + 2, 130 + length, y + line - 3], fill=colour)
+            draw.text((136 + length, y), str(sc[k]), fill=(0, 0, 0))
+            y += line
+        y += 4
+    y += 10
+    for text in lines:
+        draw.text((8, y), text, fill=(20, 20, 20))
+        y += line
+    return np.asarray(img, dtype=np.uint8)
+
+
+def _render(env):
+    if env.render_mode is None:
+        gymnasium.logger.warn("render() called without a render_mode (use 'human', 'ansi' or 'rgb_array')")
+        return None
+    if env.render_mode == "rgb_array":
+        return board_image(env.state)
+    text = str(env.state)
+    if env.render_mode == "human":
+        print(text)
+        return None
+    return text
+
+
+def _opponent(bot):
+    """A bot object, or a spec string of ``caribsim.bots.parse_bot`` ("random", "mcts:200")."""
+    if isinstance(bot, str):
+        from caribsim.bots import parse_bot
+        bot = parse_bot(bot)
+    if not callable(getattr(bot, "step", None)):
+        raise TypeError(f"each opponent needs a step(state) -> action method, got {type(bot).__name__}")
+    return bot
+
+
 class UniformRandomOpponent:
     """A bot choosing uniformly among the legal actions (``step(state) -> action``)."""
 
@@ -97,18 +175,27 @@ class UniformRandomOpponent:
 class CaribsimAECEnv(AECEnv):
     """PettingZoo AEC environment of a caribsim game (see ``pettingzoo_env``)."""
 
-    metadata = {"render_modes": ["human", "ansi"], "name": "caribsim_v0", "is_parallelizable": False}
+    metadata = {"render_modes": RENDER_MODES, "name": "caribsim_v0", "is_parallelizable": False,
+                "render_fps": 4}
 
-    def __init__(self, game, render_mode=None):
+    def __init__(self, game, render_mode=None, bots=None):
         super().__init__()
-        if render_mode not in (None, *self.metadata["render_modes"]):
-            raise ValueError(f"render_mode must be None or one of {self.metadata['render_modes']}, got {render_mode!r}")
+        _check_render_mode(render_mode)
+        n = game.num_players()
+        bots = dict(bots or {})
+        for seat in bots:
+            if isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or not 0 <= seat < n:
+                raise ValueError(f"bots must map seats 0..{n - 1} to bots, got key {seat!r}")
+        if len(bots) >= n:
+            raise ValueError(f"at least one seat must be an agent: bots cover all {n} seats")
+        self.bots = {int(k): _opponent(v) for k, v in bots.items()}
         self.game = game
         self.render_mode = render_mode
         self.metadata = {**self.metadata, "name": f"caribsim_{getattr(game, 'name', 'game')}_v0"}
         self._n_actions = game.num_distinct_actions()
-        self.possible_agents = [f"player_{i}" for i in range(game.num_players())]
-        self._seat = {a: i for i, a in enumerate(self.possible_agents)}
+        self.possible_agents = [f"player_{i}" for i in range(n) if i not in self.bots]
+        self._seat = {a: int(a.split("_")[1]) for a in self.possible_agents}
+        self._agent = {seat: a for a, seat in self._seat.items()}
         obs_space = _observation_space(game)
         # one space object per agent (seeded separately by PettingZoo's tests)
         self.observation_spaces = {a: _observation_space(game) if i else obs_space
@@ -127,14 +214,31 @@ class CaribsimAECEnv(AECEnv):
         if seed is not None:
             self._rng = np.random.default_rng(seed)
         self.state = self.game.new_initial_state(seed=int(self._rng.integers(2 ** 63)))
-        _resolve(self.state)
+        for seat in sorted(self.bots):
+            if callable(getattr(self.bots[seat], "restart", None)):
+                self.bots[seat].restart(int(self._rng.integers(2 ** 63)))
+        self._advance()
         self.agents = self.possible_agents[:]
         self.rewards = {a: 0.0 for a in self.agents}
         self._cumulative_rewards = {a: 0.0 for a in self.agents}
         self.terminations = {a: False for a in self.agents}
         self.truncations = {a: False for a in self.agents}
         self.infos = {a: {} for a in self.agents}
-        self.agent_selection = self.possible_agents[self.state.current_player()]
+        self.agent_selection = self._to_select()
+
+    def _advance(self):
+        """Resolve chance and let the env's bots play until an agent's turn or the end."""
+        while True:
+            _resolve(self.state)
+            p = self.state.current_player()
+            if self.state.is_terminal() or p not in self.bots:
+                return
+            self.state.apply_action(self.bots[p].step(self.state))
+
+    def _to_select(self):
+        if self.state.is_terminal():
+            return self.agents[0] if self.agents else self.possible_agents[0]
+        return self._agent[self.state.current_player()]
 
     def observe(self, agent):
         seat = self._seat[agent]
@@ -154,32 +258,25 @@ class CaribsimAECEnv(AECEnv):
             raise ValueError(f"{agent}: action {a} is not legal; legal: {names}")
         self._cumulative_rewards[agent] = 0.0
         self.state.apply_action(a)
-        _resolve(self.state)
+        self._advance()
         if self.state.is_terminal():
             returns = self.state.returns()
             for other in self.agents:
                 self.rewards[other] = float(returns[self._seat[other]])
                 self.terminations[other] = True
             # the dead agents are then removed one by one, starting after the mover
-            seat = self._seat[agent]
-            self.agent_selection = self.possible_agents[(seat + 1) % len(self.possible_agents)]
+            i = self.possible_agents.index(agent)
+            self.agent_selection = self.possible_agents[(i + 1) % len(self.possible_agents)]
         else:
             for other in self.agents:
                 self.rewards[other] = 0.0
-            self.agent_selection = self.possible_agents[self.state.current_player()]
+            self.agent_selection = self._to_select()
         self._accumulate_rewards()
         if self.render_mode == "human":
             self.render()
 
     def render(self):
-        if self.render_mode is None:
-            gymnasium.logger.warn("render() called without a render_mode (use 'human' or 'ansi')")
-            return None
-        text = str(self.state)
-        if self.render_mode == "human":
-            print(text)
-            return None
-        return text
+        return _render(self)
 
     def close(self):
         pass
@@ -188,13 +285,14 @@ class CaribsimAECEnv(AECEnv):
         return self.metadata["name"]
 
 
-def pettingzoo_env(game, players=None, render_mode=None, **options) -> CaribsimAECEnv:
+def pettingzoo_env(game, players=None, render_mode=None, bots=None, **options) -> CaribsimAECEnv:
     """A PettingZoo AEC environment of ``game`` (a name, with ``players`` and options,
-    or a loaded game). Each seat is an agent ``player_<seat>``; its observation is
-    ``{"observation": float32 game observation from its seat, "action_mask": int8}``
-    (the mask is all zeros when it is not the agent's turn). An illegal action raises
-    ValueError and leaves the game unchanged."""
-    return CaribsimAECEnv(_load(game, players, options), render_mode=render_mode)
+    or a loaded game). Each seat is an agent ``player_<seat>`` (self-play: give every agent
+    the same policy), except the seats of ``bots`` ({seat: bot or spec string}), which the
+    environment plays itself. An agent's observation is ``{"observation": float32 game
+    observation from its seat, "action_mask": int8}`` (the mask is all zeros when it is not
+    the agent's turn). An illegal action raises ValueError and leaves the game unchanged."""
+    return CaribsimAECEnv(_load(game, players, options), render_mode=render_mode, bots=bots)
 
 
 # --------------------------------------------------------------------------------------
@@ -203,41 +301,44 @@ def pettingzoo_env(game, players=None, render_mode=None, **options) -> CaribsimA
 class CaribsimGymEnv(gymnasium.Env):
     """Gymnasium environment of a caribsim game from one seat (see ``gym_env``)."""
 
-    metadata = {"render_modes": ["human", "ansi"]}
+    metadata = {"render_modes": RENDER_MODES, "render_fps": 4}
 
     def __init__(self, game, opponents=None, seat=0, illegal_action="lose",
                  illegal_reward=-1.0, render_mode=None):
         super().__init__()
         n = game.num_players()
-        if isinstance(seat, bool) or not isinstance(seat, (int, np.integer)):
-            raise TypeError(f"seat must be an int, got {type(seat).__name__}")
-        if not 0 <= seat < n:
-            raise ValueError(f"seat must be in 0..{n - 1}, got {seat}")
+        if seat != "random":
+            if isinstance(seat, bool) or not isinstance(seat, (int, np.integer)):
+                raise TypeError(f"seat must be an int or 'random', got {seat!r}")
+            if not 0 <= seat < n:
+                raise ValueError(f"seat must be in 0..{n - 1} or 'random', got {seat}")
         if opponents is None:
             opponents = [UniformRandomOpponent() for _ in range(n - 1)]
         opponents = list(opponents)
         if len(opponents) != n - 1:
             raise ValueError(f"opponents must list {n - 1} bots (one per other seat), got {len(opponents)}")
-        for bot in opponents:
-            if not callable(getattr(bot, "step", None)):
-                raise TypeError(f"each opponent needs a step(state) -> action method, got {type(bot).__name__}")
+        opponents = [_opponent(bot) for bot in opponents]
         if illegal_action not in ILLEGAL_MODES:
             raise ValueError(f"illegal_action must be one of {ILLEGAL_MODES}, got {illegal_action!r}")
-        if render_mode not in (None, *self.metadata["render_modes"]):
-            raise ValueError(f"render_mode must be None or one of {self.metadata['render_modes']}, got {render_mode!r}")
+        _check_render_mode(render_mode)
         self.game = game
-        self.seat = int(seat)
+        self.seat_option = seat
         self.render_mode = render_mode
         self.illegal_action = illegal_action
         self.illegal_reward = float(illegal_reward)
-        # seat -> bot, for the other seats in seat order
-        others = [s for s in range(n) if s != self.seat]
-        self.opponents = dict(zip(others, opponents))
+        self._bots = opponents
+        self._seat_to(0 if seat == "random" else int(seat))
         self._n_actions = game.num_distinct_actions()
         self.observation_space = _observation_space(game)
         self.action_space = spaces.Discrete(self._n_actions)
         self.state = None
         self._done = True
+
+    def _seat_to(self, seat):
+        # seat -> bot: the bots take the other seats in seat order
+        self.seat = seat
+        others = [s for s in range(self.game.num_players()) if s != seat]
+        self.opponents = dict(zip(others, self._bots))
 
     def _obs(self):
         return {
@@ -270,6 +371,8 @@ class CaribsimGymEnv(gymnasium.Env):
     def reset(self, seed=None, options=None):
         super().reset(seed=seed)
         rng = self.np_random
+        if self.seat_option == "random":
+            self._seat_to(int(rng.integers(self.game.num_players())))
         self.state = self.game.new_initial_state(seed=int(rng.integers(2 ** 63)))
         for p in sorted(self.opponents):
             bot = self.opponents[p]
@@ -277,7 +380,7 @@ class CaribsimGymEnv(gymnasium.Env):
                 bot.restart(int(rng.integers(2 ** 63)))
         self._advance()
         self._done = self.state.is_terminal()
-        return self._obs(), self._info()
+        return self._obs(), self._info(seat=self.seat)
 
     def step(self, action):
         if self.state is None:
@@ -306,21 +409,16 @@ class CaribsimGymEnv(gymnasium.Env):
         return self._obs(), reward, done, False, self._info()
 
     def render(self):
-        if self.render_mode is None:
-            gymnasium.logger.warn("render() called without a render_mode (use 'human' or 'ansi')")
-            return None
-        text = str(self.state)
-        if self.render_mode == "human":
-            print(text)
-            return None
-        return text
+        return _render(self)
 
 
 def gym_env(game, players=None, opponents=None, seat=0, illegal_action="lose",
             illegal_reward=-1.0, render_mode=None, **options) -> CaribsimGymEnv:
-    """A Gymnasium environment of ``game`` played from ``seat``; the other seats are played
-    by ``opponents`` (one bot per other seat, in seat order; any object with
-    ``step(state) -> action`` and optionally ``restart(seed)``; default uniform random).
+    """A Gymnasium environment of ``game`` played from ``seat`` (a seat, or ``"random"``: drawn
+    at each ``reset`` from the environment's seed, given in ``info["seat"]``); the other seats
+    are played by ``opponents`` (one bot per other seat, in seat order; any object with
+    ``step(state) -> action`` and optionally ``restart(seed)``, e.g. ``caribsim.bots.MCTSBot``,
+    or a spec string such as ``"mcts:200"``; default uniform random).
 
     Observation: ``{"observation": float32, "action_mask": int8}``; ``info["action_mask"]``
     and ``action_masks()`` give the mask too. Reward: the seat's return at the end.
@@ -329,3 +427,20 @@ def gym_env(game, players=None, opponents=None, seat=0, illegal_action="lose",
     return CaribsimGymEnv(_load(game, players, options), opponents=opponents, seat=seat,
                           illegal_action=illegal_action, illegal_reward=illegal_reward,
                           render_mode=render_mode)
+
+
+# --------------------------------------------------------------------------------------
+# Gymnasium registration: gymnasium.make("caribsim/PuertoRico-v0", players=3, ...)
+# --------------------------------------------------------------------------------------
+GYM_IDS = {"puerto_rico": "caribsim/PuertoRico-v0", "port_royal": "caribsim/PortRoyal-v0",
+           "cuba": "caribsim/Cuba-v0"}
+
+
+def _register_gym():
+    for name, env_id in GYM_IDS.items():
+        if env_id not in gymnasium.registry:
+            gymnasium.register(env_id, entry_point="caribsim.envs:gym_env", kwargs={"game": name},
+                               disable_env_checker=False)
+
+
+_register_gym()

@@ -11,7 +11,11 @@ OpenSpiel parameters. Chance nodes are explicit (``chance_outcomes()`` with the 
 probabilities); decisions and chance outcomes share the game's flat action ids, so
 ``max_chance_outcomes()`` is the size of the action space. Returns are the game's
 returns (1 for the winner, a shared win split, 0 otherwise) at the end, terminal
-rewards only. The observation tensor is the game's ``observation_tensor(player)``.
+rewards only, constant sum 1. The observation tensor is the game's
+``observation_tensor(player)``, the observation string the player's readable view; the
+information state (string and tensor, perfect recall) is every event the player has seen
+(``caribsim.infostate``), and ``resample_from_infostate`` draws the hidden facts again, so
+OpenSpiel's Python ``ISMCTSBot`` runs on the hidden-information games.
 
 Needs the ``openspiel`` extra: ``pip install 'caribsim[openspiel]'``.
 """
@@ -23,11 +27,17 @@ import numpy as np
 import pyspiel
 
 import caribsim
+from caribsim import infostate
 from caribsim._api import _registry
 from caribsim._vector import game_info
 
 PREFIX = "caribsim_"
 _PLAYER_PROBE = range(1, 11)
+# Puerto Rico (3-5 players) and Port Royal have no finite game length (docs/embedding.md):
+# OpenSpiel needs one, so these are working limits, >= 2.8x the longest of 20,000 random
+# games of every game and player count; the information-state tensor holds MAX_EVENTS events.
+MAX_GAME_LENGTH = 2000
+MAX_EVENTS = 5000
 _registered: dict[str, pyspiel.GameType] = {}
 _factories: dict[str, type] = {}
 
@@ -68,12 +78,12 @@ def game_type(name: str) -> pyspiel.GameType:
         chance_mode=pyspiel.GameType.ChanceMode.EXPLICIT_STOCHASTIC,
         information=(pyspiel.GameType.Information.PERFECT_INFORMATION if perfect
                      else pyspiel.GameType.Information.IMPERFECT_INFORMATION),
-        utility=pyspiel.GameType.Utility.GENERAL_SUM,
+        utility=pyspiel.GameType.Utility.CONSTANT_SUM,      # returns always sum to 1
         reward_model=pyspiel.GameType.RewardModel.TERMINAL,
         max_num_players=max(counts),
         min_num_players=min(counts),
-        provides_information_state_string=False,
-        provides_information_state_tensor=False,
+        provides_information_state_string=True,
+        provides_information_state_tensor=True,
         provides_observation_string=True,
         provides_observation_tensor=True,
         parameter_specification=defaults,
@@ -102,8 +112,8 @@ class CaribsimGame(pyspiel.Game):
             num_players=self.caribsim_game.num_players(),
             min_utility=0.0,
             max_utility=1.0,
-            utility_sum=None,
-            max_game_length=int(getattr(self.caribsim_game, "max_game_length", lambda: 100_000)()),
+            utility_sum=1.0,
+            max_game_length=MAX_GAME_LENGTH,
         )
         super().__init__(gtype, ginfo, options)
 
@@ -111,8 +121,14 @@ class CaribsimGame(pyspiel.Game):
         return CaribsimState(self, self.caribsim_game.new_initial_state(seed=seed))
 
     def make_py_observer(self, iig_obs_type=None, params=None):
+        """The observation (default) or, with ``perfect_recall=True``, the information state."""
         if params:
             raise ValueError(f"observation parameters are not supported, got {params}")
+        if iig_obs_type is not None and iig_obs_type.perfect_recall:
+            if not (iig_obs_type.public_info and iig_obs_type.private_info == pyspiel.PrivateInfoType.SINGLE_PLAYER):
+                raise ValueError("only the player's own information state is provided (perfect_recall=True "
+                                 "with public_info=True and private_info=SINGLE_PLAYER)")
+            return _InfoStateObserver(self)
         return _Observer(self)
 
 
@@ -123,6 +139,8 @@ class CaribsimState(pyspiel.State):
         super().__init__(game)
         self._game = game
         self.inner = inner
+        self.events = infostate.Events(game.caribsim_name)   # what each player has seen
+        self._perfect = game._perfect
 
     def current_player(self):
         p = self.inner.current_player()
@@ -139,7 +157,19 @@ class CaribsimState(pyspiel.State):
         return self.inner.chance_outcomes()
 
     def _apply_action(self, action):
-        self.inner.apply_action(int(action))
+        self.events = self.events.after(self.inner, int(action), self.inner.apply_action)
+
+    def resample_from_infostate(self, player_id, probability_sampler):
+        """A state the player cannot tell from this one (same information state), with the
+        hidden facts (Port Royal's coin faces and draw pile, Cuba's other players' secret bids)
+        drawn again consistently with what he saw (the game's ``determinize``); Puerto Rico hides
+        nothing, so its copy is the state itself. The copy keeps this state's history."""
+        player = infostate.check_player(player_id, self.inner.num_players())
+        seed = int(probability_sampler() * 2 ** 53)
+        out = self.clone()
+        if not self._perfect:
+            out.inner = self.inner.determinize(player, seed=seed)
+        return out
 
     def _action_to_string(self, player, action):
         return self.inner.action_to_string(int(action))
@@ -181,7 +211,6 @@ class _Observer:
 
     def __init__(self, game: CaribsimGame):
         size = int(np.prod(game.caribsim_game.observation_tensor_shape()))
-        self._perfect = game._perfect
         self.tensor = np.zeros(size, np.float32)
         self.dict = {"observation": self.tensor}
 
@@ -189,10 +218,25 @@ class _Observer:
         state.inner.write_observation(self.tensor, player)
 
     def string_from(self, state: CaribsimState, player: int):
-        if self._perfect:
-            return str(state.inner)          # everything is public
-        self.set_from(state, player)
-        return " ".join(f"{i}:{v:g}" for i, v in enumerate(self.tensor) if v)
+        return infostate.observation_string(state.inner, player)
+
+
+class _InfoStateObserver:
+    """The player's information state with perfect recall: the current observation, then
+    two floats per event seen since the start (``caribsim.infostate.encode_events``)."""
+
+    def __init__(self, game: CaribsimGame):
+        self._n_obs = int(np.prod(game.caribsim_game.observation_tensor_shape()))
+        self._n = game.caribsim_game.num_players()
+        self.tensor = np.zeros(self._n_obs + 2 * MAX_EVENTS, np.float32)
+        self.dict = {"observation": self.tensor[:self._n_obs], "events": self.tensor[self._n_obs:]}
+
+    def set_from(self, state: CaribsimState, player: int):
+        state.inner.write_observation(self.dict["observation"], player)
+        infostate.encode_events(state.events, player, self._n, self.dict["events"])
+
+    def string_from(self, state: CaribsimState, player: int):
+        return infostate.information_state_string(state.events, player, state.inner.action_to_string)
 
 
 def register() -> list[str]:
