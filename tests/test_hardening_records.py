@@ -213,3 +213,70 @@ def test_record_game_refuses_players_info_that_a_record_cannot_hold():
         with pytest.raises(ValueError, match=r"^players_info must be 3 strings, one per seat, got \["):
             records.record_game(s, 4, bad)
     assert records.record_game(s, 4, ("a", "b", "c"))["players"] == ["a", "b", "c"]
+
+
+# --- item 22: the HTML viewer embeds any record safely ---------------------------------
+
+HOSTILE_NAMES = ["<!--<script>", '</script><b id="pwned">x</b>', "a&b\u2028c\u2029"]
+
+
+def _script_end(page: str, i: int) -> int:
+    """Where the script element whose text starts at ``i`` ends, following the HTML
+    tokenizer's script data states (escaped after "<!--", double-escaped after "<script"
+    there); -1 if it never ends."""
+    text, state = page.lower(), "data"
+    def tag(name, at):
+        return text.startswith(name, at) and text[at + len(name):at + len(name) + 1] in tuple(" \t\n\f\r/>")
+    while i < len(text):
+        if state != "data" and text[i] == ">" and text[i - 2:i] == "--":
+            state = "data"
+        elif state == "data" and text.startswith("<!--", i):
+            state, i = "escaped", i + 4
+            continue
+        elif state in ("data", "escaped") and tag("</script", i):
+            return i
+        elif state == "escaped" and tag("<script", i):
+            state = "double"
+        elif state == "double" and tag("</script", i):
+            state, i = "escaped", i + 8
+            continue
+        i += 1
+    return -1
+
+
+@pytest.fixture(scope="module")
+def hostile_record():
+    s = _played(caribsim.load_game("puerto_rico", players=3), seed=6, steps=12)
+    return records.record_game(s, seed=6, players_info=HOSTILE_NAMES)
+
+
+def test_viewer_script_element_closes_where_the_page_ends_it(hostile_record):
+    from caribsim import viewer
+
+    page = viewer.render(hostile_record)
+    start = page.index("<script>") + len("<script>")
+    assert _script_end(page, start) == page.rindex("</script></body></html>")
+    literal = page[page.index("const DATA = ") + len("const DATA = "):page.index(";\nconst S = ")]
+    assert not set(literal) & set("<>&\u2028\u2029")
+    assert json.loads(literal) == json.loads(json.dumps(viewer.steps_data(hostile_record)))
+
+
+def test_viewer_shows_hostile_player_names_as_text_in_a_browser(tmp_path, hostile_record):
+    import shutil
+    import subprocess
+
+    from caribsim import viewer
+
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    assert chromium, "the viewer test needs Debian's chromium (.ci/run installs it)"
+    out = tmp_path / "replay.html"
+    viewer.write_html(hostile_record, out)
+    n = len(hostile_record["steps"])
+    dom = subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--virtual-time-budget=5000",
+                          "--dump-dom", f"file://{out}#step={n}"], capture_output=True, text=True,
+                         timeout=120).stdout
+    assert f"step {n} / {n}" in dom                      # the script ran to the end
+    assert " - &lt;!--&lt;script&gt;</h3>" in dom
+    assert ' - &lt;/script&gt;&lt;b id="pwned"&gt;x&lt;/b&gt;</h3>' in dom
+    assert " - a&amp;b\u2028c\u2029</h3>" in dom
+    assert '<b id="pwned">' not in dom
