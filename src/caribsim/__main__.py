@@ -11,7 +11,7 @@
     python -m caribsim selfplay puerto_rico --players 3 --bot mcts:200 --games 100 --out DIR [--backend ...]
     python -m caribsim bench [--quick]
 
-Bad arguments print a message naming what is wrong and what is allowed, and exit with code 2.
+Bad arguments print one line naming what is wrong and what is allowed, and exit with code 2.
 """
 from __future__ import annotations
 
