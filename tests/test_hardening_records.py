@@ -280,3 +280,14 @@ def test_viewer_shows_hostile_player_names_as_text_in_a_browser(tmp_path, hostil
     assert ' - &lt;/script&gt;&lt;b id="pwned"&gt;x&lt;/b&gt;</h3>' in dom
     assert " - a&amp;b\u2028c\u2029</h3>" in dom
     assert '<b id="pwned">' not in dom
+
+
+def test_write_html_of_a_bad_record_leaves_the_file_alone(tmp_path, record):
+    from caribsim import viewer
+
+    out = tmp_path / "page.html"
+    out.write_text("before")
+    with pytest.raises(records.RecordError, match="step 5: recorded player"):
+        viewer.write_html({**_copy(record), "steps": [dict(s, player=7) if i == 5 else s
+                                                      for i, s in enumerate(record["steps"])]}, out)
+    assert out.read_text() == "before"

@@ -64,8 +64,9 @@ def render(record: dict) -> str:
 
 
 def write_html(record: dict, path) -> None:
+    page = render(record)              # a bad record raises before the file is touched
     with open(path, "w", encoding="utf-8") as f:
-        f.write(render(record))
+        f.write(page)
 
 
 _PAGE = r"""<!DOCTYPE html>
