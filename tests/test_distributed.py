@@ -369,7 +369,7 @@ def test_cli_arena_and_selfplay_on_ray(ray_up, tmp_path, capsys):
 
 @pytest.mark.parametrize("argv, message", [
     (["simulate", "cuba", "--backend", "gpu"], "invalid choice: 'gpu'"),
-    (["simulate", "cuba", "--workers", "0"], "workers must be an integer >= 1"),
+    (["simulate", "cuba", "--workers", "0"], "workers must be an integer in 1..1024, got 0"),
     (["simulate", "cuba", "--address", "auto"], "address= is for backend='ray'"),
     (["arena", "cuba", "--bots", "random,random,random,random", "-j", "2", "--backend", "ray"],
      "--processes K is --backend processes"),

@@ -11,18 +11,32 @@
     python -m caribsim selfplay puerto_rico --players 3 --bot mcts:200 --games 100 --out DIR [--backend ...]
     python -m caribsim bench [--quick]
 
-Bad arguments print a message naming what is wrong and what is allowed, and exit with code 2.
+Bad arguments print one line naming what is wrong and what is allowed, and exit with code 2.
 """
 from __future__ import annotations
 
 import argparse
 import inspect
 import json
+import os
 import sys
+import tempfile
 
 import caribsim
+from caribsim._game import MAX_THREADS
 
 _PLAYER_PROBE = range(1, 11)  # player counts tried when listing a game's supported counts
+# Runs keep every game's outcome in memory (simulate: ~130 bytes, arena: ~1 kB a game), so
+# --games is bounded up front rather than failing with MemoryError after the work.
+MAX_GAMES = {"simulate": 10**7, "arena": 10**6, "selfplay": 10**6}
+MAX_WORKERS = 1024
+
+
+class _Parser(argparse.ArgumentParser):
+    """Errors are one line on stderr (``PROG: error: MESSAGE``) and exit code 2."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {' '.join(str(message).split())}\n")
 
 
 def _game_class(name: str):
@@ -70,14 +84,25 @@ def _fmt_counts(counts: list[int]) -> str:
 # --------------------------------------------------------------------------------------
 # argument types
 # --------------------------------------------------------------------------------------
-def _int_at_least(minimum: int, what: str):
+def _shown(value, limit: int = 40) -> str:
+    """A value as an error message shows it: a str quoted, cut to about ``limit`` characters."""
+    text = value if isinstance(value, str) else str(value)
+    if len(text) > limit:
+        cut = repr(text[:limit]) if isinstance(value, str) else text[:limit]
+        return f"{cut}... ({len(text)} characters)"
+    return repr(text) if isinstance(value, str) else text
+
+
+def _int_at_least(minimum: int, what: str, maximum: int | None = None):
+    allowed = f">= {minimum}" if maximum is None else f"in {minimum}..{maximum}"
+
     def parse(text: str) -> int:
         try:
             value = int(text, 10)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"{what} must be an integer >= {minimum}, got {text!r}") from None
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"{what} must be an integer >= {minimum}, got {value}")
+            raise argparse.ArgumentTypeError(f"{what} must be an integer {allowed}, got {_shown(text)}") from None
+        if value < minimum or (maximum is not None and value > maximum):
+            raise argparse.ArgumentTypeError(f"{what} must be an integer {allowed}, got {_shown(value)}")
         return value
 
     parse.__name__ = what
@@ -88,9 +113,9 @@ def _seed(text: str) -> int:
     try:
         value = int(text, 0)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"seed must be an integer in 0..2**64-1, got {text!r}") from None
+        raise argparse.ArgumentTypeError(f"seed must be an integer in 0..2**64-1, got {_shown(text)}") from None
     if not 0 <= value < 2**64:
-        raise argparse.ArgumentTypeError(f"seed must be an integer in 0..2**64-1, got {value}")
+        raise argparse.ArgumentTypeError(f"seed must be an integer in 0..2**64-1, got {_shown(value)}")
     return value
 
 
@@ -99,7 +124,8 @@ def _option(text: str) -> tuple[str, object]:
     key, sep, raw = text.partition("=")
     key = key.strip().replace("-", "_")
     if not sep or not key:
-        raise argparse.ArgumentTypeError(f"option must look like KEY=VALUE (e.g. all_colonists_and_vp=true), got {text!r}")
+        raise argparse.ArgumentTypeError(f"option must look like KEY=VALUE (e.g. all_colonists_and_vp=true), "
+                                         f"got {_shown(text)}")
     raw = raw.strip()
     if raw.lower() in ("true", "false"):
         return key, raw.lower() == "true"
@@ -109,18 +135,77 @@ def _option(text: str) -> tuple[str, object]:
         return key, raw
 
 
+def _reason(e: Exception) -> str:
+    """An OSError's reason without the errno and file name (``Is a directory``)."""
+    return getattr(e, "strerror", None) or str(e)
+
+
+def _output_file(what: str):
+    """A file the command will write: its folder exists and it can be created there (checked
+    now by creating and removing it, so a bad path fails before any work)."""
+    def parse(text: str) -> str:
+        if not text:
+            raise argparse.ArgumentTypeError("needs a file name")
+        if os.path.isdir(text):
+            raise argparse.ArgumentTypeError(f"{text!r} is a folder; give a file name")
+        folder = os.path.dirname(os.path.abspath(text))
+        if not os.path.isdir(folder):
+            raise argparse.ArgumentTypeError(f"cannot write {text!r}: the folder {folder!r} does not exist")
+        existed = os.path.exists(text)
+        flags = os.O_WRONLY | os.O_APPEND | os.O_NONBLOCK | (0 if existed else os.O_CREAT | os.O_EXCL)
+        try:
+            os.close(os.open(text, flags, 0o666))
+            if not existed:
+                os.unlink(text)
+        except (OSError, ValueError) as e:
+            raise argparse.ArgumentTypeError(f"cannot write {text!r}: {_reason(e)}") from None
+        return text
+
+    parse.__name__ = what
+    return parse
+
+
+def _output_dir(what: str):
+    """A folder the command will write into (created later if missing): checked now by
+    creating and removing a temporary entry in it or in its nearest existing parent."""
+    def parse(text: str) -> str:
+        if not text:
+            raise argparse.ArgumentTypeError("needs a folder name")
+        path = os.path.abspath(text)
+        probe = path
+        while not os.path.exists(probe):
+            probe = os.path.dirname(probe)
+        if not os.path.isdir(probe):
+            where = text if probe == path else probe
+            raise argparse.ArgumentTypeError(f"{where!r} is a file, not a folder")
+        try:
+            if probe == path:
+                fd, tmp = tempfile.mkstemp(dir=probe, prefix=".caribsim-probe-")
+                os.close(fd)
+                os.unlink(tmp)
+            else:
+                os.rmdir(tempfile.mkdtemp(dir=probe, prefix=".caribsim-probe-"))
+        except (OSError, ValueError) as e:
+            where = f"into {text!r}" if probe == path else f"the folder {text!r} in {probe!r}"
+            raise argparse.ArgumentTypeError(f"cannot write {where}: {_reason(e)}") from None
+        return text
+
+    parse.__name__ = what
+    return parse
+
+
 def _add_backend_arguments(p, default_backend) -> None:
     """Where the games run (caribsim.distributed); results do not depend on it."""
     p.add_argument("--backend", choices=("local", "processes", "ray"), default=default_backend,
                    help="local: this process; processes: local worker processes; ray: a Ray cluster "
                    "(default: local)")
-    p.add_argument("--workers", "-w", type=_int_at_least(1, "workers"), default=None,
+    p.add_argument("--workers", "-w", type=_int_at_least(1, "workers", MAX_WORKERS), default=None,
                    help="worker processes, or the CPUs of a local Ray instance (default: all CPUs)")
     p.add_argument("--address", default=None, metavar="ADDR",
                    help="Ray cluster to join, e.g. auto or ray://head:10001 (default: start Ray locally)")
     p.add_argument("--chunk-size", type=_int_at_least(1, "chunk size"), default=None, metavar="N",
                    help="games per task (default: about four chunks per worker)")
-    p.add_argument("--resume", metavar="DIR", default=None,
+    p.add_argument("--resume", metavar="DIR", default=None, type=_output_dir("--resume"),
                    help="write finished chunks to DIR; rerunning the same command loads them and "
                    "runs only the missing ones")
     p.add_argument("--retries", type=_int_at_least(0, "retries"), default=3,
@@ -129,7 +214,7 @@ def _add_backend_arguments(p, default_backend) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="python -m caribsim",
         description="caribsim: exact, fast board game simulation engines (compiled Cython core).",
     )
@@ -139,6 +224,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p_games = sub.add_parser("games", help="list the games, their player counts and options")
     p_games.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p_games.set_defaults(subparser=p_games)
 
     p_sim = sub.add_parser(
         "simulate",
@@ -150,17 +236,17 @@ def build_parser() -> argparse.ArgumentParser:
     p_sim.add_argument("game", metavar="GAME", help=f"game name ({', '.join(caribsim.games())})")
     p_sim.add_argument("--players", "-p", type=_int_at_least(1, "players"), default=None,
                        help="number of players (default: the game's default)")
-    p_sim.add_argument("--games", "-n", type=_int_at_least(1, "games"), default=1000,
-                       help="number of games to play (default 1000)")
+    p_sim.add_argument("--games", "-n", type=_int_at_least(1, "games", MAX_GAMES["simulate"]), default=1000,
+                       help=f"number of games to play, at most {MAX_GAMES['simulate']:,} (default 1000)")
     p_sim.add_argument("--seed", "-s", type=_seed, default=0, help="playout seed (default 0)")
-    p_sim.add_argument("--threads", "-t", type=_int_at_least(1, "threads"), default=1,
+    p_sim.add_argument("--threads", "-t", type=_int_at_least(1, "threads", MAX_THREADS), default=1,
                        help="worker threads; results do not depend on it (default 1)")
     p_sim.add_argument("--option", "-o", type=_option, action="append", default=[], metavar="KEY=VALUE",
                        help="extra game option, e.g. -o all_colonists_and_vp=true (repeatable)")
     p_sim.add_argument("--bots", "-b", default=None,
                        help="comma-separated bot specs, one per seat (random, greedy, mcts:N...): "
                        "games are then driven from Python by the bots; default: random playouts in C")
-    p_sim.add_argument("--save-games", metavar="DIR", default=None,
+    p_sim.add_argument("--save-games", metavar="DIR", default=None, type=_output_dir("--save-games"),
                        help="write every game's record to DIR (games are then driven from Python)")
     p_sim.add_argument("--json", action="store_true", help="print the result as JSON")
     _add_backend_arguments(p_sim, "local")
@@ -168,7 +254,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p_arena = sub.add_parser(
         "arena",
-        help="play seat-rotated games between bots and print win rates with 95% intervals",
+        help="play seat-rotated games between bots and print win rates with 95%% intervals",
         description="Play K games between the bots (one per seat, seats rotated every game) "
         "and report each bot's win rate with a 95%% Wilson interval, mean score and the mean "
         "game length. Bots: random, greedy, mcts:ITERATIONS[:key=value...] "
@@ -177,16 +263,17 @@ def build_parser() -> argparse.ArgumentParser:
     p_arena.add_argument("game", metavar="GAME", help=f"game name ({', '.join(caribsim.games())})")
     p_arena.add_argument("--bots", "-b", required=True,
                          help="comma-separated bot specs, one per seat, e.g. mcts:1000,greedy,random,random")
-    p_arena.add_argument("--games", "-n", type=_int_at_least(1, "games"), default=100,
-                         help="number of games (default 100)")
+    p_arena.add_argument("--games", "-n", type=_int_at_least(1, "games", MAX_GAMES["arena"]), default=100,
+                         help=f"number of games, at most {MAX_GAMES['arena']:,} (default 100)")
     p_arena.add_argument("--seed", "-s", type=_seed, default=0, help="match seed (default 0)")
-    p_arena.add_argument("--processes", "-j", type=_int_at_least(1, "processes"), default=1,
+    p_arena.add_argument("--processes", "-j", type=_int_at_least(1, "processes", MAX_WORKERS), default=1,
                          help="shorthand for --backend processes --workers K (default 1)")
     p_arena.add_argument("--option", "-o", type=_option, action="append", default=[], metavar="KEY=VALUE",
                          help="extra game option (repeatable)")
-    p_arena.add_argument("--save", metavar="FILE", help="write the full result as JSON")
-    p_arena.add_argument("--save-games", metavar="DIR", help="write every game's record to DIR")
-    p_arena.add_argument("--plot", metavar="FILE.png",
+    p_arena.add_argument("--save", metavar="FILE", type=_output_file("--save"), help="write the full result as JSON")
+    p_arena.add_argument("--save-games", metavar="DIR", type=_output_dir("--save-games"),
+                         help="write every game's record to DIR")
+    p_arena.add_argument("--plot", metavar="FILE.png", type=_output_file("--plot"),
                          help="bar chart of the win rates with 95%% intervals (needs caribsim[plot])")
     p_arena.add_argument("--json", action="store_true", help="print the result as JSON")
     _add_backend_arguments(p_arena, None)
@@ -203,7 +290,8 @@ def build_parser() -> argparse.ArgumentParser:
     p_play.add_argument("--bots", "-b", default=None,
                         help="comma-separated bot specs for the other seats (default: mcts:2000 each)")
     p_play.add_argument("--seed", "-s", type=_seed, default=0, help="game seed (default 0)")
-    p_play.add_argument("--record", metavar="FILE", help="write the game record when the game ends")
+    p_play.add_argument("--record", metavar="FILE", type=_output_file("--record"),
+                        help="write the game record when the game ends")
     p_play.add_argument("--hint-iterations", type=_int_at_least(1, "hint iterations"), default=2000,
                         help="search iterations for 'hint' (default 2000)")
     p_play.add_argument("--color", dest="color", action="store_true", default=None, help="force colour")
@@ -218,7 +306,8 @@ def build_parser() -> argparse.ArgumentParser:
     p_replay.add_argument("record", metavar="FILE", help="a game record (JSON, see docs/records.md)")
     p_replay.add_argument("--step", type=_int_at_least(0, "step"), default=None,
                           help="print the board after this many steps and exit")
-    p_replay.add_argument("--html", metavar="OUT.html", help="write the self-contained HTML replay viewer")
+    p_replay.add_argument("--html", metavar="OUT.html", type=_output_file("--html"),
+                          help="write the self-contained HTML replay viewer")
     p_replay.set_defaults(subparser=p_replay)
 
     p_self = sub.add_parser("selfplay", help="write self-play training data (observations, legal masks, "
@@ -227,12 +316,13 @@ def build_parser() -> argparse.ArgumentParser:
                             "the format. Rerunning the same command on the same --out finishes an "
                             "interrupted run.")
     p_self.add_argument("game", metavar="GAME", help=f"game name ({', '.join(caribsim.games())})")
-    p_self.add_argument("--out", required=True, metavar="DIR", help="folder of the shards and manifest.json")
+    p_self.add_argument("--out", required=True, metavar="DIR", type=_output_dir("--out"),
+                        help="folder of the shards and manifest.json")
     p_self.add_argument("--bot", default="mcts:200", help="MCTS bot spec (default mcts:200)")
     p_self.add_argument("--players", "-p", type=_int_at_least(1, "players"), default=None,
                         help="number of players (default: the game's default)")
-    p_self.add_argument("--games", "-n", type=_int_at_least(1, "games"), default=100,
-                        help="number of games (default 100)")
+    p_self.add_argument("--games", "-n", type=_int_at_least(1, "games", MAX_GAMES["selfplay"]), default=100,
+                        help=f"number of games, at most {MAX_GAMES['selfplay']:,} (default 100)")
     p_self.add_argument("--seed", "-s", type=_seed, default=0, help="run seed (default 0)")
     p_self.add_argument("--games-per-shard", type=_int_at_least(1, "games per shard"), default=None,
                         help="games per shard and per task (default: about four per worker, at most 100)")
@@ -336,6 +426,11 @@ def _cmd_arena(args, out) -> int:
     parser = args.subparser
     options = _game_options(args)
     kwargs = _backend_kwargs(args)
+    if args.plot:
+        try:
+            import matplotlib  # noqa: F401  (checked before the games are played)
+        except ImportError:
+            parser.error("--plot needs matplotlib: pip install 'caribsim[plot]'")
     if args.processes > 1:
         if args.backend not in (None, "processes") or args.workers not in (None, args.processes):
             parser.error("--processes K is --backend processes --workers K; give one or the other")
@@ -374,7 +469,8 @@ def _cmd_selfplay(args, out) -> int:
     if args.players is not None:
         options["players"] = args.players
     if args.chunk_size is not None or args.resume is not None:
-        parser.error("selfplay: use --games-per-shard for the chunk size; --out is already resumable")
+        parser.error("use --games-per-shard for the chunk size (not --chunk-size); --out is already resumable "
+                     "(not --resume)")
     try:
         m = selfplay.generate(args.game, args.bot, args.games, args.out, seed=args.seed, backend=args.backend,
                               workers=args.workers, address=args.address, games_per_shard=args.games_per_shard,
@@ -408,9 +504,11 @@ def _cmd_play(args, out) -> int:
 
 
 def _cmd_replay(args, out) -> int:
-    from caribsim import records, viewer
+    from caribsim import play, records, viewer
 
     parser = args.subparser
+    if args.html is not None and args.step is not None:
+        parser.error("give --step N (print one board) or --html FILE (the viewer), not both")
     try:
         record = records.load(args.record)
         final = records.replay(record)          # validates every step and the final scores
@@ -430,16 +528,25 @@ def _cmd_replay(args, out) -> int:
         return 0
     i = 0
     states = records.states(record)
+    play.tolerant_streams(sys.stdin, out)
+    usage = f"Enter or n, p, g N (0..{n}), q"
     while True:
         head = "start" if i == 0 else f"{i}. {record['steps'][i - 1]['name']}"
         print(f"--- step {i} / {n}: {head}", file=out)
         print(states[i], file=out)
         print("[Enter/n] next  [p] previous  [g N] go to  [q] quit > ", end="", file=out, flush=True)
-        line = sys.stdin.readline()
+        try:
+            line = play.read_line(sys.stdin)
+        except KeyboardInterrupt:
+            line = ""
+        if line is None:
+            print(f"that line is too long: {usage}", file=out)
+            continue
         if not line:
             print(file=out)
             break
-        cmd = line.strip().lower()
+        cmd = " ".join(line.lower().split())
+        goto = cmd[1:].strip() if cmd.startswith("g") else ""
         if cmd in ("", "n"):
             if i == n:
                 print("end of the game" + (f": returns {final.returns()}" if final.is_terminal() else ""), file=out)
@@ -447,12 +554,12 @@ def _cmd_replay(args, out) -> int:
             i += 1
         elif cmd == "p":
             i = max(0, i - 1)
-        elif cmd.startswith("g") and cmd[1:].strip().isdigit() and int(cmd[1:]) <= n:
-            i = int(cmd[1:])
+        elif goto.isdecimal() and len(goto) <= 9 and int(goto) <= n:
+            i = int(goto)
         elif cmd == "q":
             break
         else:
-            print(f"unknown command {cmd!r}: Enter or n, p, g N (0..{n}), q", file=out)
+            print(f"unknown command {ascii(cmd)}: {usage}", file=out)
     return 0
 
 
@@ -509,9 +616,16 @@ def main(argv=None) -> int:
     except BrokenPipeError:
         # the reader went away (`| head`): stop quietly, as other command-line tools do
         if out is sys.stdout:
-            import os
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
+    except OSError as e:
+        # a file argument that passed the checks up front but failed later (disk full, removed)
+        args.subparser.error(f"{_reason(e)}: {e.filename!r}" if e.filename else _reason(e))
+    except MemoryError:
+        args.subparser.error("out of memory: use fewer games or smaller searches")
+    except KeyboardInterrupt:
+        print(f"{args.subparser.prog}: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

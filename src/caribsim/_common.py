@@ -1,10 +1,18 @@
-"""Small pure-Python helpers shared by the game modules (input checks and the state-dict reader).
+"""Small pure-Python helpers shared by the game modules (input checks, the state-dict reader
+and the JSON reader of state texts, records and run files).
 
 Used by the Puerto Rico, Port Royal and Cuba cores.
 """
 from __future__ import annotations
 
+import json
 import operator
+import os
+
+# States, records and run files nest at most ~6 levels; a bound keeps every later walk of
+# the data (repr, ==, json.dumps) far from the recursion limit.
+JSON_MAX_DEPTH = 32
+JSON_MAX_BYTES = 64 << 20    # a file read as JSON (a long game's record is ~100 kB); stops /dev/zero
 
 
 def _int_in(value, what, lo, hi=None):
@@ -75,3 +83,54 @@ class _Reader:
         extra = set(self.d) - self.used
         if extra:
             raise ValueError(f"{self.path}: unknown keys {sorted(extra)}")
+
+
+def _json_depth_over(value, limit) -> bool:
+    """Whether lists/dicts nest more than ``limit`` levels deep (iterative: no recursion)."""
+    stack = [(value, 1)]
+    while stack:
+        v, d = stack.pop()
+        if isinstance(v, (list, dict)):
+            if d > limit:
+                return True
+            stack.extend((x, d + 1) for x in (v.values() if isinstance(v, dict) else v))
+    return False
+
+
+def _json_loads(text, what: str, error=ValueError):
+    """``json.loads(text)`` with every failure an ``error`` whose message names ``what``
+    (e.g. "state text" or "record 'game.json'"): bad JSON, bytes that are not UTF-8 and
+    nesting deeper than JSON_MAX_DEPTH."""
+    if isinstance(text, (bytes, bytearray)):
+        try:
+            text = bytes(text).decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise error(f"{what} is not UTF-8 text (byte {e.start}: {e.reason})") from None
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        raise error(f"{what} is nested too deeply (at most {JSON_MAX_DEPTH} levels)") from None
+    except ValueError as e:
+        raise error(f"{what} is not valid JSON: {e}") from None
+    if _json_depth_over(value, JSON_MAX_DEPTH):
+        raise error(f"{what} is nested too deeply (at most {JSON_MAX_DEPTH} levels)")
+    return value
+
+
+def _read_json_file(path, what: str, error=ValueError):
+    """The JSON value in the file ``path`` (a str or path object); every failure (unreadable,
+    too large, not UTF-8, not JSON, too deep) an ``error`` naming ``what`` and the file."""
+    try:
+        path = os.fspath(path)
+    except TypeError:
+        raise TypeError(f"{what} path must be a str or path object, got {type(path).__name__}") from None
+    try:
+        with open(path, "rb") as f:
+            data = f.read(JSON_MAX_BYTES + 1)
+    except OSError as e:
+        raise error(f"cannot read {what} {path!r}: {e.strerror or e}") from None
+    except ValueError as e:                     # e.g. an embedded NUL in the path
+        raise error(f"cannot read {what} {path!r}: {e}") from None
+    if len(data) > JSON_MAX_BYTES:
+        raise error(f"{what} {path!r} is larger than {JSON_MAX_BYTES >> 20} MiB")
+    return _json_loads(data, f"{what} {path!r}", error)

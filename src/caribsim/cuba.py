@@ -517,12 +517,10 @@ class CubaGame:
 
     def deserialize_state(self, text: str) -> CubaState:
         if not isinstance(text, (str, bytes)):
-            raise TypeError(f"serialized state must be str, got {type(text).__name__}")
-        try:
-            d = json.loads(text)
-        except ValueError as e:
-            raise ValueError(f"serialized state is not valid JSON: {e}") from None
-        return _core.state_from_dict(self, d)
+            raise TypeError(f"serialized state must be str or bytes, got {type(text).__name__}")
+        from caribsim._common import _json_loads
+
+        return _core.state_from_dict(self, _json_loads(text, "serialized state"))
 
     def __eq__(self, other):
         return isinstance(other, CubaGame) and other.options() == self.options() and other._tables == self._tables

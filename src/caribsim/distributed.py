@@ -32,11 +32,14 @@ import signal
 import sys
 import tempfile
 import time
+import zipfile
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 
 import numpy as np
+
+from caribsim._common import _read_json_file
 
 BACKENDS = ("local", "processes", "ray")
 _UMASK = os.umask(0o022)
@@ -105,8 +108,9 @@ class ChunkStore:
         os.makedirs(self.path, exist_ok=True)
         run_file = os.path.join(self.path, "run.json")
         if os.path.exists(run_file):
-            with open(run_file, encoding="utf-8") as f:
-                stored = json.load(f)
+            stored = _read_json_file(run_file, "run file", ValueError)
+            if not isinstance(stored, dict):
+                raise ValueError(f"{run_file} is not a caribsim run file; use an empty folder")
             if stored != run:
                 keys = sorted(k for k in set(stored) | set(run) if stored.get(k) != run.get(k))
                 raise ValueError(f"{self.path} holds chunks of another run (differs in {', '.join(keys)}); "
@@ -130,8 +134,12 @@ class ChunkStore:
         return out
 
     def load(self, index: int) -> dict:
-        with np.load(self.file(index), allow_pickle=False) as z:
-            return {k: z[k] for k in z.files}
+        try:
+            with np.load(self.file(index), allow_pickle=False) as z:
+                return {k: z[k] for k in z.files}
+        except (OSError, ValueError, EOFError, zipfile.BadZipFile) as e:
+            raise ValueError(f"cannot load the finished chunk {self.file(index)} ({e}); "
+                             f"delete it to run that chunk again") from None
 
     def save(self, index: int, arrays: dict) -> None:
         save = np.savez_compressed if self.compress else np.savez

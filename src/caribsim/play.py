@@ -8,6 +8,7 @@ and changes nothing.
 """
 from __future__ import annotations
 
+import io
 import os
 import sys
 
@@ -19,6 +20,37 @@ HELP = ("type the number of a move or its name (an unambiguous prefix is enough)
 
 _COLORS = {"corn": "33", "indigo": "34", "sugar": "37", "tobacco": "33;2", "coffee": "31;2",
            "seat": "1", "you": "1;32", "move": "36", "error": "31"}
+
+
+MAX_LINE = 4096   # characters of one input line; a longer one is skipped whole
+
+
+def read_line(stream):
+    """The next input line: '' at the end of input, None for a line longer than MAX_LINE
+    (read to its end and dropped, so memory stays bounded)."""
+    line = stream.readline(MAX_LINE + 1)
+    if len(line) <= MAX_LINE or line.endswith("\n"):
+        return line
+    while line and not line.endswith("\n"):
+        line = stream.readline(MAX_LINE)
+    return None
+
+
+def tolerant_streams(stdin, stdout) -> None:
+    """Bytes that are not UTF-8 come in as surrogates (see bad_text) and text the terminal
+    cannot show goes out escaped, instead of raising UnicodeError mid-game."""
+    for stream, errors in ((stdin, "surrogateescape"), (stdout, "backslashreplace")):
+        if isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors=errors)
+
+
+def bad_text(text: str):
+    """A message if the input line cannot be a command (not UTF-8, control characters), else None."""
+    if any("\udc80" <= c <= "\udcff" for c in text):
+        return "that input is not UTF-8 text"
+    if any(not c.isprintable() and not c.isspace() for c in text):
+        return "that input holds control characters"
+    return None
 
 
 def use_color(stream, flag=None) -> bool:
@@ -45,8 +77,8 @@ def match_move(text: str, state) -> tuple:
     legal = state.legal_actions()
     names = [state.action_to_string(a) for a in legal]
     text = " ".join(text.lower().split())
-    if text.isdigit():
-        k = int(text)
+    if text.isdecimal():
+        k = int(text) if len(text) <= 9 else 0
         if 1 <= k <= len(legal):
             return legal[k - 1], None
         return None, f"no move {k}: choose 1..{len(legal)}"
@@ -98,15 +130,26 @@ class Session:
 
 def run(game, seat: int, bots: list, seed: int = 0, stdin=None, stdout=None, color=None,
         record_path=None, hint_iterations: int = 2000) -> int:
-    """Play one game in the terminal; returns 0 when the game ended or the player quit."""
+    """Play one game in the terminal; returns 0 when the game ended or the player quit,
+    130 on Ctrl-C."""
     stdin = stdin or sys.stdin
     out = stdout or sys.stdout
     color = use_color(out, color)
     session = Session(game, seat, bots, seed, hint_iterations)
+    tolerant_streams(stdin, out)
 
-    def say(text, what=None):
-        print(paint(text, what, color) if what else text, file=out, flush=True)
+    def say(text, what=None, end="\n"):
+        print(paint(text, what, color) if what else text, file=out, end=end, flush=True)
 
+    try:
+        return _play(session, stdin, say, color, record_path)
+    except KeyboardInterrupt:
+        say("\ninterrupted: leaving the game")
+        return 130
+
+
+def _play(session, stdin, say, color, record_path) -> int:
+    seat, hint_iterations = session.seat, session.hint_iterations
     say(f"You are seat {seat}. {HELP}", "you")
     while True:
         session.advance(say)
@@ -118,7 +161,11 @@ def run(game, seat: int, bots: list, seed: int = 0, stdin=None, stdout=None, col
             say("Game over. Scores: " + ", ".join(f"seat {i} {t}" for i, t in enumerate(totals))
                 + f". Returns: {st.returns()}", "you")
             if record_path:
-                records.save(session.record(), record_path)
+                try:
+                    records.save(session.record(), record_path)
+                except OSError as e:
+                    say(f"cannot save the record to {record_path!r}: {e.strerror}", "error")
+                    return 1
                 say(f"record saved to {record_path}")
             return 0
         say(colorize_board(str(st), color))
@@ -127,13 +174,20 @@ def run(game, seat: int, bots: list, seed: int = 0, stdin=None, stdout=None, col
         for i, a in enumerate(legal, 1):
             say(f"  {i:>2}. {st.action_to_string(a)}")
         while True:
-            print("> ", end="", file=out, flush=True)
-            line = stdin.readline()
+            say("> ", None, end="")
+            line = read_line(stdin)
+            if line is None:
+                say(f"that line is too long (at most {MAX_LINE} characters); {HELP}", "error")
+                continue
             if not line:
                 say("\nend of input: leaving the game")
                 return 0
             text = line.strip()
             if not text:
+                continue
+            problem = bad_text(text)
+            if problem:
+                say(f"{problem}; {HELP}", "error")
                 continue
             cmd = text.split()[0].lower()
             if cmd in ("quit", "exit"):
@@ -161,8 +215,8 @@ def run(game, seat: int, bots: list, seed: int = 0, stdin=None, stdout=None, col
                     continue
                 try:
                     records.save(session.record(), parts[1])
-                except OSError as e:
-                    say(f"cannot save to {parts[1]!r}: {e.strerror}", "error")
+                except (OSError, ValueError) as e:
+                    say(f"cannot save to {parts[1]!r}: {getattr(e, 'strerror', None) or e}", "error")
                     continue
                 say(f"saved {len(st.history())} steps to {parts[1]}")
                 continue

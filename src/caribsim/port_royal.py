@@ -5,10 +5,10 @@ encoding, state dict and rule decisions are in ``docs/port_royal.md``.
 """
 from __future__ import annotations
 
-import json
 import operator
 
 from caribsim import _port_royal as _core
+from caribsim._common import _json_loads
 
 CARDS = _core.CARD_IDS
 EXPEDITIONS = _core.EXPEDITION_IDS
@@ -86,12 +86,8 @@ class PortRoyalGame:
 
     def deserialize_state(self, text: str) -> PortRoyalState:
         if not isinstance(text, (str, bytes)):
-            raise TypeError(f"serialized state must be str, got {type(text).__name__}")
-        try:
-            d = json.loads(text)
-        except ValueError as e:
-            raise ValueError(f"serialized state is not valid JSON: {e}") from None
-        return _core.state_from_dict(self, d)
+            raise TypeError(f"serialized state must be str or bytes, got {type(text).__name__}")
+        return _core.state_from_dict(self, _json_loads(text, "serialized state"))
 
     def __eq__(self, other):
         return isinstance(other, PortRoyalGame) and other.options() == self.options()

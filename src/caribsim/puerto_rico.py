@@ -5,10 +5,10 @@ Rules: the reference in ``docs/`` / the shared rules folder; every open point is
 """
 from __future__ import annotations
 
-import json
 import operator
 
 from caribsim import _puerto_rico as _core
+from caribsim._common import _json_loads
 
 GOODS = _core.GOOD_NAMES
 ROLES = _core.ROLE_NAMES
@@ -199,12 +199,8 @@ class PuertoRicoGame:
 
     def deserialize_state(self, text: str) -> PuertoRicoState:
         if not isinstance(text, (str, bytes)):
-            raise TypeError(f"serialized state must be str, got {type(text).__name__}")
-        try:
-            d = json.loads(text)
-        except ValueError as e:
-            raise ValueError(f"serialized state is not valid JSON: {e}") from None
-        return _core.state_from_dict(self, d)
+            raise TypeError(f"serialized state must be str or bytes, got {type(text).__name__}")
+        return _core.state_from_dict(self, _json_loads(text, "serialized state"))
 
     def __eq__(self, other):
         return isinstance(other, PuertoRicoGame) and other.options() == self.options()

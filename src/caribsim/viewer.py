@@ -46,15 +46,27 @@ def steps_data(record: dict) -> dict:
             "players": record.get("players"), "final": record.get("final"), "snapshots": snaps}
 
 
+# Inside <script> the HTML parser looks for "</script", "<!--" and "<script"; with no "<" in
+# the data none of them can occur. ">" and "&" go too (also safe in XHTML), U+2028/9 for old JS.
+_SCRIPT_ESCAPES = {ord("<"): "\\u003c", ord(">"): "\\u003e", ord("&"): "\\u0026",
+                   0x2028: "\\u2028", 0x2029: "\\u2029"}
+
+
+def _script_json(value) -> str:
+    """``value`` as a JSON literal safe to embed in an HTML <script> element."""
+    return json.dumps(value, separators=(",", ":")).translate(_SCRIPT_ESCAPES)
+
+
 def render(record: dict) -> str:
-    data = json.dumps(steps_data(record), separators=(",", ":")).replace("</", "<\\/")
+    data = _script_json(steps_data(record))
     title = _html.escape(f"caribsim replay: {record['game']} (seed {record['seed']})")
     return _PAGE.replace("__TITLE__", title).replace("__DATA__", data)
 
 
 def write_html(record: dict, path) -> None:
+    page = render(record)              # a bad record raises before the file is touched
     with open(path, "w", encoding="utf-8") as f:
-        f.write(render(record))
+        f.write(page)
 
 
 _PAGE = r"""<!DOCTYPE html>
