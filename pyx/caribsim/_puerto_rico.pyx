@@ -2361,7 +2361,8 @@ cdef class PuertoRicoState(GameState):
     def to_dict(self):
         """The complete position as JSON-able data (see docs/state-dict.md)."""
         d = _to_dict(self)
-        d["turn"]["held_bonus_vp"] = self.s.held_bonus     # the Mayor's score hold (§4.2)
+        if self.s.step == STEP_MAYOR:                       # the Mayor's score hold (§4.2)
+            d["turn"]["held_bonus_vp"] = self.s.held_bonus
         return d
 
     def __str__(self):
@@ -2746,10 +2747,15 @@ cdef _read_turn(PRState* s, t):
     s.warehouse_left = t.int("warehouse_left", 0, 3)
     s.last_warehouse = t.choice("last_warehouse", GOOD_NAMES, allow_none=True)
     s.kept = _mask(t._get("kept"), GOOD_NAMES, "state.turn.kept")
-    if "held_bonus_vp" in t.d:                # (dicts written before the Mayor's score hold lack it)
+    # the Mayor's score hold exists only while a player places colonists, so older dicts
+    # (which never have it) still load everywhere else, and a dict round-trips exactly
+    if s.step == STEP_MAYOR:
+        if "held_bonus_vp" not in t.d:
+            raise ValueError("state.turn: missing key 'held_bonus_vp' (needed at the mayor step)")
         s.held_bonus = t.int("held_bonus_vp", 0, 30000)
-    elif s.step == STEP_MAYOR:
-        raise ValueError("state.turn: missing key 'held_bonus_vp' (needed at the mayor step)")
+    elif "held_bonus_vp" in t.d:
+        raise ValueError("state.turn.held_bonus_vp is only allowed at the mayor step "
+                         f"(the placement of colonists), not at step {STEP_NAMES[s.step]!r}")
     else:
         s.held_bonus = 0
     t.done()
