@@ -276,3 +276,266 @@ def test_step_reports_every_bad_action_input_clearly(name):
     twin.step(np.argmax(twin.legal_mask(), axis=1))
     assert [vg.get_state(i).serialize() for i in range(3)] == [twin.get_state(i).serialize() for i in range(3)]
     np.testing.assert_array_equal(vg.observations(), twin.observations())
+
+
+# --- item 7: one state shared by 8 threads (docs/thread-safety.md) ----------------------
+
+SHARED_STATE = """
+import gc, pickle, random, sys, threading, time
+import caribsim
+
+name, seed, max_moves = NAME, SEED, MAX_MOVES
+game = caribsim.load_game(name)
+state = game.new_initial_state(seed=seed)
+sys.setswitchinterval(1e-6)
+gc.set_threshold(20)
+gc.callbacks.append(lambda phase, info: time.sleep(0))   # every collection lets another thread run
+done = threading.Event()
+start = threading.Barrier(8)
+seen = {k: [] for k in ("dict", "text", "pickle", "clone", "reads")}
+errors = []
+
+def mover(k):
+    rng = random.Random(k)
+    start.wait()
+    try:
+        while not done.is_set():
+            time.sleep(0.0002)               # let the snapshotters run between moves
+            if state.is_terminal() or len(state.history()) >= max_moves:
+                done.set()
+                break
+            try:
+                if state.is_chance_node():
+                    state.resolve_chance()
+                else:
+                    acts = state.legal_actions()
+                    if acts:
+                        state.apply_action(rng.choice(acts))
+            except ValueError as e:          # another mover moved first: refused, nothing changed
+                msg = str(e)
+                assert "not legal" in msg or "game is over" in msg or "not a chance node" in msg, msg
+    except BaseException as e:
+        errors.append(f"mover: {type(e).__name__}: {e}")
+        done.set()
+
+def snapshotter(k):
+    start.wait()
+    try:
+        while not done.is_set():
+            if k == 0:
+                seen["dict"].append(state.to_dict())
+            elif k == 1:
+                seen["text"].append(state.serialize())
+            elif k == 2:
+                seen["pickle"].append(pickle.dumps(state))
+            elif k == 3:
+                seen["clone"].append(state.clone())
+            else:
+                seen["reads"].append((tuple(state.legal_actions()), repr(state.scores()), str(state),
+                                      state.observation_tensor().tobytes(), tuple(state.returns())))
+    except BaseException as e:
+        errors.append(f"snapshotter {k}: {type(e).__name__}: {e}")
+        done.set()
+
+threads = [threading.Thread(target=mover, args=(k,)) for k in range(3)]
+threads += [threading.Thread(target=snapshotter, args=(k,)) for k in range(5)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+sys.setswitchinterval(0.005)
+gc.callbacks.clear()
+assert not errors, errors[:3]
+
+# every position the state went through: its history replayed (chance outcomes applied as
+# actions: the RNG words may differ, so they are left out of the comparison)
+hist = state.history()
+replay = game.new_initial_state(seed=seed)
+positions = []
+def record(s):
+    d = s.to_dict()
+    d.pop("rng")
+    positions.append(d)
+record(replay)
+for a in hist:
+    replay.apply_action(a)
+    record(replay)
+last = state.to_dict()
+last.pop("rng")
+assert last == positions[-1], "the history does not lead to the final position"
+
+def check(d, what):
+    d = dict(d)
+    n = len(d["history"])
+    assert d["history"] == hist[:n], f"{what}: history is not a prefix of the final history"
+    d.pop("rng")
+    assert d == positions[n], f"{what}: not the position after its {n} moves"
+
+for d in seen["dict"]:
+    game.state_from_dict(d)
+    check(d, "to_dict")
+for text in seen["text"]:
+    check(game.deserialize_state(text).to_dict(), "serialize")
+for blob in seen["pickle"]:
+    check(pickle.loads(blob).to_dict(), "pickle")
+for c in seen["clone"]:
+    d = c.to_dict()
+    game.state_from_dict(d)
+    check(d, "clone")
+# each read is of one position the state went through (not a mix of two)
+kinds = ("legal_actions", "scores", "str", "observation", "returns")
+def reads(s):
+    return (tuple(s.legal_actions()), repr(s.scores()), str(s), s.observation_tensor().tobytes(),
+            tuple(s.returns()))
+possible = [set() for _ in kinds]
+replay = game.new_initial_state(seed=seed)
+for n in range(len(hist) + 1):
+    for k, v in enumerate(reads(replay)):
+        possible[k].add(v)
+    if n < len(hist):
+        replay.apply_action(hist[n])
+for r in seen["reads"]:
+    for k, v in enumerate(r):
+        assert v in possible[k], f"{kinds[k]}: of no position the state went through"
+counts = {k: len(v) for k, v in seen.items()}
+assert min(counts.values()) >= 10, counts
+assert len(hist) >= 20, len(hist)
+print("ok", len(hist), counts)
+"""
+
+
+@pytest.mark.parametrize("name", GAMES)
+def test_one_state_shared_by_eight_threads(name):
+    """3 threads move one state (apply_action, resolve_chance) while 5 take to_dict, serialize,
+    pickle, clone and other reads, with a thread switch forced at every GC run: each snapshot
+    is accepted by the game's validator and is exactly the position after its history's
+    moves, each read is of a position the state went through, and the final history replays
+    to the final position (was: torn snapshots, e.g. 'indigo goods are not conserved')."""
+    code = SHARED_STATE.replace("NAME", repr(name)).replace("SEED", "4").replace("MAX_MOVES", "150")
+    out = run_py(code, timeout=120)
+    assert out.startswith("ok")
+
+
+# --- VectorGame and threads (docs/thread-safety.md) --------------------------------------
+
+@pytest.mark.parametrize("name", GAMES)
+def test_vector_game_one_thread_at_a_time(name):
+    """While one thread steps a VectorGame, every call from another thread returns or raises
+    RuntimeError 'being used by another thread', and none changes a game: the stepped
+    VectorGame ends equal to a twin stepped alone with the same actions."""
+    out = run_py(f"""
+import sys, threading
+import numpy as np
+from caribsim.vector import VectorGame
+sys.setswitchinterval(1e-5)
+vg, twin = VectorGame({name!r}, n=2048, seed=1), VectorGame({name!r}, n=2048, seed=1)
+done = threading.Event()
+refused, answered, errors = [0], [0], []
+calls = [lambda: vg.legal_mask(), lambda: vg.observations(), lambda: vg.current_players(), lambda: vg.rewards(),
+         lambda: vg.terminated(), lambda: vg.episodes(), lambda: vg.episode_lengths(), lambda: vg.scores(),
+         lambda: vg.get_state(3), lambda: len(vg), lambda: vg.step(np.full(2048, -1))]
+def other():
+    k = 0
+    while not done.is_set():
+        call = calls[k % len(calls)]        # reads and an illegal step: nothing may change
+        k += 1
+        try:
+            call()
+            answered[0] += 1
+        except RuntimeError as e:
+            assert "being used by another thread" in str(e), e
+            refused[0] += 1
+        except ValueError as e:
+            assert "game 0: action -1" in str(e), e
+            answered[0] += 1
+        except BaseException as e:
+            errors.append(repr(e))
+def retry(f, *args):
+    while True:
+        try:
+            return f(*args)
+        except RuntimeError as e:
+            assert "being used by another thread" in str(e), e
+t = threading.Thread(target=other)
+t.start()
+rng = np.random.default_rng(0)
+for _ in range(40):
+    mask = np.array(twin.legal_mask())
+    acts = np.argmax(mask * rng.random(mask.shape), axis=1)      # a random legal action per game
+    retry(vg.step, acts)
+    retry(vg.observations)
+    twin.step(acts)
+done.set()
+t.join()
+assert not errors, errors[:3]
+assert refused[0] > 0 and answered[0] > 0, (refused, answered)
+assert all(vg.get_state(i).serialize() == twin.get_state(i).serialize() for i in range(0, 2048, 29))
+np.testing.assert_array_equal(vg.observations(), twin.observations())
+np.testing.assert_array_equal(vg.episodes(), twin.episodes())
+print("ok", refused[0], answered[0])
+""", timeout=120)
+    assert out.startswith("ok")
+
+
+@pytest.mark.parametrize("name", GAMES)
+def test_step_copies_the_actions_before_checking_them(name):
+    """Another thread overwriting the actions array with -1s while step runs without the GIL
+    (after the check) changes nothing: each step applies the actions it was given, as a twin
+    stepped alone shows (was: the caller's buffer was checked, then read again by the rules,
+    so the -1s reached the C code)."""
+    out = run_py(f"""
+import sys, threading, time
+import numpy as np
+from caribsim.vector import VectorGame
+n = 16384                         # a step long enough for the other thread to run in it
+vg, twin = VectorGame({name!r}, n=n, seed=2), VectorGame({name!r}, n=n, seed=2)
+acts = np.zeros(n, dtype=np.intp)
+go, wrote, done = threading.Event(), threading.Event(), threading.Event()
+def spoiler():
+    while not done.is_set():
+        if go.wait(0.01):
+            go.clear()
+            time.sleep(0.0003)    # the check is done by now: the rules are reading the actions
+            acts[:] = -1
+            wrote.set()
+t = threading.Thread(target=spoiler)
+t.start()
+rng = np.random.default_rng(0)
+applied = refused = 0
+for _ in range(10):
+    mask = np.array(twin.legal_mask())
+    legal = np.argmax(mask * rng.random(mask.shape), axis=1)     # a random legal action per game
+    acts[:] = legal
+    go.set()
+    try:
+        vg.step(acts)
+    except ValueError as e:       # the -1s came before the copy: refused, nothing changed
+        assert "action -1 (out of range" in str(e), e
+        refused += 1
+    else:
+        twin.step(legal)
+        applied += 1
+    wrote.wait()
+    wrote.clear()
+done.set()
+t.join()
+assert applied >= 5, (applied, refused)
+assert all(vg.get_state(i).serialize() == twin.get_state(i).serialize() for i in range(0, n, 257))
+np.testing.assert_array_equal(vg.legal_mask(), twin.legal_mask())
+np.testing.assert_array_equal(vg.scores(), twin.scores())
+print("ok", applied, refused)
+""", timeout=60)
+    assert out.startswith("ok")
+
+
+def test_vector_arrays_are_views_overwritten_by_the_next_call():
+    """The returned arrays are views of the VectorGame's buffers: after a step they show the
+    new values (copy them to keep them)."""
+    vg = VectorGame("puerto_rico", n=8, players=4, seed=0)
+    mask, players = vg.legal_mask(), vg.current_players()
+    kept = mask.copy(), players.copy()
+    for _ in range(3):
+        vg.step(np.argmax(vg.legal_mask(), axis=1))
+    assert not np.array_equal(kept[0], mask)
+    np.testing.assert_array_equal(mask, vg.legal_mask())
+    np.testing.assert_array_equal(players, [vg.get_state(i).current_player() for i in range(8)])

@@ -463,8 +463,9 @@ cdef class VectorGame:
             if bad < 0:
                 self._step(self.acts)
         self.busy = False
-        if bad >= 0:
-            self._illegal(bad, int(arr[bad]))
+        if bad >= 0:    # the value checked (not arr[bad]: another thread may have changed it)
+            a = self.acts[bad]
+            self._illegal(bad, a + 2 ** 64 if a < 0 and arr.dtype.kind == "u" else a)
 
     def get_state(self, i):
         """A copy of game i as a Python state object of the game (for inspection)."""
