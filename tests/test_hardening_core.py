@@ -281,7 +281,8 @@ def test_step_reports_every_bad_action_input_clearly(name):
 # --- item 7: one state shared by 8 threads (docs/thread-safety.md) ----------------------
 
 SHARED_STATE = """
-import gc, pickle, random, sys, threading, time
+import copy, gc, pickle, random, sys, threading, time
+import numpy as np
 import caribsim
 
 name, seed, max_moves = NAME, SEED, MAX_MOVES
@@ -292,7 +293,8 @@ gc.set_threshold(20)
 gc.callbacks.append(lambda phase, info: time.sleep(0))   # every collection lets another thread run
 done = threading.Event()
 start = threading.Barrier(8)
-seen = {k: [] for k in ("dict", "text", "pickle", "clone", "reads")}
+seen = {k: [] for k in ("dict", "text", "pickle", "clone", "reads", "determinized")}
+buf = np.zeros(game.observation_tensor_shape(), dtype=np.float32)
 errors = []
 
 def mover(k):
@@ -320,8 +322,9 @@ def mover(k):
 
 def snapshotter(k):
     start.wait()
+    mine = seen[("dict", "text", "pickle", "clone", "reads")[k]]
     try:
-        while not done.is_set():
+        while not done.is_set() or len(mine) < 10:
             if k == 0:
                 seen["dict"].append(state.to_dict())
             elif k == 1:
@@ -329,10 +332,15 @@ def snapshotter(k):
             elif k == 2:
                 seen["pickle"].append(pickle.dumps(state))
             elif k == 3:
-                seen["clone"].append(state.clone())
+                seen["clone"].append(state.clone() if len(seen["clone"]) % 2 else copy.copy(state))
+                if hasattr(state, "determinize"):
+                    seen["determinized"].append(state.determinize(1))
             else:
-                seen["reads"].append((tuple(state.legal_actions()), repr(state.scores()), str(state),
-                                      state.observation_tensor().tobytes(), tuple(state.returns())))
+                state.write_observation(buf)
+                seen["reads"].append((tuple(state.legal_actions()), state.legal_actions_mask().tobytes(),
+                                      tuple(state.chance_outcomes()), repr(state.scores()), str(state),
+                                      repr(state), state.observation_tensor().tobytes(), buf.tobytes(),
+                                      tuple(state.returns())))
     except BaseException as e:
         errors.append(f"snapshotter {k}: {type(e).__name__}: {e}")
         done.set()
@@ -383,10 +391,12 @@ for c in seen["clone"]:
     game.state_from_dict(d)
     check(d, "clone")
 # each read is of one position the state went through (not a mix of two)
-kinds = ("legal_actions", "scores", "str", "observation", "returns")
+kinds = ("legal_actions", "legal_actions_mask", "chance_outcomes", "scores", "str", "repr", "observation",
+         "write_observation", "returns")
 def reads(s):
-    return (tuple(s.legal_actions()), repr(s.scores()), str(s), s.observation_tensor().tobytes(),
-            tuple(s.returns()))
+    obs = s.observation_tensor().tobytes()
+    return (tuple(s.legal_actions()), s.legal_actions_mask().tobytes(), tuple(s.chance_outcomes()),
+            repr(s.scores()), str(s), repr(s), obs, obs, tuple(s.returns()))
 possible = [set() for _ in kinds]
 replay = game.new_initial_state(seed=seed)
 for n in range(len(hist) + 1):
@@ -397,6 +407,10 @@ for n in range(len(hist) + 1):
 for r in seen["reads"]:
     for k, v in enumerate(r):
         assert v in possible[k], f"{kinds[k]}: of no position the state went through"
+for c in seen["determinized"]:      # another position (hidden parts resampled), but a sound one
+    game.state_from_dict(c.to_dict())
+if not hasattr(state, "determinize"):
+    seen.pop("determinized")
 counts = {k: len(v) for k, v in seen.items()}
 assert min(counts.values()) >= 10, counts
 assert len(hist) >= 20, len(hist)
