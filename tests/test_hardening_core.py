@@ -22,9 +22,10 @@ GAMES = ["puerto_rico", "port_royal", "cuba"]
 
 
 def run_py(code, timeout=120):
-    """Run `code` in a fresh interpreter with this caribsim; returns its stdout (fails on a
-    crash, a hang or a non-zero exit)."""
-    env = dict(os.environ, PYTHONPATH=SRC + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    """Run `code` in a fresh interpreter with this caribsim and the test modules on the path;
+    returns its stdout (fails on a crash, a hang or a non-zero exit)."""
+    path = [SRC, os.path.dirname(os.path.abspath(__file__)), os.environ.get("PYTHONPATH", "")]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(path))
     try:
         r = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
                            timeout=timeout, env=env)
