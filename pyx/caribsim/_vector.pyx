@@ -69,6 +69,8 @@ cdef class _Buffer:
     cdef Py_ssize_t itemsize
 
     def __cinit__(self, Py_ssize_t size):
+        if size < 0:
+            raise ValueError(f"buffer size must be >= 0, got {size}")
         self.size = size
         self.itemsize = 1
         self.data = <char*>calloc(size if size > 0 else 1, 1)
@@ -262,8 +264,11 @@ cdef class VectorGame:
         self.num_players = players
         self.observation_size = obs_size
         self.seed = seed_value
+        self.busy = True            # published busy: no other thread's call runs before the reset
         self.vt = vt
-        self.reset()
+        with nogil:
+            self._reset_all()
+        self.busy = False
 
     # --- C loops -------------------------------------------------------------------
     cdef inline void* _state(self, Py_ssize_t i) noexcept nogil:
@@ -283,6 +288,17 @@ cdef class VectorGame:
         m = self.vt.legal_actions(self.states + i * self.ssize, self.legal_buf)
         for k in range(m):
             row[self.legal_buf[k]] = 1
+
+    cdef void _reset_all(self) noexcept nogil:
+        cdef Py_ssize_t i
+        for i in range(self.count):
+            self.episodes_p[i] = 0
+            self.term_p[i] = 0
+            self.final_lengths_p[i] = 0
+            memset(self.rewards_p + i * self.num_players, 0, sizeof(float) * self.num_players)
+            self._reset_slot(i)
+        self._fill_mask()
+        self.obs_fresh = False
 
     cdef void _fill_mask(self) noexcept nogil:
         cdef Py_ssize_t i
@@ -364,22 +380,14 @@ cdef class VectorGame:
 
     def reset(self, seed=None):
         """Start every game afresh (episode counters back to 0; ``seed`` replaces the seed)."""
-        cdef Py_ssize_t i
-        cdef uint64 seed_value
+        cdef uint64 seed_value = 0
         if seed is not None:
             seed_value = _index(seed, "seed", 0, 2 ** 64 - 1)
         self._enter()
         if seed is not None:
             self.seed = seed_value
         with nogil:
-            for i in range(self.count):
-                self.episodes_p[i] = 0
-                self.term_p[i] = 0
-                self.final_lengths_p[i] = 0
-                memset(self.rewards_p + i * self.num_players, 0, sizeof(float) * self.num_players)
-                self._reset_slot(i)
-            self._fill_mask()
-            self.obs_fresh = False
+            self._reset_all()
         self.busy = False
 
     def legal_mask(self):
