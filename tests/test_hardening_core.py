@@ -199,6 +199,33 @@ print("done")
     assert "done" in out
 
 
+def test_get_state_refuses_a_game_that_changes_its_states():
+    """A game object whose new_initial_state() later makes another game's (smaller) states:
+    get_state refuses instead of copying the slot over the end of that state."""
+    out = run_py("""
+import caribsim
+from caribsim.vector import VectorGame
+
+class Fickle:
+    def __init__(self):
+        self.inner = caribsim.load_game("port_royal")
+    def new_initial_state(self, seed=0):
+        return self.inner.new_initial_state(seed=seed)
+
+game = Fickle()
+vg = VectorGame(game, n=2, seed=0)
+game.inner = caribsim.load_game("puerto_rico")
+try:
+    vg.get_state(1)
+except RuntimeError as e:
+    assert "no longer makes port_royal states" in str(e), e
+else:
+    raise AssertionError("copied a port_royal slot into a puerto_rico state")
+print("done")
+""")
+    assert "done" in out
+
+
 # --- item 2: the arrays of a VectorGame cannot be made writable ------------------------
 
 @pytest.mark.parametrize("name", GAMES)

@@ -11,8 +11,8 @@ import numpy as np
 
 from libc.stdlib cimport malloc, free
 from libc.string cimport memcpy, strcmp
-from cpython.ref cimport Py_INCREF
-from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
+from cpython.ref cimport PyObject, Py_INCREF, Py_XDECREF
+from cpython.tuple cimport PyTuple_New, PyTuple_GET_ITEM, PyTuple_SET_ITEM
 from caribsim._types cimport int16, int32, uint64, PLAYER_CHANCE, PLAYER_TERMINAL
 from caribsim._common import _int_in
 
@@ -56,7 +56,18 @@ cdef list chain_list(object h):
 
 
 cdef tuple history_slot():
-    return PyTuple_New(2)
+    cdef tuple t = PyTuple_New(2)      # a fresh tuple (a literal (None, None) would be shared)
+    _set_item(t, 0, None)
+    _set_item(t, 1, None)
+    return t
+
+
+cdef inline void _set_item(tuple t, Py_ssize_t i, object v):
+    """Fill a tuple nobody else uses yet (the previous item is None or NULL: no finaliser runs)."""
+    cdef PyObject* old = PyTuple_GET_ITEM(t, i)
+    Py_INCREF(v)
+    PyTuple_SET_ITEM(t, i, v)
+    Py_XDECREF(old)
 
 
 def _restore(game, text):
@@ -86,11 +97,8 @@ cdef class GameState:
         changed): the only allocation is before the change, so no other thread can see the
         new position with the old history or lose an action of its own meanwhile."""
         cdef object a = action          # an int: not tracked by the GC, so no collection runs here
-        cdef object prev = self._hist
-        Py_INCREF(prev)
-        PyTuple_SET_ITEM(slot, 0, prev)
-        Py_INCREF(a)
-        PyTuple_SET_ITEM(slot, 1, a)
+        _set_item(slot, 0, self._hist)
+        _set_item(slot, 1, a)
         self._hist = slot
         return 0
 
