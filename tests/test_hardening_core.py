@@ -581,3 +581,15 @@ def test_vector_arrays_are_views_overwritten_by_the_next_call():
     assert not np.array_equal(kept[0], mask)
     np.testing.assert_array_equal(mask, vg.legal_mask())
     np.testing.assert_array_equal(players, [vg.get_state(i).current_player() for i in range(8)])
+
+
+def test_compiled_random_playouts_reports_a_bad_seed():
+    """The compiled random_playouts (under caribsim.random_playouts) names a seed out of
+    0..2**64-1 (was OverflowError 'can't convert negative value to uint64_t')."""
+    from caribsim._game import random_playouts
+    state = caribsim.load_game("port_royal").new_initial_state(seed=0)
+    for seed in (-1, 2 ** 64):
+        with pytest.raises(ValueError, match=rf"seed must be in 0\.\.{2 ** 64 - 1}, got {seed}"):
+            random_playouts(state, 1, seed, 1)
+    with pytest.raises(TypeError, match="seed must be an int, got float"):
+        random_playouts(state, 1, 1.0, 1)

@@ -312,7 +312,7 @@ def random_playouts(GameState st not None, n_games, seed, threads, first_game=0)
     if not 1 <= operator.index(threads) <= MAX_THREADS:
         raise ValueError(f"threads must be 1..{MAX_THREADS}, got {threads}")
     cdef int n_threads = min(operator.index(threads), max(games, 1))
-    cdef uint64 seed_value = operator.index(seed)
+    cdef uint64 seed_value = _int_in(seed, "seed", 0, 2 ** 64 - 1)
     cdef const GameVTable* vt = st.vtable
     if vt.max_players > 16:
         raise ValueError("random_playouts supports up to 16 players")

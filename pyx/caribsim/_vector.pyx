@@ -22,8 +22,8 @@ from caribsim._types cimport int16, int32, uint8, uint64
 from caribsim._types cimport PLAYER_CHANCE, PLAYER_TERMINAL
 from caribsim._game cimport GameVTable, GameState
 
-import operator
 import numpy as np
+from caribsim._common import _int_in
 cimport numpy as cnp
 cnp.import_array()
 
@@ -156,18 +156,6 @@ cdef _Arrays _allocate(Py_ssize_t count, Py_ssize_t ssize, int actions, int obs_
     return a
 
 
-def _index(value, what, lo, hi):
-    if isinstance(value, bool):
-        raise TypeError(f"{what} must be an int, got bool")
-    try:
-        v = operator.index(value)
-    except TypeError:
-        raise TypeError(f"{what} must be an int, got {type(value).__name__}") from None
-    if not lo <= v <= hi:
-        raise ValueError(f"{what} must be in {lo}..{hi}, got {v}")
-    return v
-
-
 cdef class VectorGame:
     """n games of one kind stepped together in C.
 
@@ -222,8 +210,8 @@ cdef class VectorGame:
         from caribsim._api import load_game
         if self.vt != NULL or self.busy:
             raise RuntimeError("this VectorGame is already initialised: make a new VectorGame")
-        cdef Py_ssize_t count = _index(n, "n", 1, 2 ** 31 - 1)
-        cdef uint64 seed_value = _index(seed, "seed", 0, 2 ** 64 - 1)
+        cdef Py_ssize_t count = _int_in(n, "n", 1, 2 ** 31 - 1)
+        cdef uint64 seed_value = _int_in(seed, "seed", 0, 2 ** 64 - 1)
         if isinstance(game, str):
             game = load_game(game, **options)
         elif options:
@@ -382,7 +370,7 @@ cdef class VectorGame:
         """Start every game afresh (episode counters back to 0; ``seed`` replaces the seed)."""
         cdef uint64 seed_value = 0
         if seed is not None:
-            seed_value = _index(seed, "seed", 0, 2 ** 64 - 1)
+            seed_value = _int_in(seed, "seed", 0, 2 ** 64 - 1)
         self._enter()
         if seed is not None:
             self.seed = seed_value
@@ -479,7 +467,7 @@ cdef class VectorGame:
         """A copy of game i as a Python state object of the game (for inspection)."""
         if self.vt == NULL:
             self._enter()
-        cdef Py_ssize_t k = _index(i, "game index", 0, self.count - 1)
+        cdef Py_ssize_t k = _int_in(i, "game index", 0, self.count - 1)
         st = self.game.new_initial_state(seed=0)
         if not isinstance(st, GameState) or (<GameState>st).vtable != self.vt:
             raise RuntimeError(f"{type(self.game).__name__}.new_initial_state() no longer makes "
