@@ -50,7 +50,6 @@ ARGS = [(), (0,), (0, 0), (0, 0, 0), (np.zeros(4096, np.float32),)]
 
 def probe(obj, label, must=()):
     # every public method raises RuntimeError "not initialised", whatever arguments it takes
-    assert "not initialised" in repr(obj), repr(obj)
     called = set()
     for name in sorted(dir(obj)):
         if name in SKIP or (name.startswith("_") and not name.startswith("__") and name != "_random_playouts"):
@@ -92,6 +91,7 @@ def probe(obj, label, must=()):
             assert "not initialised" in str(e), f"{label} {what}: {e}"
         else:   # only str() may answer, when it is the repr
             assert what == "str" and "not initialised" in text, f"{label}: {what} gave {text!r}"
+    assert "not initialised" in repr(obj), repr(obj)
     print("ok", label, len(called))
 """
 
