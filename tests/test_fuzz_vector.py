@@ -163,8 +163,41 @@ def fuzz_step_inputs(name, examples):
     print("ok", name)
 
 
+def _retry(f, *args):
+    """f(*args), again while another thread's call runs."""
+    while True:
+        try:
+            return f(*args)
+        except RuntimeError as e:
+            assert "being used by another thread" in str(e), e
+
+
+def _meet(vg, steps=2000):
+    """Step vg while another thread reads it until one of its calls is refused; the number of
+    refusals (0 only if no call ever met a running one)."""
+    refused, done = [0], threading.Event()
+
+    def reader():
+        while not done.is_set() and not refused[0]:
+            try:
+                vg.legal_mask()
+            except RuntimeError as e:
+                assert "being used by another thread" in str(e), e
+                refused[0] += 1
+
+    t = threading.Thread(target=reader)
+    t.start()
+    for _ in range(steps):
+        if refused[0]:
+            break
+        _retry(vg.step, np.argmax(_retry(vg.legal_mask), axis=1))
+    done.set()
+    t.join()
+    return refused[0]
+
+
 def fuzz_threads(name, examples):
-    n = 512
+    n = 2048                    # batch calls long enough for the other threads to meet them
     vg, twin = VectorGame(name, n=n, seed=3), VectorGame(name, n=n, seed=3)
     refused = [0]
     reads = [lambda: vg.legal_mask(), lambda: vg.observations(), lambda: vg.current_players(),
@@ -200,17 +233,13 @@ def fuzz_threads(name, examples):
         for t in threads:
             t.start()
         for m in moves:                     # None: reset; an int: the seed of random legal actions
-            while True:
-                try:
-                    if m is None:
-                        vg.reset(seed=7)
-                    else:
-                        mask = np.array(vg.legal_mask())
-                        acts = np.argmax(mask * np.random.default_rng(m).random(mask.shape), axis=1)
-                        vg.step(acts)
-                    break
-                except RuntimeError as e:
-                    assert "being used by another thread" in str(e)
+            if m is None:
+                _retry(vg.reset, 7)
+            else:
+                mask = np.array(_retry(vg.legal_mask))
+                acts = np.argmax(mask * np.random.default_rng(m).random(mask.shape), axis=1)
+                _retry(vg.step, acts)
+                _retry(vg.observations)
             if m is None:
                 twin.reset(seed=7)
             else:
@@ -224,7 +253,8 @@ def fuzz_threads(name, examples):
             np.testing.assert_array_equal(getattr(vg, f)(), getattr(twin, f)())
 
     prop()
-    assert refused[0] > 0, "no call ever met another thread's call"
+    met = refused[0] or _meet(vg)
+    assert met, "no call ever met another thread's call"
     print("ok", name, refused[0])
 
 

@@ -492,12 +492,7 @@ def other():
             answered[0] += 1
         except BaseException as e:
             errors.append(repr(e))
-def retry(f, *args):
-    while True:
-        try:
-            return f(*args)
-        except RuntimeError as e:
-            assert "being used by another thread" in str(e), e
+from test_fuzz_vector import _retry as retry, _meet
 t = threading.Thread(target=other)
 t.start()
 rng = np.random.default_rng(0)
@@ -510,10 +505,11 @@ for _ in range(40):
 done.set()
 t.join()
 assert not errors, errors[:3]
-assert refused[0] > 0 and answered[0] > 0, (refused, answered)
+assert answered[0] > 0, answered
 assert all(vg.get_state(i).serialize() == twin.get_state(i).serialize() for i in range(0, 2048, 29))
 np.testing.assert_array_equal(vg.observations(), twin.observations())
 np.testing.assert_array_equal(vg.episodes(), twin.episodes())
+assert refused[0] or _meet(vg), "no call ever met another thread's call"   # the test had its race
 print("ok", refused[0], answered[0])
 """, timeout=120)
     assert out.startswith("ok")
