@@ -21,7 +21,7 @@ from libc.string cimport memset, memcpy
 from caribsim._types cimport int8, int16, int32, uint8, uint16, uint32, uint64, popcount64, ctz64
 from caribsim._types cimport PLAYER_CHANCE, PLAYER_TERMINAL
 from caribsim._rng cimport Rng, rng_seed, rng_below, rng_next
-from caribsim._game cimport GameVTable, GameState
+from caribsim._game cimport GameVTable, GameState, chain_list, history_slot
 
 # ---------------------------------------------------------------------------
 # 1. Geometry and names
@@ -2002,15 +2002,17 @@ cdef class CubaState(GameState):
     def __cinit__(self):
         self.vtable = &CUBA_VTABLE
 
-    cdef void* c_state(self) noexcept:
+    cdef void* _raw(self) noexcept:
         return &self.s
 
     def apply_action(self, action):
         """Apply a legal action id (a decision, or a chance outcome at a chance node)."""
         cdef int16 buf[MAX_LEGAL]
         cdef int i, n
+        self._ready()
         cdef int a = _int_in(action, "action", 0, NUM_ACTIONS - 1)
-        if self.s.step == STEP_TERMINAL:
+        slot = history_slot()
+        if self.s.step == STEP_TERMINAL:     # from here to _push no Python runs: one atomic move
             raise ValueError("the game is over: no action is legal")
         n = cu_legal_actions(&self.s, buf)
         for i in range(n):
@@ -2023,11 +2025,12 @@ cdef class CubaState(GameState):
             raise ValueError(f"action {a} ({names[a]}) is not legal at step "
                              f"{STEP_NAMES[self.s.step]!r}; legal: {legal}{more}")
         cu_apply(&self.s, a)
-        self._hist = (self._hist, a)
+        self._push(slot, a)
 
     cpdef CubaState clone(self):
+        self._ready()
         cdef CubaState c = CubaState.__new__(CubaState)
-        memcpy(&c.s, &self.s, sizeof(CUState))
+        memcpy(&c.s, &self.s, sizeof(CUState))     # with the history below: no Python in between
         c.game = self.game
         c._hist = self._hist
         return c
@@ -2035,26 +2038,32 @@ cdef class CubaState(GameState):
     def scores(self):
         """Per seat: VP, building VP (2 per building), total and the tie-break (pesos)."""
         cdef CubaScore sc
+        cdef CUState snap = (<CUState*>self.c_state())[0]   # a copy: the loop below runs Python
         out = []
-        for i in range(self.s.n_players):
-            cu_score(&self.s, i, &sc)
+        for i in range(snap.n_players):
+            cu_score(&snap, i, &sc)
             out.append({"vp": sc.vp, "building_vp": sc.building_vp, "total": sc.total,
                         "tiebreak": sc.tiebreak})
         return out
 
     def phase(self):
+        self._ready()
         return PHASE_NAMES[self.s.phase]
 
     def step_name(self):
+        self._ready()
         return STEP_NAMES[self.s.step]
 
     def round(self):
+        self._ready()
         return self.s.round
 
     def action_to_string(self, action):
+        self._ready()
         return self.game.action_to_string(action)
 
     def string_to_action(self, name):
+        self._ready()
         if not isinstance(name, str):
             raise TypeError(f"action name must be a str, got {type(name).__name__}")
         key = " ".join(name.lower().split())
@@ -2067,11 +2076,13 @@ cdef class CubaState(GameState):
     def information_state_tensor(self, player=None):
         """Same as observation_tensor: the observation already is the player's information state
         (everything public plus his own secret bid)."""
+        self._ready()
         return self.observation_tensor(player)
 
     def determinize(self, observer, seed=None):
         """A copy in which what `observer` cannot see (the other players' secret bids of the
         running bidding) is resampled consistently with the public information."""
+        self._ready()
         cdef int o = _check_seat(observer, self.s.n_players)
         c = self.clone()
         cdef CubaState cs = <CubaState>c
@@ -2082,10 +2093,13 @@ cdef class CubaState(GameState):
 
     def hidden_bids_pending(self):
         """Seats whose secret bid is made but not yet revealed."""
-        if self.s.step != STEP_BID:
+        self._ready()
+        cdef int step = self.s.step, n = self.s.n_players     # copied before any Python runs
+        cdef uint64 bidding = self.s.tied if self.s.rebid else (1 << n) - 1
+        cdef uint64 pending = bidding & ~(<uint64>self.s.bidders)
+        if step != STEP_BID:
             return []
-        bidding = self.s.tied if self.s.rebid else (1 << self.s.n_players) - 1
-        return [q for q in range(self.s.n_players) if (bidding >> q) & 1 and not (self.s.bidders >> q) & 1]
+        return [q for q in range(n) if (pending >> q) & 1]
 
     def to_dict(self):
         """The complete position as JSON-able data (see docs/cuba.md). It includes the secret
@@ -2096,8 +2110,12 @@ cdef class CubaState(GameState):
         return _render(self)
 
     def __repr__(self):
-        return (f"<CubaState {self.s.n_players}p round={self.s.round} phase={PHASE_NAMES[self.s.phase]} "
-                f"step={STEP_NAMES[self.s.step]} player={cu_current_player(&self.s)}>")
+        if self.game is None:
+            return "<CubaState (not initialised)>"
+        cdef int n = self.s.n_players, rnd = self.s.round, phase = self.s.phase, step = self.s.step
+        cdef int cur = cu_current_player(&self.s)
+        return (f"<CubaState {n}p round={rnd} phase={PHASE_NAMES[phase]} "
+                f"step={STEP_NAMES[step]} player={cur}>")
 
 
 
@@ -2122,7 +2140,11 @@ def observation_size(int players):
 # --- the dict codec ------------------------------------------------------------
 
 def _to_dict(CubaState st):
-    cdef CUState* s = &st.s
+    # Copy the struct and the history first, with no Python in between (a GC run or a
+    # callback could let another thread move the state): the dict is built from the copy.
+    cdef CUState snap = (<CUState*>st.c_state())[0]
+    hist = st._hist
+    cdef CUState* s = &snap
     cdef CubaPlayer* p
     cdef int i, k, f, d
     g = st.game
@@ -2219,7 +2241,7 @@ def _to_dict(CubaState st):
         },
         "boards": boards,
         "rng": [int(s.rng.s[k]) for k in range(4)],
-        "history": st.history(),
+        "history": chain_list(hist),
     }
 
 
@@ -2637,6 +2659,7 @@ _STEP_PHASES = {
 # --- a readable board ------------------------------------------------------------
 
 def _render(CubaState st):
+    st = st.clone()          # one position throughout, whatever other threads do
     d = _to_dict(st)
     cdef CubaScore sc
     n = d["options"]["players"]

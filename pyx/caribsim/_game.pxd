@@ -40,6 +40,15 @@ cdef class GameState:
     """Base of every compiled state class: gives the search the game's table and
     a pointer to the C state inside the Python object."""
     cdef const GameVTable* vtable
-    cdef readonly object game        # the Game object that made the state
+    cdef readonly object game        # the Game object that made the state; None: not initialised
     cdef object _hist                # history as a shared chain (previous chain, action); None when empty
-    cdef void* c_state(self) noexcept
+    cdef void* _raw(self) noexcept   # the struct inside the object (each game's class); NULL in the base
+    # The struct of a state made by its game. An object made without it (GameState.__new__,
+    # a subclass's __new__) raises RuntimeError here, so every method refuses it.
+    cdef void* c_state(self) except NULL
+    cdef int _ready(self) except -1
+    cdef int _push(self, tuple slot, int action) except -1
+
+
+cdef list chain_list(object h)       # a history chain as a list of actions
+cdef tuple history_slot()            # an unfilled (previous, action) pair for GameState._push

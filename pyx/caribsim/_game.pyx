@@ -11,6 +11,8 @@ import numpy as np
 
 from libc.stdlib cimport malloc, free
 from libc.string cimport memcpy, strcmp
+from cpython.ref cimport PyObject, Py_INCREF, Py_XDECREF
+from cpython.tuple cimport PyTuple_New, PyTuple_GET_ITEM, PyTuple_SET_ITEM
 from caribsim._types cimport int16, int32, uint64, PLAYER_CHANCE, PLAYER_TERMINAL
 from caribsim._common import _int_in
 
@@ -44,6 +46,30 @@ cdef int _observer(GameState st, player) except -1:
     return _check_seat(player, st.vtable.num_players(st.c_state()))
 
 
+cdef list chain_list(object h):
+    out = []
+    while h is not None:
+        out.append(h[1])
+        h = h[0]
+    out.reverse()
+    return out
+
+
+cdef tuple history_slot():
+    cdef tuple t = PyTuple_New(2)      # a fresh tuple (a literal (None, None) would be shared)
+    _set_item(t, 0, None)
+    _set_item(t, 1, None)
+    return t
+
+
+cdef inline void _set_item(tuple t, Py_ssize_t i, object v):
+    """Fill a tuple nobody else uses yet (the previous item is None or NULL: no finaliser runs)."""
+    cdef PyObject* old = PyTuple_GET_ITEM(t, i)
+    Py_INCREF(v)
+    PyTuple_SET_ITEM(t, i, v)
+    Py_XDECREF(old)
+
+
 def _restore(game, text):
     """Unpickling: the state from its serialized text."""
     return game.deserialize_state(text)
@@ -52,46 +78,69 @@ def _restore(game, text):
 cdef class GameState:
     """The methods every game's state has alike, over the game's C interface."""
 
-    cdef void* c_state(self) noexcept:
+    cdef void* _raw(self) noexcept:
         return NULL
+
+    cdef void* c_state(self) except NULL:
+        cdef void* p = self._raw()
+        if p == NULL or self.vtable == NULL or self.game is None:
+            raise RuntimeError(f"this {type(self).__name__} is not initialised: create states with "
+                               f"game.new_initial_state(seed) or game.state_from_dict(d)")
+        return p
+
+    cdef int _ready(self) except -1:
+        self.c_state()
+        return 0
+
+    cdef int _push(self, tuple slot, int action) except -1:
+        """Append `action` to the history in `slot` (made by history_slot() before the state
+        changed): the only allocation is before the change, so no other thread can see the
+        new position with the old history or lose an action of its own meanwhile."""
+        cdef object a = action          # an int: not tracked by the GC, so no collection runs here
+        _set_item(slot, 0, self._hist)
+        _set_item(slot, 1, a)
+        self._hist = slot
+        return 0
 
     def __init__(self, *args, **kwargs):
         raise TypeError("use game.new_initial_state(seed) or game.state_from_dict(d)")
 
     def num_players(self):
-        return self.vtable.num_players(self.c_state())
+        cdef void* s = self.c_state()
+        return self.vtable.num_players(s)
 
     def current_player(self):
         """The seat to act, CHANCE (-1) at a chance node, TERMINAL (-4) at the end."""
-        return self.vtable.current_player(self.c_state())
+        cdef void* s = self.c_state()
+        return self.vtable.current_player(s)
 
     def is_terminal(self):
-        return self.vtable.current_player(self.c_state()) == PLAYER_TERMINAL
+        cdef void* s = self.c_state()
+        return self.vtable.current_player(s) == PLAYER_TERMINAL
 
     def is_chance_node(self):
-        return self.vtable.current_player(self.c_state()) == PLAYER_CHANCE
+        cdef void* s = self.c_state()
+        return self.vtable.current_player(s) == PLAYER_CHANCE
 
     def child(self, action):
         """A clone with `action` applied."""
+        self._ready()
         c = self.clone()
         c.apply_action(action)
         return c
 
     def __copy__(self):
+        self._ready()
         return self.clone()
 
     def __deepcopy__(self, memo):
+        self._ready()
         return self.clone()
 
     def history(self):
         """Every action applied since the state was made (chance outcomes included)."""
-        out = []
-        h = self._hist
-        while h is not None:
-            out.append(h[1])
-            h = h[0]
-        out.reverse()
-        return out
+        self._ready()
+        return chain_list(self._hist)
 
     def returns(self):
         """Per seat: 1 for the winner, a shared win split equally, 0 otherwise (all 0 before the end)."""
@@ -164,11 +213,13 @@ cdef class GameState:
         """At a chance node, sample an outcome from the state's own RNG and apply it.
         Returns the outcome."""
         cdef void* s = self.c_state()
+        slot = history_slot()
+        cdef int a
         if self.vtable.current_player(s) != PLAYER_CHANCE:
             raise ValueError(f"not a chance node (step {self.step_name()!r})")
-        cdef int a = self.vtable.sample_chance(s)
+        a = self.vtable.sample_chance(s)      # the check, the draw and the move: no Python in between
         self.vtable.apply_action(s, a)
-        self._hist = (self._hist, a)
+        self._push(slot, a)
         return a
 
     # --- observations ----------------------------------------------------------
@@ -176,38 +227,52 @@ cdef class GameState:
         """Float32 vector of game.observation_tensor_shape(): what `player` sees (default:
         the player to act; seat 0 at chance and terminal nodes). The layout is in the
         game's docs."""
-        cdef int seat = _observer(self, player)
-        out = np.empty(self.vtable.observation_size(self.c_state()), dtype=np.float32)
+        cdef const void* s = self.c_state()
+        out = np.empty(self.vtable.observation_size(s), dtype=np.float32)
         cdef float[::1] view = out
-        self.vtable.observation(self.c_state(), seat, &view[0])
+        cdef int seat = _observer(self, player)    # the player to act read right before the observation
+        self.vtable.observation(s, seat, &view[0])
         return out
 
     def write_observation(self, float[::1] out not None, player=None):
         """Write the observation into a preallocated float32 buffer (no allocation)."""
-        cdef int seat = _observer(self, player)
-        cdef int size = self.vtable.observation_size(self.c_state())
+        cdef const void* s = self.c_state()
+        cdef int size = self.vtable.observation_size(s)
         if out.shape[0] != size:
             raise ValueError(f"buffer has {out.shape[0]} entries, the observation has {size}")
-        self.vtable.observation(self.c_state(), seat, &out[0])
+        cdef int seat = _observer(self, player)
+        self.vtable.observation(s, seat, &out[0])
 
     # --- serialization, pickling, equality ---------------------------------------
     def serialize(self):
         """The position as compact JSON text (to_dict(); game.deserialize_state reads it)."""
+        self._ready()
         return json.dumps(self.to_dict(), separators=(",", ":"), sort_keys=True)
 
     def __reduce__(self):
+        self._ready()
         return (_restore, (self.game, self.serialize()))
 
     def __eq__(self, other):
         """Equal positions of the same game (the same to_dict())."""
-        if not isinstance(other, GameState) or strcmp((<GameState>other).vtable.name, self.vtable.name) != 0:
+        self._ready()
+        if not isinstance(other, GameState):
+            return NotImplemented
+        (<GameState>other)._ready()
+        if strcmp((<GameState>other).vtable.name, self.vtable.name) != 0:
             return NotImplemented
         return self.to_dict() == other.to_dict()
+
+    def __repr__(self):
+        if self._raw() == NULL or self.vtable == NULL or self.game is None:
+            return f"<{type(self).__name__} (not initialised)>"
+        return f"<{type(self).__name__} of {self.vtable.name.decode()}>"
 
     def __hash__(self):
         raise TypeError(f"{type(self).__name__} is mutable and unhashable; hash state.serialize() instead")
 
     def _random_playouts(self, n_games, seed, threads, first_game=0):
+        self._ready()
         return random_playouts(self, n_games, seed, threads, first_game)
 
 
@@ -236,6 +301,7 @@ cdef int _playout_range(const GameVTable* vt, const void* start, int n, int lo, 
 def random_playouts(GameState st not None, n_games, seed, threads, first_game=0):
     """Whole random games from `st` in C: (returns, total scores, decisions, seconds).
     Row g holds the run's game first_game + g."""
+    st._ready()
     cdef Py_ssize_t games = operator.index(n_games)
     if games < 0:
         raise ValueError(f"n_games must be >= 0, got {games}")
@@ -246,7 +312,7 @@ def random_playouts(GameState st not None, n_games, seed, threads, first_game=0)
     if not 1 <= operator.index(threads) <= MAX_THREADS:
         raise ValueError(f"threads must be 1..{MAX_THREADS}, got {threads}")
     cdef int n_threads = min(operator.index(threads), max(games, 1))
-    cdef uint64 seed_value = operator.index(seed)
+    cdef uint64 seed_value = _int_in(seed, "seed", 0, 2 ** 64 - 1)
     cdef const GameVTable* vt = st.vtable
     if vt.max_players > 16:
         raise ValueError("random_playouts supports up to 16 players")

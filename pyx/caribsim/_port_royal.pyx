@@ -24,7 +24,7 @@ from libc.string cimport memset, memcpy, memchr, memcmp
 from caribsim._types cimport int8, int16, int32, uint8, uint32, uint64, popcount64, ctz64
 from caribsim._types cimport PLAYER_CHANCE, PLAYER_TERMINAL
 from caribsim._rng cimport Rng, rng_seed, rng_below, rng_next
-from caribsim._game cimport GameVTable, GameState
+from caribsim._game cimport GameVTable, GameState, chain_list, history_slot
 
 # ---------------------------------------------------------------------------
 # 1. The card table (filled by load_tables() at import, read-only after)
@@ -1169,24 +1169,27 @@ cdef class PortRoyalState(GameState):
     def __cinit__(self):
         self.vtable = &PORT_ROYAL_VTABLE
 
-    cdef void* c_state(self) noexcept:
+    cdef void* _raw(self) noexcept:
         return &self.s
 
     # --- the OpenSpiel-style interface ---------------------------------------
     def chance_event(self):
         """At a chance node: (kind, seat), kind one of reveal, draw, pay, fee; else None."""
-        cdef PRYOp* op
-        if self.s.step != STEP_CHANCE:
+        self._ready()
+        cdef int step = self.s.step
+        cdef PRYOp op = self.s.queue[self.s.q_head]      # copied before any Python runs
+        if step != STEP_CHANCE:
             return None
-        op = &self.s.queue[self.s.q_head]
         return (OP_NAMES[op.kind], op.seat)
 
     def apply_action(self, action):
         """Apply a legal action id (a decision, or a chance outcome at a chance node)."""
         cdef int16 buf[MAX_LEGAL]
         cdef int i, n
+        self._ready()
         cdef int a = _action_id(action)
-        if self.s.step == STEP_TERMINAL:
+        slot = history_slot()
+        if self.s.step == STEP_TERMINAL:     # from here to _push no Python runs: one atomic move
             raise ValueError("the game is over: no action is legal")
         n = pry_legal_actions(&self.s, buf)
         for i in range(n):
@@ -1197,11 +1200,12 @@ cdef class PortRoyalState(GameState):
             raise ValueError(f"action {a} ({ACTION_NAMES[a]}) is not legal at step "
                              f"{STEP_NAMES[self.s.step]!r}; legal: {legal}")
         pry_apply(&self.s, a)
-        self._hist = (self._hist, a)
+        self._push(slot, a)
 
     cpdef PortRoyalState clone(self):
+        self._ready()
         cdef PortRoyalState c = PortRoyalState.__new__(PortRoyalState)
-        memcpy(&c.s, &self.s, sizeof(PRYState))
+        memcpy(&c.s, &self.s, sizeof(PRYState))     # with the history below: no Python in between
         c.game = self.game
         c._hist = self._hist
         return c
@@ -1211,6 +1215,7 @@ cdef class PortRoyalState(GameState):
         what is public: coin faces (his own too) and the draw pile, exchanged only among
         cards of the same reshuffle generation. ``seed`` reseeds the copy's RNG first
         (default: the copy continues this state's RNG stream)."""
+        self._ready()
         cdef int seat = _check_seat(player, self.s.n_players)
         cdef PortRoyalState c = self.clone()
         if seed is not None:
@@ -1222,9 +1227,10 @@ cdef class PortRoyalState(GameState):
         """Per seat: VP of persons and of expeditions, total VP, coins (the tie-break), swords."""
         cdef PRYPlayer* p
         cdef int i
+        cdef PRYState snap = (<PRYState*>self.c_state())[0]   # a copy: the loop below runs Python
         out = []
-        for i in range(self.s.n_players):
-            p = &self.s.players[i]
+        for i in range(snap.n_players):
+            p = &snap.players[i]
             exp_vp = sum(p.display[CARD_IDS.index(x)] * CARD[CARD_IDS.index(x)].vp for x in EXPEDITION_IDS)
             out.append({"person_vp": p.vp - exp_vp, "expedition_vp": exp_vp, "total": p.vp,
                         "expeditions": p.expeditions, "coins": p.n_coins, "swords": p.swords,
@@ -1232,21 +1238,27 @@ cdef class PortRoyalState(GameState):
         return out
 
     def phase(self):
+        self._ready()
         return PHASE_NAMES[self.s.phase]
 
     def step_name(self):
+        self._ready()
         return STEP_NAMES[self.s.step]
 
     def active_player(self):
+        self._ready()
         return self.s.active
 
     def start_player(self):
+        self._ready()
         return self.s.start_player
 
     def action_to_string(self, action):
+        self._ready()
         return _action_name(action)
 
     def string_to_action(self, name):
+        self._ready()
         if not isinstance(name, str):
             raise TypeError(f"action name must be a str, got {type(name).__name__}")
         key = " ".join(name.lower().split())
@@ -1264,8 +1276,11 @@ cdef class PortRoyalState(GameState):
         return _render(self)
 
     def __repr__(self):
-        return (f"<PortRoyalState {self.s.n_players}p phase={PHASE_NAMES[self.s.phase]} "
-                f"step={STEP_NAMES[self.s.step]} player={pry_current_player(&self.s)}>")
+        if self.game is None:
+            return "<PortRoyalState (not initialised)>"
+        cdef PRYState snap = self.s
+        return (f"<PortRoyalState {snap.n_players}p phase={PHASE_NAMES[snap.phase]} "
+                f"step={STEP_NAMES[snap.step]} player={pry_current_player(&snap)}>")
 
 
 
@@ -1290,7 +1305,11 @@ cdef dict _counts(const uint8* a):
 
 
 def _to_dict(PortRoyalState st):
-    cdef PRYState* s = &st.s
+    # Copy the struct and the history first, with no Python in between (a GC run or a
+    # callback could let another thread move the state): the dict is built from the copy.
+    cdef PRYState snap = (<PRYState*>st.c_state())[0]
+    hist = st._hist
+    cdef PRYState* s = &snap
     cdef PRYPlayer* p
     cdef int i, k
     players = []
@@ -1327,7 +1346,7 @@ def _to_dict(PortRoyalState st):
                   for k in range(s.q_head, s.q_len) if s.queue[k].count > 0],
         "players": players,
         "rng": [int(s.rng.s[k]) for k in range(4)],
-        "history": st.history(),
+        "history": chain_list(hist),
     }
 
 
@@ -1557,6 +1576,7 @@ def _check_consistency(PortRoyalState st):
 
 def _render(PortRoyalState st):
     cdef PRYPlayer* p
+    st = st.clone()          # one position throughout, whatever other threads do
     d = _to_dict(st)
     n = d["options"]["players"]
     cur = pry_current_player(&st.s)

@@ -15,7 +15,7 @@ from libc.string cimport memset, memcpy
 from caribsim._types cimport int8, int16, int32, uint8, uint32, uint64, popcount64, ctz64
 from caribsim._types cimport PLAYER_CHANCE, PLAYER_TERMINAL
 from caribsim._rng cimport Rng, rng_seed, rng_below, rng_next
-from caribsim._game cimport GameVTable, GameState
+from caribsim._game cimport GameVTable, GameState, chain_list, history_slot
 
 # ---------------------------------------------------------------------------
 # 1. Component tables (filled by load_tables() at import, read-only after)
@@ -2282,7 +2282,7 @@ cdef class PuertoRicoState(GameState):
     def __cinit__(self):
         self.vtable = &PR_VTABLE
 
-    cdef void* c_state(self) noexcept:
+    cdef void* _raw(self) noexcept:
         return &self.s
 
     cdef inline int _n_actions(self):
@@ -2296,8 +2296,10 @@ cdef class PuertoRicoState(GameState):
         """Apply a legal action id (a decision, or a chance outcome at a chance node)."""
         cdef int16 buf[MAX_LEGAL]
         cdef int i, n
+        self._ready()
         cdef int a = _action_id(action, self._n_actions())
-        if self.s.step == STEP_TERMINAL:
+        slot = history_slot()
+        if self.s.step == STEP_TERMINAL:     # from here to _push no Python runs: one atomic move
             raise ValueError("the game is over: no action is legal")
         n = pr_legal_actions(&self.s, buf)
         for i in range(n):
@@ -2306,7 +2308,7 @@ cdef class PuertoRicoState(GameState):
         else:
             self._illegal(a, buf, n)
         pr_apply(&self.s, a)
-        self._hist = (self._hist, a)
+        self._push(slot, a)
 
     cdef _illegal(self, int a, int16* buf, int n):
         caps = self._capacities()
@@ -2317,8 +2319,9 @@ cdef class PuertoRicoState(GameState):
                          f"{STEP_NAMES[self.s.step]!r}; legal: {legal}")
 
     cpdef PuertoRicoState clone(self):
+        self._ready()
         cdef PuertoRicoState c = PuertoRicoState.__new__(PuertoRicoState)
-        memcpy(&c.s, &self.s, sizeof(PRState))
+        memcpy(&c.s, &self.s, sizeof(PRState))     # with the history below: no Python in between
         c.vtable = self.vtable
         c.game = self.game
         c._hist = self._hist
@@ -2327,26 +2330,31 @@ cdef class PuertoRicoState(GameState):
     def scores(self):
         """Per seat: VP chips, building VP, bonus VP, total and the tie-break value."""
         cdef PRScore sc
+        cdef PRState snap = (<PRState*>self.c_state())[0]   # a copy: the loop below runs Python
         out = []
-        for i in range(self.s.n_players):
-            pr_score(&self.s, i, &sc)
+        for i in range(snap.n_players):
+            pr_score(&snap, i, &sc)
             out.append({"vp_chips": sc.vp_chips, "building_vp": sc.building_vp,
                         "bonus_vp": sc.bonus_vp, "total": sc.total, "tiebreak": sc.tiebreak})
         return out
 
     def phase(self):
+        self._ready()
         return PHASE_NAMES[self.s.phase]
 
     def step_name(self):
+        self._ready()
         return STEP_NAMES[self.s.step]
 
     cdef tuple _capacities(self):
         return tuple(self.s.ship_capacity[i] for i in range(self.s.n_ships))
 
     def action_to_string(self, action):
+        self._ready()
         return _action_name(action, self._capacities(), self._n_actions())
 
     def string_to_action(self, name):
+        self._ready()
         if not isinstance(name, str):
             raise TypeError(f"action name must be a str, got {type(name).__name__}")
         key = " ".join(name.lower().split())
@@ -2369,8 +2377,11 @@ cdef class PuertoRicoState(GameState):
         return _render(self)
 
     def __repr__(self):
-        return (f"<PuertoRicoState {self.s.n_players}p phase={PHASE_NAMES[self.s.phase]} "
-                f"step={STEP_NAMES[self.s.step]} player={pr_current_player(&self.s)}>")
+        if self.game is None:
+            return "<PuertoRicoState (not initialised)>"
+        cdef PRState snap = self.s
+        return (f"<PuertoRicoState {snap.n_players}p phase={PHASE_NAMES[snap.phase]} "
+                f"step={STEP_NAMES[snap.step]} player={pr_current_player(&snap)}>")
 
 
 
@@ -2411,7 +2422,11 @@ def _bits(uint8 mask, names):
 
 
 def _to_dict(PuertoRicoState st):
-    cdef PRState* s = &st.s
+    # Copy the struct and the history first, with no Python in between (a GC run or a
+    # callback could let another thread move the state): the dict is built from the copy.
+    cdef PRState snap = (<PRState*>st.c_state())[0]
+    hist = st._hist
+    cdef PRState* s = &snap
     cdef PRPlayer* p
     cdef int i, b, k
     cdef bint exp = s.options & OPT_EXPANSION
@@ -2472,7 +2487,7 @@ def _to_dict(PuertoRicoState st):
         },
         "boards": boards,
         "rng": [int(s.rng.s[k]) for k in range(4)],
-        "history": st.history(),
+        "history": chain_list(hist),
     }
     if exp:
         d["expansion"] = {
@@ -2955,6 +2970,7 @@ def _check_expansion(PuertoRicoState st):
 # --- a readable board ------------------------------------------------------------
 
 def _render(PuertoRicoState st):
+    st = st.clone()          # one position throughout, whatever other threads do
     d = _to_dict(st)
     cdef PRScore sc
     n = d["options"]["players"]

@@ -9,16 +9,21 @@ the whole batch.
 Invariant between calls: every state is at a decision node (chance nodes are resolved
 with the state's own RNG right after each step and each reset; a finished game is reset
 at once, after its returns were recorded).
+
+The C loops trust only memory no caller can write: the states, the actions (copied in
+before the check) and the buffers behind the returned arrays, which are exported
+read-only (``_Buffer``), so no view can be made writable.
 """
 cimport cython
-from libc.stdlib cimport malloc, free
+from libc.stdlib cimport malloc, calloc, free
+from cpython.buffer cimport PyBUF_WRITABLE, PyBUF_FORMAT
 from libc.string cimport memset, memcpy
 from caribsim._types cimport int16, int32, uint8, uint64
 from caribsim._types cimport PLAYER_CHANCE, PLAYER_TERMINAL
 from caribsim._game cimport GameVTable, GameState
 
-import operator
 import numpy as np
+from caribsim._common import _int_in
 cimport numpy as cnp
 cnp.import_array()
 
@@ -43,6 +48,7 @@ def game_info(state):
     """The C table of a compiled game state, as a dict (for adapters and tests)."""
     if not isinstance(state, GameState):
         raise TypeError(f"state must be a compiled caribsim game state, got {type(state).__name__}")
+    (<GameState>state)._ready()
     cdef const GameVTable* vt = (<GameState>state).vtable
     return {
         "name": vt.name.decode(),
@@ -54,16 +60,100 @@ def game_info(state):
     }
 
 
-def _index(value, what, lo, hi):
-    if isinstance(value, bool):
-        raise TypeError(f"{what} must be an int, got bool")
-    try:
-        v = operator.index(value)
-    except TypeError:
-        raise TypeError(f"{what} must be an int, got {type(value).__name__}") from None
-    if not lo <= v <= hi:
-        raise ValueError(f"{what} must be in {lo}..{hi}, got {v}")
-    return v
+cdef class _Buffer:
+    """Zeroed memory written by a VectorGame's C loops and exported read-only: numpy
+    arrays over it cannot be made writable (nor can their base), so what the C code
+    trusts (the legal mask, the acting seats) stays the engine's."""
+    cdef char* data
+    cdef Py_ssize_t size
+    cdef Py_ssize_t itemsize
+
+    def __cinit__(self, Py_ssize_t size):
+        if size < 0:
+            raise ValueError(f"buffer size must be >= 0, got {size}")
+        self.size = size
+        self.itemsize = 1
+        self.data = <char*>calloc(size if size > 0 else 1, 1)
+        if self.data == NULL:
+            raise MemoryError(f"cannot allocate a buffer of {size} bytes")
+
+    def __dealloc__(self):
+        free(self.data)
+
+    def __getbuffer__(self, Py_buffer* view, int flags):
+        if flags & PyBUF_WRITABLE:
+            raise BufferError("the arrays of a VectorGame are read-only: copy them to change them")
+        view.buf = self.data
+        view.obj = self
+        view.len = self.size
+        view.readonly = 1
+        view.itemsize = 1
+        view.format = NULL
+        if flags & PyBUF_FORMAT:
+            view.format = "B"
+        view.ndim = 1
+        view.shape = &self.size
+        view.strides = &self.itemsize
+        view.suboffsets = NULL
+        view.internal = NULL
+
+    def __releasebuffer__(self, Py_buffer* view):
+        pass
+
+
+cdef class _Arrays:
+    """Every buffer of one VectorGame size, allocated together so that a failed
+    (re)allocation changes nothing."""
+    cdef object mask_b, obs_b, players_b, rewards_b, term_b, episodes_b, final_b
+    cdef object mask, obs, players, rewards, term, episodes, final_lengths
+    cdef char* states
+    cdef char* template
+    cdef int16* legal_buf
+    cdef int32* lengths
+    cdef Py_ssize_t* acts
+
+    def __cinit__(self):
+        self.states = self.template = NULL
+        self.legal_buf = NULL
+        self.lengths = NULL
+        self.acts = NULL
+
+    def __dealloc__(self):
+        free(self.states)
+        free(self.template)
+        free(self.legal_buf)
+        free(self.lengths)
+        free(self.acts)
+
+
+cdef _array(_Buffer b, dtype, shape):
+    return np.frombuffer(b, dtype=dtype).reshape(shape)
+
+
+cdef _Arrays _allocate(Py_ssize_t count, Py_ssize_t ssize, int actions, int obs_size, int players):
+    cdef _Arrays a = _Arrays()
+    a.states = <char*>malloc(ssize * count)
+    a.template = <char*>malloc(ssize)
+    a.legal_buf = <int16*>malloc(sizeof(int16) * (actions + 1))
+    a.lengths = <int32*>calloc(count, sizeof(int32))
+    a.acts = <Py_ssize_t*>malloc(sizeof(Py_ssize_t) * count)
+    if a.states == NULL or a.template == NULL or a.legal_buf == NULL or a.lengths == NULL or a.acts == NULL:
+        raise MemoryError(f"cannot allocate {count} states of {ssize} bytes")
+    a.mask_b = _Buffer(count * actions)
+    a.obs_b = _Buffer(count * obs_size * sizeof(float))
+    a.players_b = _Buffer(count * sizeof(int32))
+    a.rewards_b = _Buffer(count * players * sizeof(float))
+    a.term_b = _Buffer(count)
+    a.episodes_b = _Buffer(count * sizeof(uint64))
+    a.final_b = _Buffer(count * sizeof(int32))
+    a.mask = _array(a.mask_b, np.uint8, (count, actions))
+    a.obs = _array(a.obs_b, np.float32, (count, obs_size))
+    a.players = _array(a.players_b, np.int32, (count,))
+    a.rewards = _array(a.rewards_b, np.float32, (count, players))
+    a.term = _array(a.term_b, np.bool_, (count,))
+    a.episodes = _array(a.episodes_b, np.uint64, (count,))
+    a.final_lengths = _array(a.final_b, np.int32, (count,))
+    return a
 
 
 cdef class VectorGame:
@@ -79,13 +169,25 @@ cdef class VectorGame:
     ``game`` is a game name (with ``**options`` passed to ``caribsim.load_game``) or a
     loaded game object. Game slot ``i`` draws its randomness from ``(seed, i, episode)``
     only. The arrays returned by ``legal_mask``, ``observations``, ``current_players``,
-    ``rewards``, ``terminated`` and ``scores`` are read-only views of buffers owned by
-    the VectorGame, overwritten by the next call: copy them to keep them.
+    ``rewards``, ``terminated``, ``episode_lengths`` and ``episodes`` are read-only views
+    of buffers owned by the VectorGame (they cannot be made writable), overwritten by the
+    next call: copy them to keep them. One thread at a time: a call while another
+    thread's call runs raises RuntimeError (docs/thread-safety.md).
     """
-    cdef const GameVTable* vt
+    cdef const GameVTable* vt      # NULL until __init__ has succeeded
+    cdef _Arrays arrays            # owns every buffer below
     cdef char* states
     cdef char* template
     cdef int16* legal_buf
+    cdef int32* lengths
+    cdef Py_ssize_t* acts
+    cdef uint8* mask_p
+    cdef float* obs_p
+    cdef int32* players_p
+    cdef float* rewards_p
+    cdef uint8* term_p
+    cdef uint64* episodes_p
+    cdef int32* final_lengths_p
     cdef Py_ssize_t count
     cdef Py_ssize_t ssize
     cdef readonly int num_actions
@@ -96,31 +198,20 @@ cdef class VectorGame:
     cdef uint64 seed
     cdef bint mask_fresh
     cdef bint obs_fresh
-    cdef bint busy             # a batch call runs without the GIL: no second call meanwhile
-    cdef object _mask, _obs, _players, _rewards, _term, _episodes, _lengths, _final_lengths
-    cdef uint8[:, ::1] mask_v
-    cdef float[:, ::1] obs_v
-    cdef int32[::1] players_v
-    cdef float[:, ::1] rewards_v
-    cdef uint8[::1] term_v
-    cdef uint64[::1] episodes_v
-    cdef int32[::1] lengths_v
-    cdef int32[::1] final_lengths_v
+    cdef bint busy             # a call is running (its batch without the GIL): no second call meanwhile
 
     def __cinit__(self):
-        self.states = NULL
-        self.template = NULL
-        self.legal_buf = NULL
-
-    def __dealloc__(self):
-        free(self.states)
-        free(self.template)
-        free(self.legal_buf)
+        self.vt = NULL
 
     def __init__(self, game, n=1024, seed=0, **options):
+        # Everything is checked and allocated before the object changes: a failure leaves it
+        # as it was (not initialised), and a VectorGame that is initialised refuses a second
+        # __init__ (another thread may be stepping it without the GIL).
         from caribsim._api import load_game
-        cdef Py_ssize_t count = _index(n, "n", 1, 2 ** 31 - 1)
-        cdef uint64 seed_value = _index(seed, "seed", 0, 2 ** 64 - 1)
+        if self.vt != NULL or self.busy:
+            raise RuntimeError("this VectorGame is already initialised: make a new VectorGame")
+        cdef Py_ssize_t count = _int_in(n, "n", 1, 2 ** 31 - 1)
+        cdef uint64 seed_value = _int_in(seed, "seed", 0, 2 ** 64 - 1)
         if isinstance(game, str):
             game = load_game(game, **options)
         elif options:
@@ -131,43 +222,41 @@ cdef class VectorGame:
         if not isinstance(proto, GameState):
             raise TypeError(f"{type(game).__name__} has no compiled state (GameState) to vectorise")
         cdef GameState gs = <GameState>proto
-        self.vt = gs.vtable
-        if self.vt.observation_size == NULL or self.vt.observation == NULL:
-            raise ValueError(f"game {self.vt.name.decode()!r} has no observation in its C table")
+        cdef const void* ps = gs.c_state()
+        cdef const GameVTable* vt = gs.vtable
+        if vt.observation_size == NULL or vt.observation == NULL:
+            raise ValueError(f"game {vt.name.decode()!r} has no observation in its C table")
+        cdef int players = vt.num_players(ps)
+        if not 1 <= players <= 64:
+            raise ValueError(f"VectorGame supports up to 64 players, got {players}")
+        cdef int obs_size = vt.observation_size(ps)
+        cdef _Arrays a = _allocate(count, vt.state_size, vt.num_actions, obs_size, players)
+        if self.vt != NULL or self.busy:    # another thread initialised it meanwhile
+            raise RuntimeError("this VectorGame is already initialised: make a new VectorGame")
+        memcpy(a.template, ps, vt.state_size)
+        self.arrays = a
+        self.states, self.template, self.legal_buf = a.states, a.template, a.legal_buf
+        self.lengths, self.acts = a.lengths, a.acts
+        self.mask_p = <uint8*>(<_Buffer>a.mask_b).data
+        self.obs_p = <float*>(<_Buffer>a.obs_b).data
+        self.players_p = <int32*>(<_Buffer>a.players_b).data
+        self.rewards_p = <float*>(<_Buffer>a.rewards_b).data
+        self.term_p = <uint8*>(<_Buffer>a.term_b).data
+        self.episodes_p = <uint64*>(<_Buffer>a.episodes_b).data
+        self.final_lengths_p = <int32*>(<_Buffer>a.final_b).data
         self.game = game
-        self.name = self.vt.name.decode()
+        self.name = vt.name.decode()
         self.count = count
-        self.ssize = self.vt.state_size
-        self.num_actions = self.vt.num_actions
+        self.ssize = vt.state_size
+        self.num_actions = vt.num_actions
+        self.num_players = players
+        self.observation_size = obs_size
         self.seed = seed_value
-        self.template = <char*>malloc(self.ssize)
-        self.states = <char*>malloc(self.ssize * count)
-        self.legal_buf = <int16*>malloc(sizeof(int16) * (self.num_actions + 1))
-        if self.template == NULL or self.states == NULL or self.legal_buf == NULL:
-            raise MemoryError(f"cannot allocate {count} states of {self.ssize} bytes")
-        memcpy(self.template, gs.c_state(), self.ssize)
-        self.num_players = self.vt.num_players(self.template)
-        if not 1 <= self.num_players <= 64:
-            raise ValueError(f"VectorGame supports up to 64 players, got {self.num_players}")
-        self.observation_size = self.vt.observation_size(self.template)
-        P = self.num_players
-        self._mask = np.zeros((count, self.num_actions), dtype=np.uint8)
-        self._obs = np.zeros((count, self.observation_size), dtype=np.float32)
-        self._players = np.zeros(count, dtype=np.int32)
-        self._rewards = np.zeros((count, P), dtype=np.float32)
-        self._term = np.zeros(count, dtype=np.bool_)
-        self._episodes = np.zeros(count, dtype=np.uint64)
-        self._lengths = np.zeros(count, dtype=np.int32)
-        self._final_lengths = np.zeros(count, dtype=np.int32)
-        self.mask_v = self._mask
-        self.obs_v = self._obs
-        self.players_v = self._players
-        self.rewards_v = self._rewards
-        self.term_v = self._term.view(np.uint8)
-        self.episodes_v = self._episodes
-        self.lengths_v = self._lengths
-        self.final_lengths_v = self._final_lengths
-        self.reset()
+        self.busy = True            # published busy: no other thread's call runs before the reset
+        self.vt = vt
+        with nogil:
+            self._reset_all()
+        self.busy = False
 
     # --- C loops -------------------------------------------------------------------
     cdef inline void* _state(self, Py_ssize_t i) noexcept nogil:
@@ -176,17 +265,28 @@ cdef class VectorGame:
     cdef void _reset_slot(self, Py_ssize_t i) noexcept nogil:
         cdef void* s = self.states + i * self.ssize
         memcpy(s, self.template, self.ssize)
-        self.vt.reseed(s, self.seed, _stream(i, self.episodes_v[i]))
-        self.players_v[i] = _resolve_chance(self.vt, s)
-        self.lengths_v[i] = 0
+        self.vt.reseed(s, self.seed, _stream(i, self.episodes_p[i]))
+        self.players_p[i] = _resolve_chance(self.vt, s)
+        self.lengths[i] = 0
 
     cdef inline void _mask_row(self, Py_ssize_t i) noexcept nogil:
         cdef int k, m
-        cdef uint8* row = &self.mask_v[i, 0]
+        cdef uint8* row = self.mask_p + i * self.num_actions
         memset(row, 0, self.num_actions)
         m = self.vt.legal_actions(self.states + i * self.ssize, self.legal_buf)
         for k in range(m):
             row[self.legal_buf[k]] = 1
+
+    cdef void _reset_all(self) noexcept nogil:
+        cdef Py_ssize_t i
+        for i in range(self.count):
+            self.episodes_p[i] = 0
+            self.term_p[i] = 0
+            self.final_lengths_p[i] = 0
+            memset(self.rewards_p + i * self.num_players, 0, sizeof(float) * self.num_players)
+            self._reset_slot(i)
+        self._fill_mask()
+        self.obs_fresh = False
 
     cdef void _fill_mask(self) noexcept nogil:
         cdef Py_ssize_t i
@@ -201,7 +301,7 @@ cdef class VectorGame:
         if self.mask_fresh:
             for i in range(self.count):
                 a = acts[i]
-                if a < 0 or a >= self.num_actions or self.mask_v[i, a] == 0:
+                if a < 0 or a >= self.num_actions or self.mask_p[i * self.num_actions + a] == 0:
                     return i
             return -1
         for i in range(self.count):
@@ -218,137 +318,170 @@ cdef class VectorGame:
 
     cdef void _step(self, const Py_ssize_t* acts) noexcept nogil:
         cdef Py_ssize_t i
-        cdef int p, j
+        cdef int p, j, P = self.num_players
         cdef void* s
         cdef double ret[64]
         for i in range(self.count):
             s = self.states + i * self.ssize
             self.vt.apply_action(s, <int>acts[i])
-            self.lengths_v[i] += 1
+            self.lengths[i] += 1
             p = _resolve_chance(self.vt, s)
             if p == PLAYER_TERMINAL:
                 self.vt.returns(s, ret)
-                for j in range(self.num_players):
-                    self.rewards_v[i, j] = <float>ret[j]
-                self.term_v[i] = 1
-                self.final_lengths_v[i] = self.lengths_v[i]
-                self.episodes_v[i] += 1
+                for j in range(P):
+                    self.rewards_p[i * P + j] = <float>ret[j]
+                self.term_p[i] = 1
+                self.final_lengths_p[i] = self.lengths[i]
+                self.episodes_p[i] += 1
                 self._reset_slot(i)
             else:
-                if self.term_v[i]:
-                    for j in range(self.num_players):
-                        self.rewards_v[i, j] = 0.0
-                    self.term_v[i] = 0
-                self.players_v[i] = p
+                if self.term_p[i]:
+                    for j in range(P):
+                        self.rewards_p[i * P + j] = 0.0
+                    self.term_p[i] = 0
+                self.players_p[i] = p
             self._mask_row(i)            # while the state is in cache: the next step checks against it
         self.mask_fresh = True
         self.obs_fresh = False
 
     # --- Python API ------------------------------------------------------------------
-    cdef _enter(self):
+    cdef int _enter(self) except -1:
+        if self.vt == NULL:
+            raise RuntimeError(f"this {type(self).__name__} is not initialised: "
+                               f"VectorGame(game, n, seed) makes one")
         if self.busy:
             raise RuntimeError("this VectorGame is being used by another thread; "
                                "use one VectorGame per thread")
         self.busy = True
+        return 0
 
     def __len__(self):
+        self._enter()
+        self.busy = False
         return self.count
 
     @property
     def n(self):
+        self._enter()
+        self.busy = False
         return self.count
 
     def reset(self, seed=None):
         """Start every game afresh (episode counters back to 0; ``seed`` replaces the seed)."""
-        cdef Py_ssize_t i
+        cdef uint64 seed_value = 0
         if seed is not None:
-            self.seed = _index(seed, "seed", 0, 2 ** 64 - 1)
+            seed_value = _int_in(seed, "seed", 0, 2 ** 64 - 1)
         self._enter()
+        if seed is not None:
+            self.seed = seed_value
         with nogil:
-            for i in range(self.count):
-                self.episodes_v[i] = 0
-                self.term_v[i] = 0
-                self.final_lengths_v[i] = 0
-                memset(&self.rewards_v[i, 0], 0, sizeof(float) * self.num_players)
-                self._reset_slot(i)
-            self._fill_mask()
-            self.obs_fresh = False
+            self._reset_all()
         self.busy = False
 
     def legal_mask(self):
         """(n, num_actions) uint8: 1 where the action is legal for the player to act."""
+        self._enter()
         if not self.mask_fresh:
-            self._enter()
             with nogil:
                 self._fill_mask()
-            self.busy = False
-        return self._ro(self._mask)
+        self.busy = False
+        return self._ro(self.arrays.mask)
 
     def observations(self):
         """(n, observation_size) float32: each game from its acting player's seat."""
         cdef Py_ssize_t i
+        self._enter()
         if not self.obs_fresh:
-            self._enter()
             with nogil:
                 for i in range(self.count):
-                    self.vt.observation(self.states + i * self.ssize, self.players_v[i], &self.obs_v[i, 0])
+                    self.vt.observation(self.states + i * self.ssize, self.players_p[i],
+                                        self.obs_p + i * self.observation_size)
             self.obs_fresh = True
-            self.busy = False
-        return self._ro(self._obs)
+        self.busy = False
+        return self._ro(self.arrays.obs)
 
     def current_players(self):
         """(n,) int32: the seat to act in each game (always a seat: no chance, no end)."""
-        return self._ro(self._players)
+        self._enter()
+        self.busy = False
+        return self._ro(self.arrays.players)
 
     def rewards(self):
         """(n, players) float32: the returns of the games that ended at the last step
         (1 for the winner, shared wins split), 0 for the others."""
-        return self._ro(self._rewards)
+        self._enter()
+        self.busy = False
+        return self._ro(self.arrays.rewards)
 
     def terminated(self):
         """(n,) bool: games that ended at the last step (they were reset already)."""
-        return self._ro(self._term)
+        self._enter()
+        self.busy = False
+        return self._ro(self.arrays.term)
 
     def episode_lengths(self):
         """(n,) int32: decisions of each game's last finished episode (0 before any)."""
-        return self._ro(self._final_lengths)
+        self._enter()
+        self.busy = False
+        return self._ro(self.arrays.final_lengths)
 
     def episodes(self):
         """(n,) uint64: finished episodes per game slot since the last reset()."""
-        return self._ro(self._episodes)
+        self._enter()
+        self.busy = False
+        return self._ro(self.arrays.episodes)
 
     def step(self, actions):
         """Apply ``actions[i]`` in game i for every i, resolve chance, record the returns
-        of the games that end and reset them. An illegal action raises ValueError naming
-        the game index, with every state unchanged (all actions are checked first)."""
-        arr = np.asarray(actions)
+        of the games that end and reset them. ``actions``: integers of shape (n,) (an
+        array of any integer dtype, read-only and strided ones too, or a list). An illegal
+        or out-of-range action raises ValueError naming the game index, with every state
+        unchanged (all actions are checked first)."""
+        cdef Py_ssize_t i, bad
+        if self.vt == NULL:
+            self._enter()
+        try:
+            arr = np.asarray(actions)
+        except Exception as e:
+            raise TypeError(f"actions must be integers of shape ({self.count},): {e}") from None
         if arr.dtype.kind not in "iu":
-            raise TypeError(f"actions must be an integer array, got dtype {arr.dtype}")
+            raise TypeError(f"actions must be integers (an integer array or a list of ints) of shape "
+                            f"({self.count},), got dtype {arr.dtype}")
         if arr.shape != (self.count,):
             raise ValueError(f"actions must have shape ({self.count},), got {arr.shape}")
-        acts = np.ascontiguousarray(arr, dtype=np.intp)
-        cdef Py_ssize_t[::1] av = acts
-        cdef Py_ssize_t bad
+        # uint64 values >= 2**63 wrap to negative ids here: out of range, reported with their value
+        cdef const Py_ssize_t[:] av = arr.astype(np.intp, copy=False)
         self._enter()
+        for i in range(self.count):      # into memory no other thread can change during the step
+            self.acts[i] = av[i]
         with nogil:
-            bad = self._first_illegal(&av[0])
+            bad = self._first_illegal(self.acts)
             if bad < 0:
-                self._step(&av[0])
+                self._step(self.acts)
         self.busy = False
-        if bad >= 0:
-            self._illegal(bad, int(arr[bad]))
+        if bad >= 0:    # the value checked (not arr[bad]: another thread may have changed it)
+            a = self.acts[bad]
+            self._illegal(bad, a + 2 ** 64 if a < 0 and arr.dtype.kind == "u" else a)
 
     def get_state(self, i):
         """A copy of game i as a Python state object of the game (for inspection)."""
-        cdef Py_ssize_t k = _index(i, "game index", 0, self.count - 1)
+        if self.vt == NULL:
+            self._enter()
+        cdef Py_ssize_t k = _int_in(i, "game index", 0, self.count - 1)
         st = self.game.new_initial_state(seed=0)
+        if not isinstance(st, GameState) or (<GameState>st).vtable != self.vt:
+            raise RuntimeError(f"{type(self.game).__name__}.new_initial_state() no longer makes "
+                               f"{self.name} states")
+        cdef void* dst = (<GameState>st).c_state()
         self._enter()
-        memcpy((<GameState>st).c_state(), self._state(k), self.ssize)
+        memcpy(dst, self._state(k), self.ssize)
         self.busy = False
         return st
 
     def scores(self):
         """(n, players) float64: each game's current score per seat (e.g. total VP)."""
+        if self.vt == NULL:
+            self._enter()
         out = np.zeros((self.count, self.num_players), dtype=np.float64)
         cdef double[:, ::1] ov = out
         cdef double buf[64]
@@ -363,7 +496,7 @@ cdef class VectorGame:
         self.busy = False
         return out
 
-    cdef _illegal(self, Py_ssize_t i, long a):
+    cdef _illegal(self, Py_ssize_t i, object a):
         st = self.get_state(i)
         legal = st.legal_actions()
         def name(x):
@@ -377,7 +510,7 @@ cdef class VectorGame:
             what = f"action {a} (out of range 0..{self.num_actions - 1})"
         shown = ", ".join(f"{x} ({name(x)})" for x in legal)
         raise ValueError(f"{self.name}: game {i}: {what} is not legal for player "
-                         f"{self.players_v[i]}; legal: {shown}. No game was changed.")
+                         f"{st.current_player()}; legal: {shown}. No game was changed.")
 
     @staticmethod
     def _ro(arr):
@@ -385,6 +518,14 @@ cdef class VectorGame:
         v.flags.writeable = False
         return v
 
+    def __reduce__(self):
+        if self.vt == NULL:
+            self._enter()
+        raise TypeError("a VectorGame cannot be pickled: make a new one (same game, n and seed "
+                        "give the same games)")
+
     def __repr__(self):
+        if self.vt == NULL:
+            return f"<{type(self).__name__} (not initialised)>"
         return (f"<VectorGame {self.name} n={self.count} players={self.num_players} "
                 f"actions={self.num_actions} observation={self.observation_size}>")

@@ -1,7 +1,7 @@
 """Type stubs for the compiled batch driver (pyx/caribsim/_vector.pyx): ``VectorGame``
 steps n games of any caribsim game through its C table (caribsim._game.GameVTable).
 See docs/embedding.md."""
-from typing import Any, SupportsIndex
+from typing import Any, NoReturn, SupportsIndex
 
 import numpy as np
 import numpy.typing as npt
@@ -15,14 +15,17 @@ class VectorGame:
 
     ``game``: a game name (``**options`` go to ``caribsim.load_game``) or a loaded game.
     Between calls every game is at a decision node; finished games are reset at once.
-    Returned arrays are read-only views of internal buffers, overwritten by later calls."""
+    Returned arrays are read-only views of internal buffers (they cannot be made writable),
+    overwritten by later calls. ``__init__`` runs once; one thread at a time (a call while
+    another thread's call runs raises RuntimeError; docs/thread-safety.md)."""
 
     num_actions: int
     observation_size: int
     num_players: int
     game: Any
     name: str
-    def __init__(self, game: Any, n: SupportsIndex = 1024, seed: SupportsIndex = 0, **options: Any) -> None: ...
+    def __init__(self, game: Any, n: SupportsIndex = 1024, seed: SupportsIndex = 0, **options: Any) -> None:
+        """RuntimeError if the VectorGame is already initialised; a failure changes nothing."""
     @property
     def n(self) -> int: ...
     def __len__(self) -> int: ...
@@ -35,9 +38,10 @@ class VectorGame:
     def current_players(self) -> npt.NDArray[np.int32]:
         """(n,): the seat to act in each game."""
     def step(self, actions: npt.ArrayLike) -> None:
-        """Apply one legal action per game (integer array of shape (n,)), resolve chance,
-        record and reset finished games. An illegal action raises ValueError naming the
-        game index; then no game is changed."""
+        """Apply one legal action per game (integers of shape (n,): any integer dtype,
+        read-only or strided arrays, lists), resolve chance, record and reset finished
+        games. An illegal or out-of-range action raises ValueError naming the game index,
+        a wrong dtype TypeError, a wrong shape ValueError; then no game is changed."""
     def rewards(self) -> npt.NDArray[np.float32]:
         """(n, players): returns of the games that ended at the last step, else 0."""
     def terminated(self) -> npt.NDArray[np.bool_]:
@@ -50,3 +54,5 @@ class VectorGame:
         """(n, players): each game's current score per seat (a new array)."""
     def get_state(self, i: SupportsIndex) -> Any:
         """A copy of game i as the game's Python state (its history is empty)."""
+    def __reduce__(self) -> NoReturn:
+        """Always raises TypeError: a VectorGame is not picklable."""

@@ -8,7 +8,8 @@
     >>> vg.rewards()[vg.terminated()]           # returns of the games that just ended
 
 Works for every game of ``caribsim.games()`` through the C game interface
-(``caribsim._game.GameVTable``); see ``docs/embedding.md``.
+(``caribsim._game.GameVTable``); see ``docs/embedding.md``. The returned arrays are
+read-only views; one thread at a time per VectorGame (``docs/thread-safety.md``).
 """
 from caribsim._vector import VectorGame, game_info
 
