@@ -2368,10 +2368,7 @@ cdef class PuertoRicoState(GameState):
     # --- the dict (serialize, pickling and == are GameState's, over it) ---------
     def to_dict(self):
         """The complete position as JSON-able data (see docs/state-dict.md)."""
-        d = _to_dict(self)
-        if self.s.step == STEP_MAYOR:                       # the Mayor's score hold (§4.2)
-            d["turn"]["held_bonus_vp"] = self.s.held_bonus
-        return d
+        return _to_dict(self)
 
     def __str__(self):
         return _render(self)
@@ -2507,6 +2504,8 @@ def _to_dict(PuertoRicoState st):
             "barrels": _goods_dict(s.keep_n),
             "last_keep": GOOD_NAMES[s.last_keep] if s.last_keep >= 0 else None,
         }
+    if s.step == STEP_MAYOR:                                # the Mayor's score hold (§4.2)
+        d["turn"]["held_bonus_vp"] = s.held_bonus
     return d
 
 
