@@ -23,6 +23,14 @@ def _int_in(value, what, lo, hi=None):
     return v
 
 
+def _check_options(given, opts):
+    """state.options must equal the game's options key by key with the same types (1.0 or 1
+    for True is refused, so a dict that round-trips is the one to_dict wrote)."""
+    if (not isinstance(given, dict) or given.keys() != opts.keys()
+            or any(type(given[k]) is not type(v) or given[k] != v for k, v in opts.items())):
+        raise ValueError(f"state.options {given!r} do not match this game's {opts!r}")
+
+
 class _Reader:
     """Reads a state dict with errors that name the field and what is allowed."""
 
