@@ -1096,7 +1096,7 @@ import operator
 import numpy as np
 cimport numpy as cnp
 cnp.import_array()
-from caribsim._common import _int_in, _Reader
+from caribsim._common import _check_options, _int_in, _Reader
 
 NUM_DISTINCT_ACTIONS = NUM_ACTIONS
 OPTION_REQUIRE_EXPEDITION = OPT_REQUIRE_EXPEDITION
@@ -1372,8 +1372,7 @@ def state_from_dict(game, d):
     if r._get("game") != "port_royal":
         raise ValueError(f"state.game must be 'port_royal', got {d.get('game')!r}")
     r.int("version", DICT_VERSION, DICT_VERSION)
-    if r._get("options") != game.options():
-        raise ValueError(f"state.options {d.get('options')!r} do not match the game's {game.options()!r}")
+    _check_options(r._get("options"), game.options())
     memset(s, 0, sizeof(PRYState))
     opts = game.options()
     n = opts["players"]

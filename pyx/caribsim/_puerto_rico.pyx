@@ -1956,7 +1956,7 @@ PR_EXP_VTABLE.num_actions = NUM_ACTIONS
 # 6. Python API: the compiled State class, action names, the dict codec
 # ---------------------------------------------------------------------------
 import operator
-from caribsim._common import _Reader, _int_in   # shared with the other games
+from caribsim._common import _Reader, _check_options, _int_in   # shared with the other games
 import numpy as np
 cimport numpy as cnp
 cnp.import_array()
@@ -2330,10 +2330,7 @@ def state_from_dict(game, d):
     version = r._get("version")
     if type(version) is not int or version != DICT_VERSION:
         raise ValueError(f"state.version must be the int {DICT_VERSION}, got {version!r}")
-    given = r._get("options")
-    if (not isinstance(given, dict) or given.keys() != opts.keys()
-            or any(type(given[k]) is not type(v) or given[k] != v for k, v in opts.items())):
-        raise ValueError(f"state.options {given!r} do not match this game's {opts!r}")
+    _check_options(r._get("options"), opts)
     pr_new_game(s, game.num_players(), game._option_bits(), game._violet_set(), 0)   # fixed parameters
     st._set_vtable()
     exp = bool(s.options & OPT_EXPANSION)
