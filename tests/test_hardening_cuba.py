@@ -9,7 +9,6 @@ import os
 import random
 import re
 import shutil
-import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -188,3 +187,153 @@ def test_per_turn_fields_must_be_clear_between_turns():
     game, s, d = find_state(lambda s, d: d["phase"] == "parliament")
     d["action"]["pick_count"] = 1
     refused(game, d, ValueError, r"state\.character and state\.action\.\* must be clear")
+
+
+# --- items 13, 14, 19: the data files ----------------------------------------------------
+
+@pytest.fixture
+def folder(tmp_path):
+    for name in DATA_FILES:
+        shutil.copy(DATA / name, tmp_path / name)
+    return tmp_path
+
+
+def set_value(folder, file, key_column, key, column, value):
+    """Rewrite one cell (by the row whose key_column is key); returns that row's line number."""
+    import csv
+    path = folder / file
+    with open(path, newline="", encoding="utf-8") as f:
+        rows = list(csv.reader(f))
+    i = next(i for i, r in enumerate(rows) if r[rows[0].index(key_column)] == key)
+    rows[i][rows[0].index(column)] = value
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        csv.writer(f).writerows(rows)
+    return i + 1
+
+
+def plays_to_the_end_reaccepted(game, seeds=range(3)):
+    for seed in seeds:
+        rng = random.Random(seed)
+        s = game.new_initial_state(seed=seed)
+        steps = 0
+        while True:
+            assert game.state_from_dict(s.to_dict()) == s
+            if s.is_terminal():
+                break
+            s.resolve_chance() if s.is_chance_node() else s.apply_action(rng.choice(s.legal_actions()))
+            steps += 1
+            assert steps < 5000
+
+
+def test_limited_supply_and_bank_at_exactly_what_setup_needs_play(folder):
+    for key, value in (("supply_count_per_crop_kind", "5"), ("supply_count_per_good_kind", "2"),
+                       ("supply_count_per_material_kind", "2"), ("coins", "30")):
+        set_value(folder, "cuba_setup.csv", "key", key, "value", value)
+    game = caribsim.load_game("cuba", players=3, data=folder, supply_limited=True, pesos_limited=True)
+    plays_to_the_end_reaccepted(game)
+
+
+@pytest.mark.parametrize("key, value, opts, why", [
+    ("coins", "30", {"pesos_limited": True}, r"the limited bank must pay 4 x start_pesos 10 = 40"),
+    ("supply_count_per_good_kind", "1", {"supply_limited": True},
+     r"the limited supply must fill the 2 market spaces of rum"),
+    ("supply_count_per_crop_kind", "2", {"supply_limited": True},
+     r"the limited supply must fill the 3 market spaces of sugar"),
+    ("supply_count_per_crop_kind", "5", {"supply_limited": True},
+     r"after the market the limited supply holds 6 crops, fewer than 4 x start_crops_chosen 2"),
+    ("supply_count_per_material_kind", "2", {"supply_limited": True},
+     r"the limited supply holds 6 materials, fewer than 4 x start_materials_chosen 2"),
+])
+def test_limited_supply_or_bank_below_the_setup_is_refused(folder, key, value, opts, why):
+    line = set_value(folder, "cuba_setup.csv", "key", key, "value", value)
+    caribsim.load_game("cuba", players=4, data=folder)           # unlimited: fine
+    with pytest.raises(DataError, match=rf"cuba_setup\.csv row {line}, column value: {key} {value} is too small "
+                                        rf"for 4 players: {why}"):
+        caribsim.load_game("cuba", players=4, data=folder, **opts)
+    set_value(folder, "cuba_setup.csv", "key", key.replace("coins", "pesos_limited") if key == "coins"
+              else "supply_limited", "value", "true")
+    with pytest.raises(DataError, match=rf"cuba_setup\.csv row {line}, column value: {key} {value}"):
+        caribsim.load_game("cuba", players=4, data=folder)        # the file's own limit
+
+
+@pytest.mark.parametrize("text", ["\u0663", "1_0", "+3", "00003", "03", "-0", "3 4", "\uff13", "3.0", ""])
+def test_csv_numbers_are_plain_ascii_integers(folder, text):
+    line = set_value(folder, "cuba_setup.csv", "key", "start_pesos", "value", text)
+    with pytest.raises(DataError, match=rf"cuba_setup\.csv row {line}, column value: start_pesos must be an "
+                                        rf"integer 0\.\.500 \(ASCII digits with an optional leading '-'"):
+        caribsim.load_game("cuba", players=3, data=folder)
+
+
+def test_csv_numbers_inside_lists_are_strict(folder):
+    line = set_value(folder, "cuba_market.csv", "item", "rum", "prices", "6;+5;4")
+    with pytest.raises(DataError, match=rf"cuba_market\.csv row {line}, column prices: a price must be an integer "
+                                        rf"0\.\.100 \(ASCII"):
+        caribsim.load_game("cuba", players=3, data=folder)
+
+
+@pytest.mark.parametrize("file, key, text", [
+    ("cuba_ships.csv", "ship_04", "ship\n04"), ("cuba_ships.csv", "ship_04", "Ship_04"),
+    ("cuba_ships.csv", "ship_04", "ship-04"), ("cuba_laws.csv", "tax_2", "tax\u00e92"),
+    ("cuba_laws.csv", "tax_2", "t" * 41),
+])
+def test_csv_ids_follow_a_strict_pattern(folder, file, key, text):
+    what = "ship" if file == "cuba_ships.csv" else "law"
+    line = set_value(folder, file, "id", key, "id", text)
+    with pytest.raises(DataError, match=re.escape(f"{file} row {line}, column id: a {what} id must be lowercase "
+                                                  f"ASCII letters, digits and '_', starting with a letter")):
+        caribsim.load_game("cuba", players=3, data=folder)
+
+
+def test_every_action_name_of_a_data_game_round_trips(folder):
+    set_value(folder, "cuba_ships.csv", "id", "ship_04", "id", "s4")
+    game = caribsim.load_game("cuba", players=3, data=folder)
+    for a in range(game.num_distinct_actions()):
+        assert game.string_to_action(game.action_to_string(a)) == a
+
+
+def test_case_variant_file_name_is_refused(folder):
+    (folder / "cuba_setup.csv").rename(folder / "CUBA_SETUP.CSV")
+    with pytest.raises(DataError, match=r"data: 'CUBA_SETUP\.CSV' differs from the data file name "
+                                        r"'cuba_setup\.csv' only in case"):
+        caribsim.load_game("cuba", players=3, data=folder)
+
+
+@pytest.mark.parametrize("kind", ["directory", "fifo", "broken_link"])
+def test_data_file_that_is_not_a_regular_file_is_refused(folder, kind):
+    path = folder / "cuba_setup.csv"
+    path.unlink()
+    if kind == "directory":
+        path.mkdir()
+    elif kind == "fifo":
+        os.mkfifo(path)
+    else:
+        path.symlink_to(folder / "nowhere.csv")
+    code = ("import caribsim\n"
+            "from caribsim.cuba import DataError\n"
+            "try:\n"
+            f"    caribsim.load_game('cuba', players=3, data={str(folder)!r})\n"
+            "except DataError as e:\n"
+            "    print(e)\n")
+    out = subprocess.run([sys.executable, "-c", code], env=ENV, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == f"data: {str(path)!r} is not a regular file"
+
+
+def test_non_utf8_data_file_names_file_and_row(folder):
+    path = folder / "cuba_ships.csv"
+    lines = path.read_bytes().split(b"\n")
+    lines[3] = lines[3].replace(b"provisional", b"provisional\xe9")
+    path.write_bytes(b"\n".join(lines))
+    with pytest.raises(DataError, match=rf"cuba_ships\.csv \({re.escape(str(path))}\) row 4: not UTF-8 text "
+                                        r"\(byte 0xe9\)"):
+        caribsim.load_game("cuba", players=3, data=folder)
+
+
+def test_oversized_csv_cell_names_file_and_row(folder):
+    path = folder / "cuba_laws.csv"
+    lines = path.read_text(encoding="utf-8").split("\n")
+    lines[2] = lines[2].replace("provisional", '"' + "x" * (200 * 1024) + '"')
+    path.write_text("\n".join(lines), encoding="utf-8")
+    with pytest.raises(DataError, match=rf"cuba_laws\.csv \({re.escape(str(path))}\) row 3: not a valid CSV file: "
+                                        r"a cell is over 128 KiB"):
+        caribsim.load_game("cuba", players=3, data=folder)
