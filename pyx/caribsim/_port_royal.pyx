@@ -1512,8 +1512,11 @@ def _check_consistency(PortRoyalState st):
         raise ValueError(f"step {STEP_NAMES[s.step]!r} cannot happen in phase {PHASE_NAMES[s.phase]!r}")
     if s.step in (STEP_DISCOVER, STEP_REPEL) and s.player != s.active:
         raise ValueError("in phase 1 only the active player decides: player must equal active")
-    if s.step == STEP_TAKE and s.player != (s.active + s.takers_done) % n:
+    # at phase 2's chance steps too: the take-turn resumes with this player and takers_done
+    if s.phase == PHASE_TRADE and s.player != (s.active + s.takers_done) % n:
         raise ValueError("phase 2: player must be the seat takers_done places after the active player")
+    if s.phase != PHASE_TRADE and s.takers_done:
+        raise ValueError("takers_done must be 0 outside phase 2")
     if s.step == STEP_CHANCE:
         if s.q_len == 0:
             raise ValueError("a chance step needs a non-empty queue")
