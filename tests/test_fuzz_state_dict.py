@@ -307,3 +307,17 @@ def test_port_royal_taker_at_a_phase_2_chance_step_is_checked():
     d["takers_done"] = 1
     with pytest.raises(ValueError, match="takers_done must be 0 outside phase 2"):
         game.state_from_dict(d)
+
+
+@pytest.mark.parametrize("name, opts, path", [
+    ("puerto_rico", {}, ("turn", "wharf_used")),
+    ("puerto_rico", {"expansion": True}, ("expansion", "small_wharf_used")),
+    ("cuba", {}, ("parliament", "tied")),
+])
+def test_repeated_seats_are_refused_not_collapsed(name, opts, path):
+    game, states = states_of(name, 3, 1, every=60, **opts)
+    d = states[1].to_dict()
+    d[path[0]][path[1]] = [1, 1]
+    what = ".".join(path)
+    with pytest.raises(ValueError, match=rf"state\.{what} lists seat 1 twice; each may appear once"):
+        game.state_from_dict(d)

@@ -1892,7 +1892,7 @@ import numpy as np
 cimport numpy as cnp
 cnp.import_array()
 
-from caribsim._common import _check_options, _int_in, _Reader
+from caribsim._common import _check_options, _int_in, _Reader, _seat_mask
 
 NUM_DISTINCT_ACTIONS = NUM_ACTIONS
 MAX_CHANCE_OUTCOMES = NUM_LAWS
@@ -2259,17 +2259,6 @@ def _name_list(v, names, what, allow_none=False):
     return list(names).index(v)
 
 
-def _seat_list(v, int n, what):
-    if not isinstance(v, list) or any(isinstance(x, bool) or not isinstance(x, int) or not 0 <= x < n for x in v):
-        raise ValueError(f"{what} must be a list of distinct seats 0..{n - 1}, got {v!r}")
-    m = 0
-    for x in v:
-        if (m >> x) & 1:
-            raise ValueError(f"{what} lists seat {x} twice; each may appear once")
-        m |= 1 << x
-    return m
-
-
 cdef _counts(r, key, names, int16* out, int lo=0, int hi=10000):
     sub = r.sub(key)
     for k, name in enumerate(names):
@@ -2429,8 +2418,8 @@ def state_from_dict(game, d):
     ac.done()
 
     pa = r.sub("parliament")
-    s.bidders = _seat_list(pa._get("bidders"), n, "state.parliament.bidders")
-    s.tied = _seat_list(pa._get("tied"), n, "state.parliament.tied")
+    s.bidders = _seat_mask(pa._get("bidders"), n, "state.parliament.bidders")
+    s.tied = _seat_mask(pa._get("tied"), n, "state.parliament.tied")
     s.rebid = pa.bool("rebid")
     w = pa._get("winner")
     s.winner = -1 if w is None else _int_in(w, "state.parliament.winner", 0, n - 1)
