@@ -189,6 +189,33 @@ def test_per_turn_fields_must_be_clear_between_turns():
     refused(game, d, ValueError, r"state\.character and state\.action\.\* must be clear")
 
 
+# --- found by the fuzz suite: a character's turn in progress ------------------------------
+
+def test_foreman_cannot_use_a_building_the_player_does_not_own():
+    def foreman(s, d):
+        return d["step"] == "foreman" and d["action"]["activated"]
+    game, s, d = find_state(foreman, players=4)
+    owned = {b for bd in d["boards"] for b in bd["buildings"]}
+    other = next(b for b in caribsim.cuba.BUILDINGS if b not in owned)
+    d["action"]["activated"].append(other)
+    refused(game, d, ValueError, r"state\.action\.activated must be the player's buildings \(or the warehouse\)")
+
+
+def test_harvest_fields_are_uncovered_crop_fields():
+    game, s, d = find_state(lambda s, d: d["step"] == "harvest", players=4)
+    for f in ("1,1", next(f for f in (f"{r},{c}" for r in (1, 2, 3) for c in (1, 2, 3, 4))
+                          if game.component_data()["plantation"][(int(f[0]) - 1) * 4 + int(f[2]) - 1] >= 5)):
+        d2 = copy.deepcopy(d)
+        d2["action"]["harvest_fields"] = sorted(set(d2["action"]["harvest_fields"]) | {f})
+        refused(game, d2, ValueError, rf"state\.action\.harvest_fields: {f} is not an uncovered crop field")
+
+
+def test_step_belongs_to_the_character_played():
+    game, s, d = find_state(lambda s, d: d["step"] == "trade", players=4)
+    d["character"] = "worker"
+    refused(game, d, ValueError, r"step 'trade' \(load 'mayor'\) belongs to the trader")
+
+
 # --- items 13, 14, 19: the data files ----------------------------------------------------
 
 @pytest.fixture

@@ -2605,6 +2605,7 @@ def _check_consistency(CubaState st):
     if s.step == STEP_START_PLAYER and s.fixed_start >= 0:
         raise ValueError("the start player is configured: no start-player chance node")
     _check_setup(st)
+    _check_turn(st)
     _check_harbour_and_laws(st)
     _check_parliament(st)
     _check_round_marks(st)
@@ -2646,6 +2647,55 @@ def _check_setup(CubaState st):
         raise ValueError(f"state.setup.left must be 0 outside the setup_item step, got {s.setup_left}")
     if NUM_CROPS <= s.setup_last < WOOD:
         raise ValueError(f"state.setup.last cannot be {ITEM_NAMES[s.setup_last]!r}: goods are not starting items")
+
+
+_STEP_CHARACTER = {STEP_PAWN: WORKER, STEP_HARVEST: WORKER, STEP_TRADE: TRADER, STEP_BUILD: ARCHITECT,
+                   STEP_PLACE: ARCHITECT, STEP_FOREMAN_MODE: FOREMAN, STEP_FOREMAN: FOREMAN, STEP_PICK: FOREMAN,
+                   STEP_RECEIVE: FOREMAN, STEP_LIGHTHOUSE: FOREMAN, STEP_VETO: FOREMAN}
+
+
+@cython.infer_types(False)
+def _check_turn(CubaState st):
+    """A character's turn in progress (§6): the step belongs to the character played, the
+    Foreman's buildings are the player's, the harvest fields are his uncovered crop fields."""
+    cdef CUState* s = &st.s
+    cdef CubaPlayer* p
+    cdef int f
+    cdef uint32 mine
+    if s.phase != PHASE_ACTIONS or s.step == STEP_CHARACTER:
+        return                                    # clear between turns (checked by the caller)
+    p = &s.players[s.player]
+    want = _STEP_CHARACTER.get(s.step, -1)
+    if s.step == STEP_LOAD:
+        want = MAYOR if s.load_ctx == LOAD_MAYOR else FOREMAN
+        if s.load_ctx != LOAD_MAYOR and s.cur_building != (SMALL_OFFICE if s.load_ctx == LOAD_SMALL_OFFICE
+                                                           else LARGE_OFFICE):
+            raise ValueError(f"loading by {LOAD_NAMES[s.load_ctx]!r} needs that office as state.action.building")
+    if want >= 0 and s.character != want:
+        raise ValueError(f"step {STEP_NAMES[s.step]!r} (load {LOAD_NAMES[s.load_ctx]!r}) belongs to the "
+                         f"{CHARACTER_NAMES[want]}, not to state.character {s.character}")
+    foreman = s.character == FOREMAN and s.step != STEP_FOREMAN_MODE
+    if foreman:
+        mine = <uint32>p.owned | ((<uint32>1) << USE_WAREHOUSE)
+        if s.activated & ~mine or s.used & ~s.activated:
+            raise ValueError("state.action.activated must be the player's buildings (or the warehouse) and "
+                             "used among them")
+        if s.cur_building >= 0 and not (s.used >> s.cur_building) & 1:
+            raise ValueError("state.action.building must be one of state.action.used")
+    elif s.activated or s.used or s.cur_building >= 0:
+        raise ValueError("state.action.activated/used/building are set only while the Foreman uses buildings")
+    if s.step == STEP_HARVEST:
+        for f in range(NUM_FIELDS):
+            if (s.harvest_mask >> f) & 1 and (s.t.field[f] >= NUM_CROPS or p.building_at[f] >= 0):
+                raise ValueError(f"state.action.harvest_fields: {field_name(f)} is not an uncovered crop field "
+                                 f"of the player")
+        if (s.harvest_last >= 0) != (s.harvest_count > 0) or (s.harvest_last >= 0 and (
+                not (s.harvest_mask >> s.harvest_last) & 1
+                or s.harvest_count > popcount64(s.harvest_mask & ((2 << s.harvest_last) - 1)))):
+            raise ValueError("state.action.harvest_last must be the last of the harvest_count fields harvested "
+                             "(null when none)")
+    elif s.harvest_mask or s.harvest_count or s.harvest_last >= 0:
+        raise ValueError("state.action.harvest_* are set only at the harvest step")
 
 
 @cython.infer_types(False)
