@@ -327,3 +327,14 @@ def test_repeated_seats_are_refused_not_collapsed(name, opts, path):
     what = ".".join(path)
     with pytest.raises(ValueError, match=rf"state\.{what} lists seat 1 twice; each may appear once"):
         game.state_from_dict(d)
+
+
+@pytest.mark.parametrize("step", ["small_wharf", "black_market", "library", "draft"])
+def test_puerto_rico_base_game_refuses_expansion_steps(step):
+    """Found by the fuzz suite: a base-game dict with an expansion step was accepted and then
+    listed legal actions that apply_action refused (ids beyond the base game's)."""
+    game, states = states_of("puerto_rico", 3, 1)
+    d = next(s.to_dict() for s in states if s.to_dict()["step"] == "load")
+    d["step"] = step
+    with pytest.raises(ValueError, match=rf"state: step '{step}' is an expansion step; this game has no expansion"):
+        game.state_from_dict(d)

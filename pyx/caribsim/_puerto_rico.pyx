@@ -2337,6 +2337,8 @@ def state_from_dict(game, d):
     n = s.n_players
     s.phase = r.choice("phase", PHASE_NAMES)
     s.step = r.choice("step", STEP_NAMES)
+    if not exp and s.step in (STEP_DRAFT, STEP_LIBRARY, STEP_BLACK_MARKET, STEP_SMALL_WHARF):
+        raise ValueError(f"state: step {STEP_NAMES[s.step]!r} is an expansion step; this game has no expansion")
     if s.phase not in _STEP_PHASES[s.step]:
         raise ValueError(f"state: step {STEP_NAMES[s.step]!r} cannot happen in phase {PHASE_NAMES[s.phase]!r}")
     s.governor = r.int("governor", 0, n - 1)
