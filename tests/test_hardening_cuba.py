@@ -213,7 +213,8 @@ def test_harvest_fields_are_uncovered_crop_fields():
 def test_step_belongs_to_the_character_played():
     game, s, d = find_state(lambda s, d: d["step"] == "trade", players=4)
     d["character"] = "worker"
-    refused(game, d, ValueError, r"step 'trade' \(load 'mayor'\) belongs to the trader")
+    refused(game, d, ValueError, r"step 'trade' \(load 'mayor'\) belongs to the trader, not to state\.character "
+                                 r"'worker'")
 
 
 # --- items 13, 14, 19: the data files ----------------------------------------------------

@@ -2673,7 +2673,8 @@ def _check_turn(CubaState st):
             raise ValueError(f"loading by {LOAD_NAMES[s.load_ctx]!r} needs that office as state.action.building")
     if want >= 0 and s.character != want:
         raise ValueError(f"step {STEP_NAMES[s.step]!r} (load {LOAD_NAMES[s.load_ctx]!r}) belongs to the "
-                         f"{CHARACTER_NAMES[want]}, not to state.character {s.character}")
+                         f"{CHARACTER_NAMES[want]}, not to state.character "
+                         f"{CHARACTER_NAMES[s.character] if s.character >= 0 else None!r}")
     foreman = s.character == FOREMAN and s.step != STEP_FOREMAN_MODE
     if foreman:
         mine = <uint32>p.owned | ((<uint32>1) << USE_WAREHOUSE)
