@@ -338,3 +338,14 @@ def test_puerto_rico_base_game_refuses_expansion_steps(step):
     d["step"] = step
     with pytest.raises(ValueError, match=rf"state: step '{step}' is an expansion step; this game has no expansion"):
         game.state_from_dict(d)
+
+
+def test_puerto_rico_first_governor_is_seat_0_during_setup():
+    """Found by the fuzz suite: governor 1 at a setup draw of the expansion was accepted, and the
+    draft that followed was refused (it starts from the first Governor, seat 0)."""
+    game, states = states_of("puerto_rico", 4, 1, expansion=True)
+    d = next(s.to_dict() for s in states if s.to_dict()["phase"] == "setup")
+    assert game.state_from_dict(d).to_dict() == d
+    d["governor"] = 1
+    with pytest.raises(ValueError, match=r"state\.governor must be 0 during setup \(the first Governor is seat 0\)"):
+        game.state_from_dict(d)

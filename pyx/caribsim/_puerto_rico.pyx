@@ -2342,6 +2342,8 @@ def state_from_dict(game, d):
     if s.phase not in _STEP_PHASES[s.step]:
         raise ValueError(f"state: step {STEP_NAMES[s.step]!r} cannot happen in phase {PHASE_NAMES[s.phase]!r}")
     s.governor = r.int("governor", 0, n - 1)
+    if s.phase == PHASE_SETUP and s.governor != 0:
+        raise ValueError(f"state.governor must be 0 during setup (the first Governor is seat 0), got {s.governor}")
     if s.step == STEP_TERMINAL:
         if r._get("player") is not None:
             raise ValueError("state.player must be null at the end of the game")
