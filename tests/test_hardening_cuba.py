@@ -217,6 +217,19 @@ def test_step_belongs_to_the_character_played():
                                  r"'worker'")
 
 
+def test_building_to_place_has_a_tile_left():
+    single = {b for b, x in zip(caribsim.cuba.BUILDINGS, caribsim.load_game("cuba").component_data()["buildings"])
+              if x["copies"] == 1}
+
+    def placing(s, d):
+        return d["step"] == "place" and any(set(bd["buildings"]) & single for bd in d["boards"])
+    game, s, d = find_state(placing, players=4)
+    taken = next(b for bd in d["boards"] for b in bd["buildings"] if b in single)
+    d["action"]["build_pending"] = taken
+    refused(game, d, ValueError, rf"state\.action\.build_pending '{taken}' must be a building the player does not "
+                                 rf"own, with a tile left \(1 of 1 owned\)")
+
+
 # --- items 13, 14, 19: the data files ----------------------------------------------------
 
 @pytest.fixture

@@ -2577,6 +2577,14 @@ def _check_consistency(CubaState st):
         raise ValueError(f"step {STEP_NAMES[s.step]!r} needs state.character")
     if s.step == STEP_PLACE and s.build_pending < 0:
         raise ValueError("the place step needs state.action.build_pending")
+    if s.step == STEP_PLACE:
+        total = 0
+        for i in range(n):
+            total += owns(&s.players[i], s.build_pending)
+        if owns(&s.players[s.player], s.build_pending) or total >= s.t.copies[s.build_pending]:
+            raise ValueError(f"state.action.build_pending {BUILDING_IDS[s.build_pending]!r} must be a building the "
+                             f"player does not own, with a tile left ({total} of {s.t.copies[s.build_pending]} "
+                             f"owned)")
     if s.step in (STEP_PICK, STEP_RECEIVE, STEP_LIGHTHOUSE, STEP_VETO) and s.cur_building < 0:
         raise ValueError(f"step {STEP_NAMES[s.step]!r} needs state.action.building")
     if s.step in (STEP_PICK, STEP_RECEIVE, STEP_LIGHTHOUSE, STEP_VETO) and \
