@@ -17,7 +17,7 @@ CubaTables block inside every state: games loaded from different data folders
 never share tables, and a clone is one memcpy.
 """
 cimport cython
-from libc.string cimport memset, memcpy
+from libc.string cimport memcmp, memset, memcpy
 from caribsim._types cimport int8, int16, int32, uint8, uint16, uint32, uint64, popcount64, ctz64
 from caribsim._types cimport PLAYER_CHANCE, PLAYER_TERMINAL
 from caribsim._rng cimport Rng, rng_seed, rng_below, rng_next
@@ -1892,7 +1892,7 @@ import numpy as np
 cimport numpy as cnp
 cnp.import_array()
 
-from caribsim._common import _int_in, _Reader
+from caribsim._common import _check_options, _int_in, _Reader, _seat_mask
 
 NUM_DISTINCT_ACTIONS = NUM_ACTIONS
 MAX_CHANCE_OUTCOMES = NUM_LAWS
@@ -2249,16 +2249,28 @@ def _use_name(int k):
     return "warehouse" if k == USE_WAREHOUSE else BUILDING_IDS[k]
 
 
+_FIELDS = {field_name(x): x for x in range(NUM_FIELDS)}
+
+
 def _field(v, what):
     if not isinstance(v, str):
         raise TypeError(f"{what} must be a field 'row,col', got {v!r}")
-    parts = v.split(",")
-    if len(parts) != 2 or not all(x.strip().isdigit() for x in parts):
-        raise ValueError(f"{what} must be a field 'row,col' (rows 1-3, columns 1-4), got {v!r}")
-    r, c = int(parts[0]), int(parts[1])
-    if not (1 <= r <= NUM_ROWS and 1 <= c <= NUM_COLS):
-        raise ValueError(f"{what} must be a field 'row,col' (rows 1-3, columns 1-4), got {v!r}")
-    return (r - 1) * NUM_COLS + (c - 1)
+    if v not in _FIELDS:
+        raise ValueError(f"{what} must be a field 'row,col' as to_dict writes it (rows 1-3, columns 1-4, "
+                         f"e.g. '2,3'), got {v!r}")
+    return _FIELDS[v]
+
+
+def _mask_of(values, what, names=None):
+    """The bitmask of a set-like list (names, or fields when names is None); a repeat is an error,
+    not silently collapsed."""
+    m = 0
+    for x in values:
+        k = _field(x, what + "[]") if names is None else _name_list(x, names, what + "[]")
+        if (m >> k) & 1:
+            raise ValueError(f"{what} lists {x!r} twice; each may appear once")
+        m |= 1 << k
+    return m
 
 
 def _name_list(v, names, what, allow_none=False):
@@ -2267,16 +2279,6 @@ def _name_list(v, names, what, allow_none=False):
     if v not in names:
         raise ValueError(f"{what} must be one of {list(names)}{' or null' if allow_none else ''}, got {v!r}")
     return list(names).index(v)
-
-
-def _seat_list(v, int n, what):
-    if not isinstance(v, list) or any(isinstance(x, bool) or not isinstance(x, int) or not 0 <= x < n for x in v) \
-            or len(set(v)) != len(v):
-        raise ValueError(f"{what} must be a list of distinct seats 0..{n - 1}, got {v!r}")
-    m = 0
-    for x in v:
-        m |= 1 << x
-    return m
 
 
 cdef _counts(r, key, names, int16* out, int lo=0, int hi=10000):
@@ -2303,9 +2305,7 @@ def state_from_dict(game, d):
     version = r._get("version")
     if type(version) is not int or version != DICT_VERSION:
         raise ValueError(f"state.version must be the int {DICT_VERSION}, got {version!r}")
-    given = r._get("options")
-    if not isinstance(given, dict) or given != opts:
-        raise ValueError(f"state.options {given!r} do not match this game's {opts!r}")
+    _check_options(r._get("options"), opts)
     unpack_tables(&t, game._tables)
     n = game.num_players()
     cu_new_game(s, &t, n, game._option_bits(), game._start_option(), 0)
@@ -2325,10 +2325,7 @@ def state_from_dict(game, d):
     if is_chance_step(s.step) and s.phase == PHASE_ACTIONS:
         s.player = (s.start_player + s.turn) % n     # a Harbour-law refill returns to the player on turn
     s.character = r.choice("character", CHARACTER_NAMES, allow_none=True)
-    s.markers = 0
-    mk = r.list("markers")
-    for x in mk:
-        s.markers |= 1 << _name_list(x, MARKER_NAMES, "state.markers[]")
+    s.markers = _mask_of(r.list("markers"), "state.markers", MARKER_NAMES)
     th = r._get("town_hall_user")
     s.town_hall_user = -1 if th is None else _int_in(th, "state.town_hall_user", 0, n - 1)
     mkt = r.sub("market")
@@ -2357,9 +2354,7 @@ def state_from_dict(game, d):
         dr.done()
     sea = hb._get("at_sea")
     s.at_sea = _name_list(sea, ships, "state.harbour.at_sea", allow_none=True)
-    s.unseen = 0
-    for x in hb.list("deck_unseen"):
-        s.unseen |= 1 << _name_list(x, ships, "state.harbour.deck_unseen[]")
+    s.unseen = _mask_of(hb.list("deck_unseen"), "state.harbour.deck_unseen", ships)
     q = hb.list("deck_returned")
     if len(q) > NUM_SHIPS:
         raise ValueError("state.harbour.deck_returned is too long")
@@ -2398,9 +2393,7 @@ def state_from_dict(game, d):
             raise ValueError(f"state.laws.proposals.{STACK_NAMES[k]}: {v} is not a stack-{STACK_NAMES[k]} law")
     pr.done()
     s.vetoed = _name_list(lw._get("vetoed"), STACK_NAMES, "state.laws.vetoed", allow_none=True)
-    s.revealed = 0
-    for x in lw.list("revealed"):
-        s.revealed |= (<uint32>1) << _name_list(x, laws, "state.laws.revealed[]")
+    s.revealed = _mask_of(lw.list("revealed"), "state.laws.revealed", laws)
     s.law_next = lw.int("next_stack", 0, NUM_STACKS)
     lw.done()
     for k in range(NUM_STACKS):
@@ -2415,6 +2408,8 @@ def state_from_dict(game, d):
     s.setup_left = su.int("left", 0, t.start_materials + t.start_crops)
     s.setup_last = su.choice("last", ITEM_NAMES, allow_none=True)
     fs = su._get("fixed_start")
+    if fs is not None and (isinstance(fs, bool) or not isinstance(fs, int)):
+        raise TypeError(f"state.setup.fixed_start must be an int seat or null, got {type(fs).__name__}")
     if (fs if fs is not None else -1) != game._start_option():
         raise ValueError("state.setup.fixed_start must match the game's start_player option")
     su.done()
@@ -2423,22 +2418,14 @@ def state_from_dict(game, d):
     s.harvest_count = ac.int("harvest_count", 0, NUM_FIELDS)
     hl = ac._get("harvest_last")
     s.harvest_last = -1 if hl is None else _field(hl, "state.action.harvest_last")
-    s.harvest_mask = 0
-    for x in ac.list("harvest_fields"):
-        s.harvest_mask |= 1 << _field(x, "state.action.harvest_fields[]")
+    s.harvest_mask = _mask_of(ac.list("harvest_fields"), "state.action.harvest_fields")
     s.trade_last = ac.int("trade_last", -1, 2 * NUM_CARGO - 1)
-    s.sold = 0
-    for x in ac.list("sold"):
-        s.sold |= 1 << _name_list(x, CARGO_NAMES, "state.action.sold[]")
+    s.sold = _mask_of(ac.list("sold"), "state.action.sold", CARGO_NAMES)
     s.build_pending = ac.choice("build_pending", BUILDING_IDS, allow_none=True)
     s.built = ac.bool("built")
     use_names = BUILDING_IDS + ("warehouse",)
-    s.activated = 0
-    for x in ac.list("activated"):
-        s.activated |= (<uint32>1) << _name_list(x, use_names, "state.action.activated[]")
-    s.used = 0
-    for x in ac.list("used"):
-        s.used |= (<uint32>1) << _name_list(x, use_names, "state.action.used[]")
+    s.activated = _mask_of(ac.list("activated"), "state.action.activated", use_names)
+    s.used = _mask_of(ac.list("used"), "state.action.used", use_names)
     s.cur_building = ac.choice("building", BUILDING_IDS, allow_none=True)
     s.pick_left = ac.int("pick_left", 0, 127)
     s.pick_count = ac.int("pick_count", 0, 127)
@@ -2453,8 +2440,8 @@ def state_from_dict(game, d):
     ac.done()
 
     pa = r.sub("parliament")
-    s.bidders = _seat_list(pa._get("bidders"), n, "state.parliament.bidders")
-    s.tied = _seat_list(pa._get("tied"), n, "state.parliament.tied")
+    s.bidders = _seat_mask(pa._get("bidders"), n, "state.parliament.bidders")
+    s.tied = _seat_mask(pa._get("tied"), n, "state.parliament.tied")
     s.rebid = pa.bool("rebid")
     w = pa._get("winner")
     s.winner = -1 if w is None else _int_in(w, "state.parliament.winner", 0, n - 1)
@@ -2487,9 +2474,7 @@ def state_from_dict(game, d):
                 raise ValueError(f"state.boards[{i}].buildings: two buildings on field {fv}")
             p.building_at[f] = b
             p.owned |= (<uint32>1) << b
-        p.hand = 0
-        for x in br.list("hand"):
-            p.hand |= 1 << _name_list(x, CHARACTER_NAMES, f"state.boards[{i}].hand[]")
+        p.hand = _mask_of(br.list("hand"), f"state.boards[{i}].hand", CHARACTER_NAMES)
         p.fourth = br.choice("fourth", CHARACTER_NAMES, allow_none=True)
         p.church_stack = br.choice("church_stack", STACK_NAMES, allow_none=True)
         p.paid_tax = br.bool("paid_tax")
@@ -2528,6 +2513,7 @@ def _check_consistency(CubaState st):
     cdef CubaPlayer* p
     cdef int n = s.n_players, i, k, l, b, d, total, cnt, expected, pos, done
     cdef int16 buf[MAX_LEGAL]
+    cdef CUState cleared
     laws = st.game._law_ids
     if s.phase not in _STEP_PHASES[s.step]:
         raise ValueError(f"step {STEP_NAMES[s.step]!r} cannot happen in phase {PHASE_NAMES[s.phase]!r}")
@@ -2613,6 +2599,14 @@ def _check_consistency(CubaState st):
         raise ValueError(f"step {STEP_NAMES[s.step]!r} needs state.character")
     if s.step == STEP_PLACE and s.build_pending < 0:
         raise ValueError("the place step needs state.action.build_pending")
+    if s.step == STEP_PLACE:
+        total = 0
+        for i in range(n):
+            total += owns(&s.players[i], s.build_pending)
+        if owns(&s.players[s.player], s.build_pending) or total >= s.t.copies[s.build_pending]:
+            raise ValueError(f"state.action.build_pending {BUILDING_IDS[s.build_pending]!r} must be a building the "
+                             f"player does not own, with a tile left ({total} of {s.t.copies[s.build_pending]} "
+                             f"owned)")
     if s.step in (STEP_PICK, STEP_RECEIVE, STEP_LIGHTHOUSE, STEP_VETO) and s.cur_building < 0:
         raise ValueError(f"step {STEP_NAMES[s.step]!r} needs state.action.building")
     if s.step in (STEP_PICK, STEP_RECEIVE, STEP_LIGHTHOUSE, STEP_VETO) and \
@@ -2640,8 +2634,212 @@ def _check_consistency(CubaState st):
         raise ValueError("law draws happen in the proposals phase")
     if s.step == STEP_START_PLAYER and s.fixed_start >= 0:
         raise ValueError("the start player is configured: no start-player chance node")
+    _check_setup(st)
+    _check_turn(st)
+    _check_harbour_and_laws(st)
+    _check_parliament(st)
+    _check_round_marks(st)
+    if s.phase != PHASE_ACTIONS or s.step == STEP_CHARACTER:    # between turns: clear_turn's values
+        memcpy(&cleared, s, sizeof(CUState))
+        clear_turn(&cleared)
+        if memcmp(&cleared, s, sizeof(CUState)) != 0:
+            raise ValueError("state.character and state.action.* must be clear (null, 0, [], false; pick_last "
+                             "'sugar', load 'mayor') between turns, here at step " + repr(STEP_NAMES[s.step]))
     if s.step != STEP_TERMINAL and cu_legal_actions(s, buf) == 0:
         raise ValueError(f"no action is legal at step {STEP_NAMES[s.step]!r}: the state is inconsistent")
+
+
+@cython.infer_types(False)
+def _check_setup(CubaState st):
+    """The starting items (§3): a setup_item step has items left to take, in the engine's order."""
+    cdef CUState* s = &st.s
+    cdef int n = s.n_players, total = s.t.start_materials + s.t.start_crops
+    if s.phase == PHASE_SETUP:
+        if s.round != 1:
+            raise ValueError(f"the setup phase is in round 1, not round {s.round}")
+        if s.fixed_start >= 0 and s.start_player != s.fixed_start:
+            raise ValueError(f"state.start_player must be the configured start player {s.fixed_start} in setup")
+    if s.step == STEP_SETUP_ITEM:
+        if not 1 <= s.setup_left <= total:
+            raise ValueError(f"state.setup.left must be 1..{total} (items still to take) at the setup_item step, "
+                             f"got {s.setup_left}")
+        if s.turn >= n or s.player != (s.start_player + s.turn) % n:
+            raise ValueError(f"at the setup_item step seat start_player + turn takes, turn 0..{n - 1}")
+        if s.setup_left == total or s.setup_left == s.t.start_crops:
+            if s.setup_last >= 0:
+                raise ValueError("state.setup.last must be null before a player's first material or first crop")
+        elif s.setup_left > s.t.start_crops:
+            if s.setup_last < WOOD:
+                raise ValueError("state.setup.last must be the material just taken while materials are taken")
+        elif not 0 <= s.setup_last < NUM_CROPS:
+            raise ValueError("state.setup.last must be the crop just taken while crops are taken")
+    elif s.setup_left:
+        raise ValueError(f"state.setup.left must be 0 outside the setup_item step, got {s.setup_left}")
+    if NUM_CROPS <= s.setup_last < WOOD:
+        raise ValueError(f"state.setup.last cannot be {ITEM_NAMES[s.setup_last]!r}: goods are not starting items")
+
+
+_STEP_CHARACTER = {STEP_PAWN: WORKER, STEP_HARVEST: WORKER, STEP_TRADE: TRADER, STEP_BUILD: ARCHITECT,
+                   STEP_PLACE: ARCHITECT, STEP_FOREMAN_MODE: FOREMAN, STEP_FOREMAN: FOREMAN, STEP_PICK: FOREMAN,
+                   STEP_RECEIVE: FOREMAN, STEP_LIGHTHOUSE: FOREMAN, STEP_VETO: FOREMAN}
+
+
+@cython.infer_types(False)
+def _check_turn(CubaState st):
+    """A character's turn in progress (§6): the step belongs to the character played, the
+    Foreman's buildings are the player's, the harvest fields are his uncovered crop fields."""
+    cdef CUState* s = &st.s
+    cdef CubaPlayer* p
+    cdef int f
+    cdef uint32 mine
+    if s.phase != PHASE_ACTIONS or s.step == STEP_CHARACTER:
+        return                                    # clear between turns (checked by the caller)
+    p = &s.players[s.player]
+    want = _STEP_CHARACTER.get(s.step, -1)
+    if s.step == STEP_LOAD:
+        want = MAYOR if s.load_ctx == LOAD_MAYOR else FOREMAN
+        if s.load_ctx != LOAD_MAYOR and s.cur_building != (SMALL_OFFICE if s.load_ctx == LOAD_SMALL_OFFICE
+                                                           else LARGE_OFFICE):
+            raise ValueError(f"loading by {LOAD_NAMES[s.load_ctx]!r} needs that office as state.action.building")
+    if want >= 0 and s.character != want:
+        raise ValueError(f"step {STEP_NAMES[s.step]!r} (load {LOAD_NAMES[s.load_ctx]!r}) belongs to the "
+                         f"{CHARACTER_NAMES[want]}, not to state.character "
+                         f"{CHARACTER_NAMES[s.character] if s.character >= 0 else None!r}")
+    foreman = s.character == FOREMAN and s.step != STEP_FOREMAN_MODE
+    if foreman:
+        mine = <uint32>p.owned | ((<uint32>1) << USE_WAREHOUSE)
+        if s.activated & ~mine or s.used & ~s.activated:
+            raise ValueError("state.action.activated must be the player's buildings (or the warehouse) and "
+                             "used among them")
+        if s.cur_building >= 0 and not (s.used >> s.cur_building) & 1:
+            raise ValueError("state.action.building must be one of state.action.used")
+    elif s.activated or s.used or s.cur_building >= 0:
+        raise ValueError("state.action.activated/used/building are set only while the Foreman uses buildings")
+    if s.step == STEP_HARVEST:
+        for f in range(NUM_FIELDS):
+            if (s.harvest_mask >> f) & 1 and (s.t.field[f] >= NUM_CROPS or p.building_at[f] >= 0):
+                raise ValueError(f"state.action.harvest_fields: {field_name(f)} is not an uncovered crop field "
+                                 f"of the player")
+        if (s.harvest_last >= 0) != (s.harvest_count > 0) or (s.harvest_last >= 0 and (
+                not (s.harvest_mask >> s.harvest_last) & 1
+                or s.harvest_count > popcount64(s.harvest_mask & ((2 << s.harvest_last) - 1)))):
+            raise ValueError("state.action.harvest_last must be the last of the harvest_count fields harvested "
+                             "(null when none)")
+    elif s.harvest_mask or s.harvest_count or s.harvest_last >= 0:
+        raise ValueError("state.action.harvest_* are set only at the harvest step")
+
+
+@cython.infer_types(False)
+def _check_harbour_and_laws(CubaState st):
+    """Where the ships are at each step (§10), and the law cards by phase (§7, §9)."""
+    cdef CUState* s = &st.s
+    cdef int k
+    if s.step == STEP_SHIP_DRAW:
+        allowed = {PHASE_SETUP: (RESUME_SETUP,), PHASE_ACTIONS: (RESUME_TURN_END, RESUME_FOREMAN),
+                   PHASE_END_OF_ROUND: (RESUME_NEW_ROUND,)}[s.phase]
+        if s.resume not in allowed:
+            raise ValueError(f"a ship draw in phase {PHASE_NAMES[s.phase]!r} resumes with state.harbour.refill "
+                             f"{[RESUME_NAMES[x] for x in allowed]}, got {RESUME_NAMES[s.resume]!r}")
+        if bool(s.setup_fill) != (s.resume == RESUME_SETUP):
+            raise ValueError("state.harbour.setup_fill must be true exactly for the setup refill (refill 'setup')")
+        if s.setup_fill:
+            if s.dock[2] >= 0 or (s.dock[1] >= 0 and s.dock[0] < 0) or (s.at_sea >= 0 and s.dock[1] < 0):
+                raise ValueError("the setup refill fills dock 1, dock 2, then the at-sea space; dock 3 stays empty")
+        elif (s.dock[1] >= 0 and s.dock[2] < 0) or (s.dock[0] >= 0 and s.dock[1] < 0) or \
+                (s.at_sea >= 0 and s.dock[0] < 0):
+            raise ValueError("a refill fills the highest free dock first, then the at-sea space")
+    elif s.dock[0] < 0 or s.dock[1] < 0 or s.at_sea < 0:
+        raise ValueError("outside ship draws docks 1 and 2 and the at-sea space hold ships")
+    if s.phase == PHASE_PROPOSALS:
+        if s.law_next >= NUM_STACKS:
+            raise ValueError(f"state.laws.next_stack must be 0..{NUM_STACKS - 1} during the proposals")
+        for k in range(NUM_STACKS):
+            if (s.proposal[k] >= 0) != (k < s.law_next):
+                raise ValueError(f"state.laws.proposals: stacks before next_stack ({s.law_next}) have their "
+                                 f"proposal, the others none (stack {STACK_NAMES[k]})")
+    elif s.law_next != (0 if s.phase == PHASE_SETUP else NUM_STACKS):
+        raise ValueError(f"state.laws.next_stack must be {0 if s.phase == PHASE_SETUP else NUM_STACKS} "
+                         f"in phase {PHASE_NAMES[s.phase]!r}")
+    if s.round == 1 and s.phase < PHASE_LAWS and (s.law_in_force[0] != LAW_INITIAL or s.law_in_force[1] !=
+                                                 LAW_INITIAL or s.law_in_force[2] >= 0 or s.law_in_force[3] >= 0):
+        raise ValueError("until round 1's law phase the initial laws are in force (I, II 'initial'; III, IV null)")
+    if s.vetoed >= 0 and not (s.phase == PHASE_ACTIONS or s.phase == PHASE_PARLIAMENT):
+        raise ValueError("state.laws.vetoed must be null outside the action and parliament phases")
+
+
+@cython.infer_types(False)
+def _check_parliament(CubaState st):
+    """The vote (§8): the secret bids of the bidding, its order, the votes."""
+    cdef CUState* s = &st.s
+    cdef CubaPlayer* p
+    cdef int n = s.n_players, q, j, first = -1
+    cdef int everyone = (1 << n) - 1
+    cdef int bidding = everyone
+    if s.phase == PHASE_PARLIAMENT or s.phase == PHASE_LAWS:     # kept until the round end
+        if s.rebid:
+            bidding = s.tied
+            if popcount64(s.tied) < 2:
+                raise ValueError("a re-bid needs at least 2 seats in state.parliament.tied")
+        elif s.tied:
+            raise ValueError("state.parliament.tied must be empty unless rebid is true")
+    elif s.rebid or s.tied:
+        raise ValueError("state.parliament.rebid/tied must be false/empty outside the parliament and law phases")
+    if s.step == STEP_BID:
+        if s.bidders & ~bidding:
+            raise ValueError("state.parliament.bidders must be among the seats of this bidding (tied on a re-bid)")
+        for j in range(n):
+            q = (s.start_player + j) % n
+            if (s.bidders >> q) & 1:
+                first = q
+                break
+        if s.player != first:
+            raise ValueError(f"the bidder on turn is the first seat of state.parliament.bidders from the start "
+                             f"player clockwise (seat {first}), not {s.player}")
+    elif s.bidders:
+        raise ValueError("state.parliament.bidders must be empty outside the bid step")
+    if (s.step == STEP_ENACT or s.phase == PHASE_LAWS) != (s.winner >= 0):
+        raise ValueError("state.parliament.winner is set exactly at the enactment and in the law phase")
+    for q in range(n):
+        p = &s.players[q]
+        if p.bid and (s.step != STEP_BID or not (bidding >> q) & 1 or (s.bidders >> q) & 1):
+            raise ValueError(f"state.boards[{q}].bid must be 0: only a seat that has bid in a pending bidding "
+                             f"holds a bid")
+        if p.bid > p.pesos:
+            raise ValueError(f"state.boards[{q}].bid {p.bid} is more than the seat's {p.pesos} pesos")
+        if (p.votes or p.bought) and not (s.phase == PHASE_PARLIAMENT or s.phase == PHASE_LAWS):
+            raise ValueError(f"state.boards[{q}].votes and bought must be 0 before the parliament phase")
+
+
+@cython.infer_types(False)
+def _check_round_marks(CubaState st):
+    """What the round end resets (§10): hands, 4th cards, markers, Town hall, taxes paid."""
+    cdef CUState* s = &st.s
+    cdef CubaPlayer* p
+    cdef int n = s.n_players, q, pos, done
+    cdef int full = (1 << NUM_CHARACTERS) - 1
+    in_round = PHASE_ACTIONS <= s.phase <= PHASE_LAWS
+    if not in_round and (s.markers or s.town_hall_user >= 0):
+        raise ValueError(f"state.markers and town_hall_user must be empty in phase {PHASE_NAMES[s.phase]!r}")
+    for q in range(n):
+        p = &s.players[q]
+        if p.paid_tax and s.phase != PHASE_LAWS:
+            raise ValueError(f"state.boards[{q}].paid_tax must be false outside the law phase")
+        if p.fourth >= 0 and (p.hand >> p.fourth) & 1:
+            raise ValueError(f"state.boards[{q}].fourth was played: it cannot be in the hand")
+        if not in_round:
+            if p.hand != full or p.fourth >= 0:
+                raise ValueError(f"state.boards[{q}]: all 5 characters in hand and no 4th card in phase "
+                                 f"{PHASE_NAMES[s.phase]!r}")
+        elif s.phase != PHASE_ACTIONS:
+            if popcount64(p.hand) != NUM_CHARACTERS - s.t.cards_played:
+                raise ValueError(f"state.boards[{q}].hand holds {NUM_CHARACTERS - s.t.cards_played} cards after "
+                                 f"the action phase")
+        elif not is_chance_step(s.step):
+            pos = (q - s.start_player + n) % n
+            done = s.lap + (1 if pos < s.turn or (pos == s.turn and s.step != STEP_CHARACTER) else 0)
+            if (p.fourth >= 0) != (done == s.t.cards_played):
+                raise ValueError(f"state.boards[{q}].fourth is set exactly once the seat has played its "
+                                 f"{s.t.cards_played}th card")
 
 
 _STEP_PHASES = {

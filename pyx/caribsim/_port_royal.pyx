@@ -1096,7 +1096,7 @@ import operator
 import numpy as np
 cimport numpy as cnp
 cnp.import_array()
-from caribsim._common import _int_in, _Reader
+from caribsim._common import _check_options, _int_in, _Reader
 
 NUM_DISTINCT_ACTIONS = NUM_ACTIONS
 OPTION_REQUIRE_EXPEDITION = OPT_REQUIRE_EXPEDITION
@@ -1391,8 +1391,7 @@ def state_from_dict(game, d):
     if r._get("game") != "port_royal":
         raise ValueError(f"state.game must be 'port_royal', got {d.get('game')!r}")
     r.int("version", DICT_VERSION, DICT_VERSION)
-    if r._get("options") != game.options():
-        raise ValueError(f"state.options {d.get('options')!r} do not match the game's {game.options()!r}")
+    _check_options(r._get("options"), game.options())
     memset(s, 0, sizeof(PRYState))
     opts = game.options()
     n = opts["players"]
@@ -1532,8 +1531,11 @@ def _check_consistency(PortRoyalState st):
         raise ValueError(f"step {STEP_NAMES[s.step]!r} cannot happen in phase {PHASE_NAMES[s.phase]!r}")
     if s.step in (STEP_DISCOVER, STEP_REPEL) and s.player != s.active:
         raise ValueError("in phase 1 only the active player decides: player must equal active")
-    if s.step == STEP_TAKE and s.player != (s.active + s.takers_done) % n:
+    # at phase 2's chance steps too: the take-turn resumes with this player and takers_done
+    if s.phase == PHASE_TRADE and s.player != (s.active + s.takers_done) % n:
         raise ValueError("phase 2: player must be the seat takers_done places after the active player")
+    if s.phase != PHASE_TRADE and s.takers_done:
+        raise ValueError("takers_done must be 0 outside phase 2")
     if s.step == STEP_CHANCE:
         if s.q_len == 0:
             raise ValueError("a chance step needs a non-empty queue")

@@ -2163,7 +2163,7 @@ PR_EXP_VTABLE.num_actions = NUM_ACTIONS
 # 6. Python API: the compiled State class, action names, the dict codec
 # ---------------------------------------------------------------------------
 import operator
-from caribsim._common import _Reader, _int_in   # shared with the other games
+from caribsim._common import _Reader, _check_options, _int_in, _seat_mask   # shared with the other games
 import numpy as np
 cimport numpy as cnp
 cnp.import_array()
@@ -2556,21 +2556,22 @@ def state_from_dict(game, d):
     version = r._get("version")
     if type(version) is not int or version != DICT_VERSION:
         raise ValueError(f"state.version must be the int {DICT_VERSION}, got {version!r}")
-    given = r._get("options")
-    if (not isinstance(given, dict) or given.keys() != opts.keys()
-            or any(type(given[k]) is not type(v) or given[k] != v for k, v in opts.items())):
-        raise ValueError(f"state.options {given!r} do not match this game's {opts!r}")
+    _check_options(r._get("options"), opts)
     pr_new_game(s, game.num_players(), game._option_bits(), game._violet_set(), 0)   # fixed parameters
     st._set_vtable()
     exp = bool(s.options & OPT_EXPANSION)
     n = s.n_players
     s.phase = r.choice("phase", PHASE_NAMES)
     s.step = r.choice("step", STEP_NAMES)
+    if not exp and s.step in (STEP_DRAFT, STEP_LIBRARY, STEP_BLACK_MARKET, STEP_SMALL_WHARF):
+        raise ValueError(f"state: step {STEP_NAMES[s.step]!r} is an expansion step; this game has no expansion")
     if s.phase not in _STEP_PHASES[s.step]:
         raise ValueError(f"state: step {STEP_NAMES[s.step]!r} cannot happen in phase {PHASE_NAMES[s.phase]!r}")
     if s.step >= NUM_BASE_STEPS and not exp:
         raise ValueError(f"state: step {STEP_NAMES[s.step]!r} needs the expansion")
     s.governor = r.int("governor", 0, n - 1)
+    if s.phase == PHASE_SETUP and s.governor != 0:
+        raise ValueError(f"state.governor must be 0 during setup (the first Governor is seat 0), got {s.governor}")
     if s.step == STEP_TERMINAL:
         if r._get("player") is not None:
             raise ValueError("state.player must be null at the end of the game")
@@ -2731,11 +2732,7 @@ cdef _read_expansion(PRState* s, e):
     _read_goods(e, "craftsman_amounts", s.craft_amount, 11)
     s.bm_left = e.int("black_market_left", 0, 3)
     s.bm_last = e.choice("black_market_last", _BM_CATEGORIES, allow_none=True)
-    used = e._get("small_wharf_used")
-    if not isinstance(used, list) or any(isinstance(v, bool) or not isinstance(v, int) or not 0 <= v < n
-                                         for v in used):
-        raise ValueError(f"state.expansion.small_wharf_used must be a list of seats 0..{n - 1}, got {used!r}")
-    s.small_wharf_used = sum(1 << v for v in set(used))
+    s.small_wharf_used = _seat_mask(e._get("small_wharf_used"), n, "state.expansion.small_wharf_used")
     s.sw_count = e.int("small_wharf_count", 0, 60)
     s.sw_last = e.choice("small_wharf_last", GOOD_NAMES, allow_none=True)
     s.barrels_left = e.int("barrels_left", 0, 4)
@@ -2752,11 +2749,7 @@ cdef _read_turn(PRState* s, t):
     s.last_slot = t.int("last_slot", 0, NUM_SLOTS - 1)
     s.last_building = t.choice("last_building", BUILDING_IDS, allow_none=True)
     s.craftsman_received = _mask(t._get("craftsman_received"), GOOD_NAMES, "state.turn.craftsman_received")
-    wharf = t._get("wharf_used")
-    if not isinstance(wharf, list) or any(isinstance(v, bool) or not isinstance(v, int) or not 0 <= v < n
-                                          for v in wharf):
-        raise ValueError(f"state.turn.wharf_used must be a list of seats 0..{n - 1}, got {wharf!r}")
-    s.wharf_used = sum(1 << v for v in set(wharf))
+    s.wharf_used = _seat_mask(t._get("wharf_used"), n, "state.turn.wharf_used")
     s.captain_bonus_given = t.bool("captain_bonus_given")
     s.warehouse_left = t.int("warehouse_left", 0, 3)
     s.last_warehouse = t.choice("last_warehouse", GOOD_NAMES, allow_none=True)

@@ -31,6 +31,26 @@ def _int_in(value, what, lo, hi=None):
     return v
 
 
+def _check_options(given, opts):
+    """state.options must equal the game's options key by key with the same types (1.0 or 1
+    for True is refused, so a dict that round-trips is the one to_dict wrote)."""
+    if (not isinstance(given, dict) or given.keys() != opts.keys()
+            or any(type(given[k]) is not type(v) or given[k] != v for k, v in opts.items())):
+        raise ValueError(f"state.options {given!r} do not match this game's {opts!r}")
+
+
+def _seat_mask(v, n, what):
+    """The bitmask of a list of distinct seats 0..n-1; a repeated seat is an error (not collapsed)."""
+    if not isinstance(v, list) or any(isinstance(x, bool) or not isinstance(x, int) or not 0 <= x < n for x in v):
+        raise ValueError(f"{what} must be a list of distinct seats 0..{n - 1}, got {v!r}")
+    m = 0
+    for x in v:
+        if (m >> x) & 1:
+            raise ValueError(f"{what} lists seat {x} twice; each may appear once")
+        m |= 1 << x
+    return m
+
+
 class _Reader:
     """Reads a state dict with errors that name the field and what is allowed."""
 

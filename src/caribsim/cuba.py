@@ -16,6 +16,7 @@ import csv
 import io
 import json
 import operator
+import re
 from importlib.resources import files
 from pathlib import Path
 
@@ -51,19 +52,36 @@ class DataError(ValueError):
     """A component data file breaks the schema or an invariant (names file, row, column)."""
 
 
+_INT = re.compile(r"0|-?[1-9][0-9]*")     # ASCII only: int() would also take '+3', '1_0', '00003', '٣'
+_ID = re.compile(r"[a-z][a-z0-9_]{0,39}")
+_ID_RULE = "lowercase ASCII letters, digits and '_', starting with a letter, at most 40 characters"
+_MAX_FILE_BYTES = 1 << 20
+
+
 class _File:
-    def __init__(self, name, text, origin):
+    def __init__(self, name, data, origin):
         self.name = name
         self.origin = origin
-        reader = csv.DictReader(io.StringIO(text))
-        cols = reader.fieldnames or []
-        if cols != _COLUMNS[name]:
-            raise DataError(f"{name} ({origin}): the header must be the columns {_COLUMNS[name]}, got {cols}")
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as e:
+            line = data.count(b"\n", 0, e.start) + 1
+            raise DataError(f"{name} ({origin}) row {line}: not UTF-8 text (byte 0x{data[e.start]:02x})") from None
+        reader = csv.DictReader(io.StringIO(text, newline=""))
         self.rows = []
-        for line, row in enumerate(reader, start=2):
-            if None in row or any(v is None for v in row.values()):
-                raise DataError(f"{name} row {line}: expected {len(cols)} columns")
-            self.rows.append((line, {k: v.strip() for k, v in row.items()}))
+        cols = None
+        try:
+            cols = reader.fieldnames or []
+            if cols != _COLUMNS[name]:
+                raise DataError(f"{name} ({origin}): the header must be the columns {_COLUMNS[name]}, got {cols}")
+            for line, row in enumerate(reader, start=2):
+                if None in row or any(v is None for v in row.values()):
+                    raise DataError(f"{name} row {line}: expected {len(cols)} columns")
+                self.rows.append((line, {k: v.strip() for k, v in row.items()}))
+        except csv.Error as e:
+            why = f"a cell is over {csv.field_size_limit() // 1024} KiB" if "field limit" in str(e) else str(e)
+            row = 1 if cols is None else len(self.rows) + 2      # the record after the last one read
+            raise DataError(f"{name} ({origin}) row {row}: not a valid CSV file: {why}") from None
         for line, row in self.rows:
             if row["status"] not in _STATUSES:
                 self.err(line, "status", f"must be one of {list(_STATUSES)}, got {row['status']!r}")
@@ -72,14 +90,28 @@ class _File:
         raise DataError(f"{self.name} row {line}, column {column}: {msg}")
 
     def int(self, line, row, column, lo, hi):
-        v = row[column]
-        try:
-            x = int(v)
-        except ValueError:
-            self.err(line, column, f"must be an integer {lo}..{hi}, got {v!r}")
-        if not lo <= x <= hi:
-            self.err(line, column, f"must be an integer {lo}..{hi}, got {x}")
-        return x
+        return _num(self, line, column, row[column], lo, hi, "")
+
+    def id(self, line, row, what):
+        v = row["id"]
+        if not _ID.fullmatch(v):
+            self.err(line, "id", f"a {what} id must be {_ID_RULE}, got {v!r}")
+        return v
+
+
+def _read_user_file(folder, name):
+    """The bytes of a user's data file, or None if the folder has none of that name."""
+    path = folder / name
+    if not path.exists() and not path.is_symlink():
+        return None
+    if not path.is_file():
+        raise DataError(f"data: {str(path)!r} is not a regular file")
+    try:
+        if path.stat().st_size > _MAX_FILE_BYTES:
+            raise DataError(f"data: {str(path)!r} is over {_MAX_FILE_BYTES >> 20} MiB; a data file is a small CSV")
+        return path.read_bytes()
+    except OSError as e:
+        raise DataError(f"data: cannot read {str(path)!r}: {e.strerror or e}") from None
 
 
 def _read_files(folder):
@@ -91,14 +123,24 @@ def _read_files(folder):
         user = Path(folder)
         if not user.is_dir():
             raise ValueError(f"data: {str(folder)!r} is not a folder")
-        unknown = sorted(p.name for p in user.glob("cuba_*.csv") if p.name not in DATA_FILES)
+        try:
+            names = sorted(p.name for p in user.iterdir())
+        except OSError as e:
+            raise DataError(f"data: cannot list the folder {str(folder)!r}: {e.strerror or e}") from None
+        for n in names:
+            low = n.lower()
+            if low in DATA_FILES and n != low:
+                raise DataError(f"data: {n!r} differs from the data file name {low!r} only in case; rename it")
+        unknown = [n for n in names if n.lower().startswith("cuba_") and n.lower().endswith(".csv")
+                   and n.lower() not in DATA_FILES]
         if unknown:
             raise DataError(f"data: unknown Cuba data file(s) {unknown}; the files are {list(DATA_FILES)}")
     for name in DATA_FILES:
-        if user is not None and (user / name).is_file():
-            out[name] = _File(name, (user / name).read_text(encoding="utf-8"), str(user / name))
+        data = None if user is None else _read_user_file(user, name)
+        if data is not None:
+            out[name] = _File(name, data, str(user / name))
         else:
-            out[name] = _File(name, files("caribsim").joinpath("data", name).read_text(encoding="utf-8"), "bundled")
+            out[name] = _File(name, files("caribsim").joinpath("data", name).read_bytes(), "bundled")
     return out
 
 
@@ -117,12 +159,13 @@ def _kv(f, line, column, text, keys=None):
 
 
 def _num(f, line, column, v, lo, hi, what):
-    try:
-        x = int(v)
-    except ValueError:
-        f.err(line, column, f"{what} must be an integer {lo}..{hi}, got {v!r}")
+    what = f"{what} must be" if what else "must be"
+    if not _INT.fullmatch(v):
+        f.err(line, column, f"{what} an integer {lo}..{hi} (ASCII digits with an optional leading '-'; "
+                            f"no '+', '_', spaces or leading zeros), got {v!r}")
+    x = int(v)
     if not lo <= x <= hi:
-        f.err(line, column, f"{what} must be an integer {lo}..{hi}, got {x}")
+        f.err(line, column, f"{what} an integer {lo}..{hi}, got {x}")
     return x
 
 
@@ -136,6 +179,8 @@ def _buildings(f):
         if row["id"] in by_id:
             f.err(line, "id", f"building id {row['id']!r} appears twice")
         lim = row["per_round_limit"]
+        if not row["name"].isprintable():
+            f.err(line, "name", f"must be printable text on one line, got {row['name']!r}")
         by_id[row["id"]] = {
             "name": row["name"] or row["id"],
             "cost": [f.int(line, row, c, 0, 20) for c in ("cost_wood", "cost_stone", "cost_water", "cost_pesos")],
@@ -155,9 +200,7 @@ def _ships(f):
         raise DataError(f"{f.name}: expected 15 rows (ship cards), found {len(f.rows)}")
     out, seen = [], set()
     for line, row in f.rows:
-        sid = row["id"]
-        if not sid or " " in sid:
-            f.err(line, "id", f"must be a non-empty id without spaces, got {sid!r}")
+        sid = f.id(line, row, "ship")
         if sid in seen:
             f.err(line, "id", f"ship id {sid!r} appears twice")
         seen.add(sid)
@@ -221,9 +264,7 @@ def _laws(f):
         raise DataError(f"{f.name}: expected 24 rows (law cards), found {len(f.rows)}")
     out, seen = [], set()
     for line, row in f.rows:
-        lid = row["id"]
-        if not lid or " " in lid:
-            f.err(line, "id", f"must be a non-empty id without spaces, got {lid!r}")
+        lid = f.id(line, row, "law")
         if lid in seen:
             f.err(line, "id", f"law id {lid!r} appears twice")
         seen.add(lid)
@@ -366,7 +407,39 @@ def _setup(f):
         + [out["supply_count_per_material_kind"]] * 3
     if out["rounds"] > 6:
         f.err(lines["rounds"], "value", "at most 6 rounds: each law stack reveals one card per round")
+    out["_lines"] = lines
     return out
+
+
+def _check_limits(spec, players, supply_limited, pesos_limited):
+    """A limited supply / bank must cover what setup hands out, or the initial state would hold a
+    negative supply or bank (refused, naming the count's row in cuba_setup.csv)."""
+    su = spec["setup"]
+    lines = su["_lines"]
+
+    def err(key, msg):
+        raise DataError(f"cuba_setup.csv row {lines[key]}, column value: {key} {su[key]} is too small for "
+                        f"{players} players: {msg}")
+
+    if pesos_limited and su["coins"] < players * su["start_pesos"]:
+        err("coins", f"the limited bank must pay {players} x start_pesos {su['start_pesos']} = "
+                     f"{players * su['start_pesos']}")
+    if not supply_limited:
+        return
+    covered = [m["start_covered"] for m in spec["market"]]
+    for k, name in enumerate(CARGO):
+        key = "supply_count_per_crop_kind" if name in CROPS else "supply_count_per_good_kind"
+        if su[key] < covered[k]:
+            err(key, f"the limited supply must fill the {covered[k]} market spaces of {name} "
+                     f"(cuba_market.csv, start_covered)")
+    crops = sum(su["supply_count_per_crop_kind"] - covered[k] for k in range(len(CROPS)))
+    if crops < players * su["start_crops_chosen"]:
+        err("supply_count_per_crop_kind", f"after the market the limited supply holds {crops} crops, fewer than "
+                                          f"{players} x start_crops_chosen {su['start_crops_chosen']}")
+    materials = len(MATERIALS) * su["supply_count_per_material_kind"]
+    if materials < players * su["start_materials_chosen"]:
+        err("supply_count_per_material_kind", f"the limited supply holds {materials} materials, fewer than "
+                                              f"{players} x start_materials_chosen {su['start_materials_chosen']}")
 
 
 def load_component_data(folder=None) -> dict:
@@ -445,6 +518,7 @@ class CubaGame:
         self._start = start_player
         self._supply_limited = spec["setup"]["supply_limited"] if supply_limited is None else supply_limited
         self._pesos_limited = spec["setup"]["pesos_limited"] if pesos_limited is None else pesos_limited
+        _check_limits(spec, players, self._supply_limited, self._pesos_limited)
         self._tables = _core.pack_tables(spec)
         self._ship_ids = tuple(s["id"] for s in spec["ships"])
         self._law_ids = tuple(x["id"] for x in spec["laws"])
@@ -486,7 +560,9 @@ class CubaGame:
 
     def component_data(self) -> dict:
         """The validated component data this game uses (a copy)."""
-        return json.loads(json.dumps({k: v for k, v in self._spec.items() if k != "status"}))
+        spec = {k: v for k, v in self._spec.items() if k != "status"}
+        spec["setup"] = {k: v for k, v in spec["setup"].items() if k != "_lines"}
+        return json.loads(json.dumps(spec))
 
     def component_data_status(self) -> dict:
         """Per data file: where it came from ('bundled' or the user's path) and the ids of the
