@@ -5,7 +5,8 @@ CI:     CARIBSIM_BENCH_SHORT=1 python -m pytest bench --benchmark-only
 
 The issue's loop, per batch step: ``legal_mask()`` -> one uniformly random legal action per
 game chosen in numpy from the mask (``random_legal_actions``) -> ``step(actions)`` ->
-``observations()``. One env-step = one decision in one game. Each benchmark alternates with
+``observations()``; and the same loop with the random actions drawn in C by
+``VectorGame.sample_legal()`` (issue "Embedding contracts" 15). One env-step = one decision in one game. Each benchmark alternates with
 the C calibration loop and asserts the median ratio (see _bench_helpers); the absolute
 throughputs (per CPU second) are reported. The parts are also timed on their own so the
 report can say where the time goes.
@@ -35,6 +36,9 @@ FLOORS = {
     "observations": 0.433,              # the parts: observations() (measured 0.5416)
     "step": 0.999,                      # step(actions) (measured 1.248)
     "pick": 1.22,                       # the numpy pick (measured 2.039)
+    # random actions drawn in C (measured on a quieter machine: load ~1.5 on 2 vCPUs)
+    "sample_legal_env_steps": 0.268,    # sample_legal -> step -> observations (measured 0.3349)
+    "sample_legal_no_obs": 0.762,       # sample_legal -> step (measured 0.9530)
 }
 
 
@@ -155,3 +159,29 @@ def test_bench_vector_parts(benchmark):
         ratio = median([r / c for r, c in zip(rates, m.calibration_rates)])
         report(benchmark, f"{part}_per_second", median(rates), cal, median(m.calibration_rates),
                ratio, FLOORS[part])
+
+
+def _sample_legal_loop(benchmark, steps, floor, observations):
+    vg = VectorGame("puerto_rico", n=N, players=PLAYERS, seed=0)
+    for _ in range(400):                 # into the middle of games, as _warm
+        vg.step(vg.sample_legal())
+
+    def run():
+        for _ in range(steps):
+            vg.step(vg.sample_legal())
+            if observations:
+                vg.observations()
+
+    paired(benchmark, run, units=N * steps, calibration=c_calibration(N), n_rounds=rounds(7, 5),
+           floor=floor, unit="env_steps_per_second", group="vector", n=N, players=PLAYERS,
+           batch_steps_per_round=steps, observation_size=vg.observation_size if observations else 0)
+
+
+def test_bench_vector_sample_legal_env_steps(benchmark):
+    """sample_legal -> step -> observations: random play with observations, all in C."""
+    _sample_legal_loop(benchmark, size(300, 60), FLOORS["sample_legal_env_steps"], True)
+
+
+def test_bench_vector_sample_legal_no_observations(benchmark):
+    """sample_legal -> step: random play, all in C."""
+    _sample_legal_loop(benchmark, size(900, 180), FLOORS["sample_legal_no_obs"], False)

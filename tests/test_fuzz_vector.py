@@ -204,9 +204,14 @@ def fuzz_threads(name, examples):
              lambda: vg.rewards(), lambda: vg.terminated(), lambda: vg.episodes(), lambda: vg.episode_lengths(),
              lambda: vg.scores(), lambda: vg.get_state(5), lambda: len(vg), lambda: repr(vg),
              lambda: vg.step(np.full(n, vg.num_actions)), lambda: vg.step(np.zeros(n, bool)),
-             lambda: vg.step(np.zeros(3, np.int64)), lambda: vg.reset(seed=-1)]
+             lambda: vg.step(np.zeros(3, np.int64)), lambda: vg.reset(seed=-1),
+             # reads that draw (sample_legal) or fill other buffers change no game
+             lambda: vg.sample_legal(), lambda: vg.observations(seat=1), lambda: vg.final_returns(),
+             lambda: vg.final_scores(), lambda: vg.final_observations(np.arange(n) % 2),
+             lambda: vg.final_state(5), lambda: vg.observations(seat=99)]
     allowed = (r"being used by another thread", r"game 0: action \d+ \(out of range", r"got dtype bool",
-               rf"shape \({n},\), got \(3,\)", r"seed must be in")
+               rf"shape \({n},\), got \(3,\)", r"seed must be in", r"game 5 has not finished",
+               r"seat 99 is out of range")
 
     @settings(max_examples=examples, deadline=None, derandomize=True, database=None,
               suppress_health_check=list(HealthCheck))

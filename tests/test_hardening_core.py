@@ -148,7 +148,8 @@ class Lazy(VectorGame):
         pass
 
 ALL = {"step", "reset", "legal_mask", "observations", "current_players", "rewards", "terminated",
-       "episode_lengths", "episodes", "scores", "get_state"}
+       "episode_lengths", "episodes", "scores", "get_state", "sample_legal", "final_returns",
+       "final_scores", "final_observations", "final_state"}
 probe(VectorGame.__new__(VectorGame), "VectorGame", ALL)
 probe(Lazy(), "Lazy", ALL)
 """)
@@ -238,7 +239,8 @@ import numpy as np
 from caribsim.vector import VectorGame
 vg = VectorGame({name!r}, n=4, seed=3)
 arrays = [vg.legal_mask(), vg.current_players(), vg.observations(), vg.rewards(), vg.terminated(),
-          vg.episodes(), vg.episode_lengths()]
+          vg.episodes(), vg.episode_lengths(), vg.sample_legal(), vg.final_returns(), vg.final_scores(),
+          vg.final_observations(0)]
 for m in arrays:
     attempts = [lambda: setattr(m.flags, "writeable", True), lambda: m.setflags(write=True),
                 lambda: m.base.__setitem__(Ellipsis, 1), lambda: setattr(m.base.flags, "writeable", True),

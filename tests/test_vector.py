@@ -260,3 +260,208 @@ def test_buffers_are_freed():
         del vg
     gc.collect()
     assert rss() - start < 24 * 2**20
+
+
+# --- sample_legal, seat views, the finished episode's finals, until (issue "Embedding contracts" 13-15)
+
+def _totals(scores):
+    return np.asarray([s["total"] if isinstance(s, dict) else s for s in scores], float)
+
+
+@pytest.mark.parametrize("name,players", CASES, ids=IDS)
+def test_finals_equal_the_state_played_one_by_one(name, players):
+    """sample_legal -> step over 6 games == the same actions on copies through the state API;
+    after a step in which game i ended, final_returns/final_scores/final_observations(seat)/
+    final_state equal what the copy ended with, and the game is already the next episode."""
+    vg = VectorGame(name, n=6, players=players, seed=21)
+    copies = [vg.get_state(i) for i in range(6)]
+    ended = 0
+    for _ in range(1500 if players <= 3 else 800):
+        actions = vg.sample_legal().copy()
+        vg.step(actions)
+        term = vg.terminated().copy()
+        finals = [vg.final_observations(seat).copy() for seat in range(players)]
+        for i, s in enumerate(copies):
+            s.apply_action(int(actions[i]))
+            while s.is_chance_node():
+                s.resolve_chance()
+            assert term[i] == s.is_terminal()
+            if not s.is_terminal():
+                continue
+            ended += 1
+            np.testing.assert_array_equal(vg.final_returns()[i], np.asarray(s.returns(), np.float32))
+            np.testing.assert_array_equal(vg.final_scores()[i], _totals(s.scores()))
+            for seat in range(players):
+                np.testing.assert_array_equal(finals[seat][i], s.observation_tensor(seat))
+            assert _dict(vg.final_state(i)) == _dict(s) and vg.final_state(i).is_terminal()
+            nxt = vg.get_state(i)            # the next episode: at its start, not the old game
+            assert not nxt.is_terminal() and not nxt.is_chance_node() and _dict(nxt) != _dict(s)
+            np.testing.assert_array_equal(vg.observations(seat=0)[i], nxt.observation_tensor(0))
+            copies[i] = nxt
+    assert ended >= 2, "too few games ended to exercise the finals"
+    # the finals stay until the next end of that game; reset() clears them
+    assert vg.final_returns().sum() > 0
+    vg.reset()
+    assert not vg.final_returns().any() and not vg.final_scores().any()
+    assert not vg.final_observations(0).any()
+    with pytest.raises(ValueError, match="has not finished an episode"):
+        vg.final_state(0)
+
+
+def test_finals_are_zero_before_any_end():
+    vg = VectorGame("port_royal", n=3, players=2, seed=1)
+    assert vg.final_returns().shape == (3, 2) and vg.final_returns().dtype == np.float32
+    assert vg.final_scores().shape == (3, 2) and vg.final_scores().dtype == np.float64
+    assert vg.final_observations(1).shape == (3, vg.observation_size)
+    assert not vg.final_returns().any() and not vg.final_observations([0, 1, 0]).any()
+    with pytest.raises(ValueError, match="game 2 has not finished"):
+        vg.final_state(2)
+    with pytest.raises(ValueError, match="game index must be in"):
+        vg.final_state(3)
+
+
+@pytest.mark.parametrize("name,players", [c for c in CASES if c[1] in (2, 4)],
+                         ids=[i for c, i in zip(CASES, IDS) if c[1] in (2, 4)])
+def test_observations_of_any_seat(name, players):
+    vg = VectorGame(name, n=5, players=players, seed=4)
+    for _ in range(40):
+        vg.step(vg.sample_legal())
+    states = [vg.get_state(i) for i in range(5)]
+    acting = vg.observations().copy()
+    for seat in range(players):
+        got = vg.observations(seat=seat)
+        for i, s in enumerate(states):
+            np.testing.assert_array_equal(got[i], s.observation_tensor(seat))
+    per_game = np.arange(5) % players
+    got = vg.observations(seat=per_game)
+    for i, s in enumerate(states):
+        np.testing.assert_array_equal(got[i], s.observation_tensor(int(per_game[i])))
+    # the acting seat's view again (not the cached buffer of another seat)
+    np.testing.assert_array_equal(vg.observations(), acting)
+    for i, s in enumerate(states):
+        np.testing.assert_array_equal(acting[i], s.observation_tensor(s.current_player()))
+
+
+def test_seat_arguments_are_checked_and_change_nothing():
+    vg = VectorGame("puerto_rico", n=4, players=3, seed=2)
+    for _ in range(10):
+        vg.step(vg.sample_legal())
+    before = [_dict(vg.get_state(i)) for i in range(4)]
+    obs = vg.observations().copy()
+    actions = vg.sample_legal().copy()
+    for bad, err, msg in [(3, ValueError, r"seat 3 is out of range 0\.\.2"),
+                          (-1, ValueError, "out of range"),
+                          ([0, 1, 2, 5], ValueError, r"game 3: seat 5"),
+                          ([0, 1], ValueError, r"shape \(4,\)"),
+                          (True, TypeError, "bool"),
+                          (1.0, TypeError, "dtype float64"),
+                          ("0", TypeError, "dtype")]:
+        with pytest.raises(err, match=msg):
+            vg.observations(seat=bad)
+        with pytest.raises(err, match=msg):
+            vg.final_observations(bad)
+        with pytest.raises(err, match=msg):
+            vg.step(actions, until=bad)
+        with pytest.raises(err, match=msg):
+            vg.reset(until=bad)
+    with pytest.raises(TypeError, match="got None"):
+        vg.final_observations(None)
+    assert [_dict(vg.get_state(i)) for i in range(4)] == before
+    np.testing.assert_array_equal(vg.observations(), obs)
+    vg.step(actions)                       # the actions drawn before the bad calls are still legal
+
+
+@pytest.mark.parametrize("name", caribsim.games())
+def test_sample_legal_is_legal_and_uniform(name):
+    """Every draw is legal; over 1500 draws per game of a fixed batch, each legal action comes
+    up equally often (pooled chi-square over the games, normal approximation, |z| < 4.5)."""
+    vg = VectorGame(name, n=48, players=3, seed=6)
+    for _ in range(60):
+        a = vg.sample_legal()
+        assert a.dtype == np.intp and a.shape == (48,)
+        assert vg.legal_mask()[np.arange(48), a].all()
+        vg.step(a)
+    mask = vg.legal_mask().copy()
+    draws = 1500
+    counts = np.zeros(mask.shape, np.int64)
+    for _ in range(draws):
+        a = vg.sample_legal()
+        assert mask[np.arange(48), a].all()
+        counts[np.arange(48), a] += 1
+    legal = mask.sum(axis=1)
+    rows = legal >= 2
+    assert rows.sum() >= 10
+    expected = draws / legal[rows]
+    chi2 = (((counts[rows] - expected[:, None]) ** 2 / expected[:, None]) * mask[rows]).sum()
+    dof = int((legal[rows] - 1).sum())
+    z = (chi2 - dof) / np.sqrt(2 * dof)
+    assert abs(z) < 4.5, (chi2, dof)
+    assert (counts[mask == 1] > 0).all()      # every legal action is drawn
+    # a biased pick (the lowest legal id twice as often) would be far outside
+    biased = counts[rows].astype(float)
+    first = np.argmax(mask[rows], axis=1)
+    biased[np.arange(rows.sum()), first] *= 2
+    chi2_b = (((biased - expected[:, None]) ** 2 / expected[:, None]) * mask[rows]).sum()
+    assert (chi2_b - dof) / np.sqrt(2 * dof) > 4.5
+
+
+def test_sample_legal_is_deterministic_per_seed_slot_and_episode():
+    def trace(seed, n, steps=700):
+        vg = VectorGame("puerto_rico", n=n, players=2, seed=seed)
+        out = []
+        for _ in range(steps):
+            a = vg.sample_legal().copy()
+            out.append(a[:3])
+            vg.step(a)
+        return np.array(out), vg
+
+    a, vg = trace(5, 3)
+    b, _ = trace(5, 8)                       # slot i's draws do not depend on n
+    np.testing.assert_array_equal(a, b)
+    assert not np.array_equal(a, trace(6, 3)[0])
+    assert vg.episodes().min() >= 1         # the draws went on across episode ends
+    # reset(seed) replays the same draws; sampling does not touch the games' chance RNG
+    vg.reset(seed=5)
+    again = []
+    for _ in range(700):
+        x = vg.sample_legal().copy()
+        again.append(x[:3])
+        vg.step(x)
+    np.testing.assert_array_equal(a, np.array(again))
+
+
+@pytest.mark.parametrize("name", caribsim.games())
+def test_until_plays_sample_legal_to_the_seat(name):
+    """step(a, until=seat) == step(a) then step(sample_legal()) while another seat is to act
+    (n=1, so every step moves only that game), across episode ends too."""
+    for seed in range(3):
+        fast = VectorGame(name, n=1, players=3, seed=seed)
+        slow = VectorGame(name, n=1, players=3, seed=seed)
+        seat = seed % 3
+        fast.reset(until=seat)
+        while slow.current_players()[0] != seat:
+            slow.step(slow.sample_legal())
+        ends = 0
+        for _ in range(600):
+            assert fast.current_players()[0] == seat
+            assert _dict(fast.get_state(0)) == _dict(slow.get_state(0))
+            a = fast.sample_legal().copy()
+            np.testing.assert_array_equal(slow.sample_legal(), a)   # the generators stay in step
+            fast.step(a, until=seat)
+            slow.step(a)
+            ended = bool(slow.terminated()[0])
+            while slow.current_players()[0] != seat:
+                slow.step(slow.sample_legal())
+                ended |= bool(slow.terminated()[0])
+            assert bool(fast.terminated()[0]) == ended
+            ends += ended
+            if ended:
+                np.testing.assert_array_equal(fast.rewards(), slow.final_returns())
+                np.testing.assert_array_equal(fast.final_returns(), slow.final_returns())
+                np.testing.assert_array_equal(fast.final_scores(), slow.final_scores())
+                assert _dict(fast.final_state(0)) == _dict(slow.final_state(0))
+            else:
+                assert not fast.rewards().any()
+            np.testing.assert_array_equal(fast.legal_mask(), slow.legal_mask())
+        assert ends >= 1
+        assert fast.episodes()[0] == slow.episodes()[0]

@@ -8,7 +8,7 @@ the whole batch.
 
 Invariant between calls: every state is at a decision node (chance nodes are resolved
 with the state's own RNG right after each step and each reset; a finished game is reset
-at once, after its returns were recorded).
+at once, after its returns, scores and final state were recorded in the "final" buffers).
 
 The C loops trust only memory no caller can write: the states, the actions (copied in
 before the check) and the buffers behind the returned arrays, which are exported
@@ -19,7 +19,8 @@ from libc.stdlib cimport malloc, calloc, free
 from cpython.buffer cimport PyBUF_WRITABLE, PyBUF_FORMAT
 from libc.string cimport memset, memcpy
 from caribsim._types cimport int16, int32, uint8, uint64
-from caribsim._types cimport PLAYER_CHANCE, PLAYER_TERMINAL
+from caribsim._types cimport PLAYER_CHANCE, PLAYER_TERMINAL, popcount64, uint32
+from caribsim._rng cimport Rng, rng_seed, rng_below
 from caribsim._game cimport GameVTable, GameState
 
 import numpy as np
@@ -42,6 +43,12 @@ cdef inline int _resolve_chance(const GameVTable* vt, void* s) noexcept nogil:
 cdef inline uint64 _stream(Py_ssize_t i, uint64 episode) noexcept nogil:
     """RNG stream of game slot i's episode: depends only on (i, episode)."""
     return ((<uint64>i + 1) << 32) ^ episode
+
+
+cdef inline uint64 _sampler_stream(Py_ssize_t i, uint64 episode) noexcept nogil:
+    """Stream of the generator of ``sample_legal`` beside game slot i: bit 63 (never set in
+    a game stream, i < 2**31) keeps it apart from the game's own chance stream."""
+    return _stream(i, episode) | (<uint64>1 << 63)
 
 
 def game_info(state):
@@ -105,24 +112,35 @@ cdef class _Arrays:
     """Every buffer of one VectorGame size, allocated together so that a failed
     (re)allocation changes nothing."""
     cdef object mask_b, obs_b, players_b, rewards_b, term_b, episodes_b, final_b
+    cdef object sample_b, fret_b, fscore_b, fobs_b
     cdef object mask, obs, players, rewards, term, episodes, final_lengths
+    cdef object sample, final_returns, final_scores, final_obs
     cdef char* states
     cdef char* template
+    cdef char* finals            # per game: the state its last finished episode ended in
     cdef int16* legal_buf
     cdef int32* lengths
+    cdef int32* counts           # per game: number of legal actions (set with the mask row)
+    cdef int32* seats            # per game: a seat argument, copied in before the C loop
+    cdef Rng* rngs               # per game: the generator of sample_legal and until
     cdef Py_ssize_t* acts
 
     def __cinit__(self):
-        self.states = self.template = NULL
+        self.states = self.template = self.finals = NULL
         self.legal_buf = NULL
-        self.lengths = NULL
+        self.lengths = self.counts = self.seats = NULL
+        self.rngs = NULL
         self.acts = NULL
 
     def __dealloc__(self):
         free(self.states)
         free(self.template)
+        free(self.finals)
         free(self.legal_buf)
         free(self.lengths)
+        free(self.counts)
+        free(self.seats)
+        free(self.rngs)
         free(self.acts)
 
 
@@ -137,7 +155,13 @@ cdef _Arrays _allocate(Py_ssize_t count, Py_ssize_t ssize, int actions, int obs_
     a.legal_buf = <int16*>malloc(sizeof(int16) * (actions + 1))
     a.lengths = <int32*>calloc(count, sizeof(int32))
     a.acts = <Py_ssize_t*>malloc(sizeof(Py_ssize_t) * count)
-    if a.states == NULL or a.template == NULL or a.legal_buf == NULL or a.lengths == NULL or a.acts == NULL:
+    a.finals = <char*>calloc(count, ssize)
+    a.counts = <int32*>calloc(count, sizeof(int32))
+    a.seats = <int32*>calloc(count, sizeof(int32))
+    a.rngs = <Rng*>calloc(count, sizeof(Rng))
+    if (a.states == NULL or a.template == NULL or a.legal_buf == NULL or a.lengths == NULL
+            or a.acts == NULL or a.finals == NULL or a.counts == NULL or a.seats == NULL
+            or a.rngs == NULL):
         raise MemoryError(f"cannot allocate {count} states of {ssize} bytes")
     a.mask_b = _Buffer(count * actions)
     a.obs_b = _Buffer(count * obs_size * sizeof(float))
@@ -146,6 +170,10 @@ cdef _Arrays _allocate(Py_ssize_t count, Py_ssize_t ssize, int actions, int obs_
     a.term_b = _Buffer(count)
     a.episodes_b = _Buffer(count * sizeof(uint64))
     a.final_b = _Buffer(count * sizeof(int32))
+    a.sample_b = _Buffer(count * sizeof(Py_ssize_t))
+    a.fret_b = _Buffer(count * players * sizeof(float))
+    a.fscore_b = _Buffer(count * players * sizeof(double))
+    a.fobs_b = _Buffer(count * obs_size * sizeof(float))
     a.mask = _array(a.mask_b, np.uint8, (count, actions))
     a.obs = _array(a.obs_b, np.float32, (count, obs_size))
     a.players = _array(a.players_b, np.int32, (count,))
@@ -153,6 +181,10 @@ cdef _Arrays _allocate(Py_ssize_t count, Py_ssize_t ssize, int actions, int obs_
     a.term = _array(a.term_b, np.bool_, (count,))
     a.episodes = _array(a.episodes_b, np.uint64, (count,))
     a.final_lengths = _array(a.final_b, np.int32, (count,))
+    a.sample = _array(a.sample_b, np.intp, (count,))
+    a.final_returns = _array(a.fret_b, np.float32, (count, players))
+    a.final_scores = _array(a.fscore_b, np.float64, (count, players))
+    a.final_obs = _array(a.fobs_b, np.float32, (count, obs_size))
     return a
 
 
@@ -165,22 +197,33 @@ cdef class VectorGame:
         >>> obs = vg.observations()           # (n, obs) float32, acting seat's view
         >>> vg.step(actions)                  # (n,) ints, each legal in its game
         >>> vg.rewards(), vg.terminated()     # returns of the games that just ended
+        >>> vg.step(vg.sample_legal())        # a uniformly random legal action per game, in C
 
     ``game`` is a game name (with ``**options`` passed to ``caribsim.load_game``) or a
     loaded game object. Game slot ``i`` draws its randomness from ``(seed, i, episode)``
-    only. The arrays returned by ``legal_mask``, ``observations``, ``current_players``,
-    ``rewards``, ``terminated``, ``episode_lengths`` and ``episodes`` are read-only views
-    of buffers owned by the VectorGame (they cannot be made writable), overwritten by the
-    next call: copy them to keep them. One thread at a time: a call while another
+    only: its chance events from the state's own RNG, ``sample_legal`` from a generator
+    beside it. The arrays returned by ``legal_mask``, ``observations``,
+    ``current_players``, ``rewards``, ``terminated``, ``episode_lengths``, ``episodes``,
+    ``sample_legal`` and the ``final_*`` methods are read-only views of buffers owned by
+    the VectorGame (they cannot be made writable), overwritten by the next call: copy
+    them to keep them. One thread at a time: a call while another
     thread's call runs raises RuntimeError (docs/thread-safety.md).
     """
     cdef const GameVTable* vt      # NULL until __init__ has succeeded
     cdef _Arrays arrays            # owns every buffer below
     cdef char* states
     cdef char* template
+    cdef char* finals
     cdef int16* legal_buf
     cdef int32* lengths
+    cdef int32* counts
+    cdef int32* seats
+    cdef Rng* rngs
     cdef Py_ssize_t* acts
+    cdef Py_ssize_t* sample_p
+    cdef float* fret_p
+    cdef double* fscore_p
+    cdef float* fobs_p
     cdef uint8* mask_p
     cdef float* obs_p
     cdef int32* players_p
@@ -237,6 +280,11 @@ cdef class VectorGame:
         self.arrays = a
         self.states, self.template, self.legal_buf = a.states, a.template, a.legal_buf
         self.lengths, self.acts = a.lengths, a.acts
+        self.finals, self.counts, self.seats, self.rngs = a.finals, a.counts, a.seats, a.rngs
+        self.sample_p = <Py_ssize_t*>(<_Buffer>a.sample_b).data
+        self.fret_p = <float*>(<_Buffer>a.fret_b).data
+        self.fscore_p = <double*>(<_Buffer>a.fscore_b).data
+        self.fobs_p = <float*>(<_Buffer>a.fobs_b).data
         self.mask_p = <uint8*>(<_Buffer>a.mask_b).data
         self.obs_p = <float*>(<_Buffer>a.obs_b).data
         self.players_p = <int32*>(<_Buffer>a.players_b).data
@@ -266,6 +314,7 @@ cdef class VectorGame:
         cdef void* s = self.states + i * self.ssize
         memcpy(s, self.template, self.ssize)
         self.vt.reseed(s, self.seed, _stream(i, self.episodes_p[i]))
+        rng_seed(&self.rngs[i], self.seed, _sampler_stream(i, self.episodes_p[i]))
         self.players_p[i] = _resolve_chance(self.vt, s)
         self.lengths[i] = 0
 
@@ -276,6 +325,67 @@ cdef class VectorGame:
         m = self.vt.legal_actions(self.states + i * self.ssize, self.legal_buf)
         for k in range(m):
             row[self.legal_buf[k]] = 1
+        self.counts[i] = m
+
+    cdef Py_ssize_t _draw(self, Py_ssize_t i) noexcept nogil:
+        """A uniformly random legal action of game i from its mask row (fresh): the k-th
+        legal action in id order, k drawn from the game's sampler generator."""
+        cdef int m = self.counts[i]
+        if m <= 0:
+            return -1          # not at a decision node: cannot happen between calls
+        cdef int k = <int>rng_below(&self.rngs[i], <uint32>m)
+        cdef const uint8* row = self.mask_p + i * self.num_actions
+        cdef Py_ssize_t j = 0, A = self.num_actions
+        cdef uint64 w
+        cdef int c
+        while j + 8 <= A:         # mask bytes are 0/1: a word's popcount counts its legal actions
+            memcpy(&w, row + j, 8)
+            c = popcount64(w)
+            if k < c:
+                break
+            k -= c
+            j += 8
+        while j < A:
+            if row[j]:
+                if k == 0:
+                    return j
+                k -= 1
+            j += 1
+        return -1
+
+    cdef void _apply(self, Py_ssize_t i, int action) noexcept nogil:
+        """Apply a legal action in game i and resolve chance; a finished game has its
+        returns, scores and final state recorded, then is reset."""
+        cdef void* s = self.states + i * self.ssize
+        cdef int p, j, P = self.num_players
+        cdef double ret[64]
+        self.vt.apply_action(s, action)
+        self.lengths[i] += 1
+        p = _resolve_chance(self.vt, s)
+        if p == PLAYER_TERMINAL:
+            self.vt.returns(s, ret)
+            for j in range(P):
+                self.rewards_p[i * P + j] = <float>ret[j]
+                self.fret_p[i * P + j] = <float>ret[j]
+            self.vt.scores(s, ret)       # into ret: a game may write more than P entries
+            for j in range(P):
+                self.fscore_p[i * P + j] = ret[j]
+            memcpy(self.finals + i * self.ssize, s, self.ssize)
+            self.term_p[i] = 1
+            self.final_lengths_p[i] = self.lengths[i]
+            self.episodes_p[i] += 1
+            self._reset_slot(i)
+        else:
+            self.players_p[i] = p
+
+    cdef void _advance(self, Py_ssize_t i, int seat) noexcept nogil:
+        """Play uniformly random legal actions (the sampler generator, the same draw as
+        ``_draw``: legal_actions is sorted) in game i until ``seat`` is to act."""
+        cdef void* s = self.states + i * self.ssize
+        cdef int m
+        while self.players_p[i] != seat:
+            m = self.vt.legal_actions(s, self.legal_buf)
+            self._apply(i, self.legal_buf[rng_below(&self.rngs[i], <uint32>m)])
 
     cdef void _reset_all(self) noexcept nogil:
         cdef Py_ssize_t i
@@ -284,6 +394,8 @@ cdef class VectorGame:
             self.term_p[i] = 0
             self.final_lengths_p[i] = 0
             memset(self.rewards_p + i * self.num_players, 0, sizeof(float) * self.num_players)
+            memset(self.fret_p + i * self.num_players, 0, sizeof(float) * self.num_players)
+            memset(self.fscore_p + i * self.num_players, 0, sizeof(double) * self.num_players)
             self._reset_slot(i)
         self._fill_mask()
         self.obs_fresh = False
@@ -316,30 +428,18 @@ cdef class VectorGame:
                 return i
         return -1
 
-    cdef void _step(self, const Py_ssize_t* acts) noexcept nogil:
+    cdef void _step(self, const Py_ssize_t* acts, bint until) noexcept nogil:
+        """One action per game; with ``until``, then random legal actions until the game's
+        seat in ``self.seats`` is to act. rewards/terminated describe this call."""
         cdef Py_ssize_t i
-        cdef int p, j, P = self.num_players
-        cdef void* s
-        cdef double ret[64]
+        cdef int P = self.num_players
         for i in range(self.count):
-            s = self.states + i * self.ssize
-            self.vt.apply_action(s, <int>acts[i])
-            self.lengths[i] += 1
-            p = _resolve_chance(self.vt, s)
-            if p == PLAYER_TERMINAL:
-                self.vt.returns(s, ret)
-                for j in range(P):
-                    self.rewards_p[i * P + j] = <float>ret[j]
-                self.term_p[i] = 1
-                self.final_lengths_p[i] = self.lengths[i]
-                self.episodes_p[i] += 1
-                self._reset_slot(i)
-            else:
-                if self.term_p[i]:
-                    for j in range(P):
-                        self.rewards_p[i * P + j] = 0.0
-                    self.term_p[i] = 0
-                self.players_p[i] = p
+            if self.term_p[i]:
+                memset(self.rewards_p + i * P, 0, sizeof(float) * P)
+                self.term_p[i] = 0
+            self._apply(i, <int>acts[i])
+            if until:
+                self._advance(i, self.seats[i])
             self._mask_row(i)            # while the state is in cache: the next step checks against it
         self.mask_fresh = True
         self.obs_fresh = False
@@ -366,17 +466,76 @@ cdef class VectorGame:
         self.busy = False
         return self.count
 
-    def reset(self, seed=None):
-        """Start every game afresh (episode counters back to 0; ``seed`` replaces the seed)."""
+    cdef _seat_arg(self, seat, str what):
+        """A seat argument as our own int32 array of shape (n,): an int (every game) or
+        integers of shape (n,), each a seat 0..players-1; None stays None."""
+        if seat is None:
+            return None
+        P = self.num_players
+        if isinstance(seat, (bool, np.bool_)):
+            raise TypeError(f"{what} must be a seat (an int 0..{P - 1}) or integers of shape "
+                            f"({self.count},), got a bool")
+        try:
+            arr = np.array(seat, copy=True)     # our own copy: checked, then copied in
+        except Exception as e:
+            raise TypeError(f"{what} must be a seat (an int 0..{P - 1}) or integers of shape "
+                            f"({self.count},): {e}") from None
+        if arr.dtype.kind not in "iu":
+            raise TypeError(f"{what} must be a seat (an int 0..{P - 1}) or integers of shape "
+                            f"({self.count},), got dtype {arr.dtype}")
+        if arr.shape == ():
+            arr = np.full(self.count, arr, dtype=arr.dtype)
+        if arr.shape != (self.count,):
+            raise ValueError(f"{what} must be a seat or have shape ({self.count},), got {arr.shape}")
+        bad = np.flatnonzero((arr < 0) | (arr >= P))
+        if len(bad):
+            raise ValueError(f"{what}: game {bad[0]}: seat {arr[bad[0]]} is out of range 0..{P - 1}")
+        return arr.astype(np.int32)
+
+    cdef int _copy_seats(self, seats) except -1:
+        cdef const int32[:] sv = seats
+        cdef Py_ssize_t i
+        for i in range(self.count):
+            self.seats[i] = <int32>sv[i]
+
+    def reset(self, seed=None, until=None):
+        """Start every game afresh (episode counters back to 0, the final_* buffers cleared;
+        ``seed`` replaces the seed). ``until``: a seat, or one per game: each game then plays
+        uniformly random legal actions (as ``sample_legal``) until that seat is to act."""
         cdef uint64 seed_value = 0
+        cdef Py_ssize_t i
+        if self.vt == NULL:
+            self._enter()
         if seed is not None:
             seed_value = _int_in(seed, "seed", 0, 2 ** 64 - 1)
+        seats = self._seat_arg(until, "until")
         self._enter()
         if seed is not None:
             self.seed = seed_value
+        if seats is not None:
+            self._copy_seats(seats)
         with nogil:
             self._reset_all()
+            if seats is not None:
+                for i in range(self.count):
+                    self._advance(i, self.seats[i])
+                self._fill_mask()
         self.busy = False
+
+    def sample_legal(self):
+        """(n,) intp: a uniformly random legal action per game, drawn in C from each game's
+        sampler generator (xoshiro256** beside the state, seeded from (seed, i, episode) at
+        each episode start; the game's own chance RNG is not touched). Each call draws
+        anew; ready to pass to ``step``."""
+        cdef Py_ssize_t i
+        self._enter()
+        with nogil:
+            if not self.mask_fresh:
+                self._fill_mask()
+            for i in range(self.count):
+                self.sample_p[i] = self._draw(i)
+        self.busy = False
+        return self._ro(self.arrays.sample)
 
     def legal_mask(self):
         """(n, num_actions) uint8: 1 where the action is legal for the player to act."""
@@ -387,11 +546,23 @@ cdef class VectorGame:
         self.busy = False
         return self._ro(self.arrays.mask)
 
-    def observations(self):
-        """(n, observation_size) float32: each game from its acting player's seat."""
+    def observations(self, seat=None):
+        """(n, observation_size) float32: each game from its acting player's seat
+        (``seat=None``), from ``seat`` in every game (an int), or from ``seat[i]`` in game i
+        (integers of shape (n,))."""
         cdef Py_ssize_t i
+        if self.vt == NULL:
+            self._enter()
+        seats = self._seat_arg(seat, "seat")
         self._enter()
-        if not self.obs_fresh:
+        if seats is not None:
+            self._copy_seats(seats)
+            with nogil:
+                for i in range(self.count):
+                    self.vt.observation(self.states + i * self.ssize, self.seats[i],
+                                        self.obs_p + i * self.observation_size)
+            self.obs_fresh = False        # the buffer holds other seats' views now
+        elif not self.obs_fresh:
             with nogil:
                 for i in range(self.count):
                     self.vt.observation(self.states + i * self.ssize, self.players_p[i],
@@ -399,6 +570,49 @@ cdef class VectorGame:
             self.obs_fresh = True
         self.busy = False
         return self._ro(self.arrays.obs)
+
+    def final_returns(self):
+        """(n, players) float32: the returns of each game's last finished episode (kept
+        until the next one ends; 0 before any)."""
+        self._enter()
+        self.busy = False
+        return self._ro(self.arrays.final_returns)
+
+    def final_scores(self):
+        """(n, players) float64: the scores (as ``scores()``) each game's last finished
+        episode ended with (0 before any)."""
+        self._enter()
+        self.busy = False
+        return self._ro(self.arrays.final_scores)
+
+    def final_observations(self, seat):
+        """(n, observation_size) float32: the final position of each game's last finished
+        episode seen from ``seat`` (an int, or integers of shape (n,)); zeros for games
+        that have not finished one."""
+        cdef Py_ssize_t i
+        if self.vt == NULL:
+            self._enter()
+        if seat is None:
+            raise TypeError(f"seat must be a seat (an int 0..{self.num_players - 1}) or "
+                            f"integers of shape ({self.count},), got None")
+        seats = self._seat_arg(seat, "seat")
+        self._enter()
+        self._copy_seats(seats)
+        with nogil:
+            for i in range(self.count):
+                if self.episodes_p[i] == 0:
+                    memset(self.fobs_p + i * self.observation_size, 0,
+                           sizeof(float) * self.observation_size)
+                else:
+                    self.vt.observation(self.finals + i * self.ssize, self.seats[i],
+                                        self.fobs_p + i * self.observation_size)
+        self.busy = False
+        return self._ro(self.arrays.final_obs)
+
+    def final_state(self, i):
+        """A copy of the final position of game i's last finished episode as a Python state
+        object (terminal); ValueError if game i has not finished an episode."""
+        return self._copy_out(i, True)
 
     def current_players(self):
         """(n,) int32: the seat to act in each game (always a seat: no chance, no end)."""
@@ -431,11 +645,14 @@ cdef class VectorGame:
         self.busy = False
         return self._ro(self.arrays.episodes)
 
-    def step(self, actions):
-        """Apply ``actions[i]`` in game i for every i, resolve chance, record the returns
-        of the games that end and reset them. ``actions``: integers of shape (n,) (an
-        array of any integer dtype, read-only and strided ones too, or a list). An illegal
-        or out-of-range action raises ValueError naming the game index, with every state
+    def step(self, actions, until=None):
+        """Apply ``actions[i]`` in game i for every i, resolve chance, record the returns,
+        scores and final state of the games that end (``final_*``) and reset them.
+        ``actions``: integers of shape (n,) (an array of any integer dtype, read-only and
+        strided ones too, or a list). ``until``: a seat, or one per game: after its action
+        each game plays uniformly random legal actions (as ``sample_legal``) until that seat
+        is to act, across an episode's end too (random opponents in C). An illegal or
+        out-of-range action raises ValueError naming the game index, with every state
         unchanged (all actions are checked first)."""
         cdef Py_ssize_t i, bad
         if self.vt == NULL:
@@ -451,13 +668,17 @@ cdef class VectorGame:
             raise ValueError(f"actions must have shape ({self.count},), got {arr.shape}")
         # uint64 values >= 2**63 wrap to negative ids here: out of range, reported with their value
         cdef const Py_ssize_t[:] av = arr.astype(np.intp, copy=False)
+        seats = self._seat_arg(until, "until")
         self._enter()
         for i in range(self.count):      # into memory no other thread can change during the step
             self.acts[i] = av[i]
+        if seats is not None:
+            self._copy_seats(seats)
+        cdef bint use_until = seats is not None
         with nogil:
             bad = self._first_illegal(self.acts)
             if bad < 0:
-                self._step(self.acts)
+                self._step(self.acts, use_until)
         self.busy = False
         if bad >= 0:    # the value checked (not arr[bad]: another thread may have changed it)
             a = self.acts[bad]
@@ -465,6 +686,9 @@ cdef class VectorGame:
 
     def get_state(self, i):
         """A copy of game i as a Python state object of the game (for inspection)."""
+        return self._copy_out(i, False)
+
+    cdef _copy_out(self, i, bint final):
         if self.vt == NULL:
             self._enter()
         cdef Py_ssize_t k = _int_in(i, "game index", 0, self.count - 1)
@@ -474,7 +698,10 @@ cdef class VectorGame:
                                f"{self.name} states")
         cdef void* dst = (<GameState>st).c_state()
         self._enter()
-        memcpy(dst, self._state(k), self.ssize)
+        if final and self.episodes_p[k] == 0:
+            self.busy = False
+            raise ValueError(f"game {k} has not finished an episode since the last reset()")
+        memcpy(dst, self.finals + k * self.ssize if final else self._state(k), self.ssize)
         self.busy = False
         return st
 

@@ -29,18 +29,33 @@ class VectorGame:
     @property
     def n(self) -> int: ...
     def __len__(self) -> int: ...
-    def reset(self, seed: SupportsIndex | None = None) -> None:
-        """Start every game afresh (episode counters to 0); ``seed`` replaces the seed."""
+    def reset(self, seed: SupportsIndex | None = None, until: npt.ArrayLike | None = None) -> None:
+        """Start every game afresh (episode counters to 0, finals cleared); ``seed`` replaces
+        the seed; ``until`` (a seat or one per game): random legal moves until it is to act."""
     def legal_mask(self) -> npt.NDArray[np.uint8]:
         """(n, num_actions): 1 where the action is legal for the player to act."""
-    def observations(self) -> npt.NDArray[np.float32]:
-        """(n, observation_size): each game from its acting player's seat."""
+    def sample_legal(self) -> npt.NDArray[np.intp]:
+        """(n,): a uniformly random legal action per game, drawn in C from each game's
+        sampler generator (seeded from (seed, i, episode)); each call draws anew."""
+    def observations(self, seat: npt.ArrayLike | None = None) -> npt.NDArray[np.float32]:
+        """(n, observation_size): each game from its acting player's seat (None), from
+        ``seat`` (an int) or from ``seat[i]`` in game i."""
+    def final_returns(self) -> npt.NDArray[np.float32]:
+        """(n, players): returns of each slot's last finished episode (0 before any)."""
+    def final_scores(self) -> npt.NDArray[np.float64]:
+        """(n, players): scores each slot's last finished episode ended with (0 before any)."""
+    def final_observations(self, seat: npt.ArrayLike) -> npt.NDArray[np.float32]:
+        """(n, observation_size): the last finished episode's final position from ``seat``
+        (an int or one per game); zeros for slots that have not finished one."""
+    def final_state(self, i: SupportsIndex) -> Any:
+        """A copy of slot i's last final (terminal) position; ValueError before any."""
     def current_players(self) -> npt.NDArray[np.int32]:
         """(n,): the seat to act in each game."""
-    def step(self, actions: npt.ArrayLike) -> None:
+    def step(self, actions: npt.ArrayLike, until: npt.ArrayLike | None = None) -> None:
         """Apply one legal action per game (integers of shape (n,): any integer dtype,
-        read-only or strided arrays, lists), resolve chance, record and reset finished
-        games. An illegal or out-of-range action raises ValueError naming the game index,
+        read-only or strided arrays, lists), resolve chance, record (``final_*``) and reset
+        finished games; with ``until`` (a seat or one per game) then play random legal
+        moves (as ``sample_legal``) until that seat is to act. An illegal or out-of-range action raises ValueError naming the game index,
         a wrong dtype TypeError, a wrong shape ValueError; then no game is changed."""
     def rewards(self) -> npt.NDArray[np.float32]:
         """(n, players): returns of the games that ended at the last step, else 0."""

@@ -437,9 +437,12 @@ GYM_IDS = {"puerto_rico": "caribsim/PuertoRico-v0", "port_royal": "caribsim/Port
 
 
 def _register_gym():
+    # make_vec(id, num_envs) uses the vector entry point (games stepped in C, random opponents);
+    # vectorization_mode="sync"/"async" vectorises gym_env (any bots) instead
     for name, env_id in GYM_IDS.items():
         if env_id not in gymnasium.registry:
             gymnasium.register(env_id, entry_point="caribsim.envs:gym_env", kwargs={"game": name},
+                               vector_entry_point="caribsim.vector_env:vector_env",
                                disable_env_checker=False)
 
 

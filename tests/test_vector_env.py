@@ -1,0 +1,199 @@
+"""caribsim.vector_env: the Gymnasium vector environment over VectorGame (issue "Embedding
+contracts" 12-13).
+
+Gymnasium 1.4 has no checker for vector environments (``gymnasium.utils.env_checker``
+takes a single ``gymnasium.Env``), so its vector contract is checked here as its docs and
+``SyncVectorEnv`` define it: batched spaces, reset/step types and shapes, the declared
+``AutoresetMode.SAME_STEP`` (final observation and info of an ended episode in
+``info["final_obs"]``/``info["final_info"]``, the returned observation already the next
+episode's), seeded determinism, fresh data each call, and Gymnasium's own vector wrapper
+``RecordEpisodeStatistics``.
+"""
+from __future__ import annotations
+
+import gymnasium
+import numpy as np
+import pytest
+from gymnasium.vector import AutoresetMode
+from gymnasium.utils.env_checker import data_equivalence
+from gymnasium.vector.utils import batch_space
+
+import caribsim
+import caribsim.envs
+from caribsim.envs import GYM_IDS, gym_env
+from caribsim.vector_env import CaribsimVectorEnv, vector_env
+
+IDS = list(GYM_IDS.items())
+
+
+def _pick(obs, rng):
+    return np.array([rng.choice(np.flatnonzero(row)) for row in obs["action_mask"]])
+
+
+def _play(env, steps, seed, rng_seed=0):
+    rng = np.random.default_rng(rng_seed)
+    obs, info = env.reset(seed=seed)
+    trace = [obs]
+    for _ in range(steps):
+        out = env.step(_pick(obs, rng))
+        obs = out[0]
+        trace.append(out)
+    return trace
+
+
+@pytest.mark.parametrize("name,env_id", IDS, ids=[n for n, _ in IDS])
+def test_make_vec_gives_the_c_vector_env_with_batched_spaces(name, env_id):
+    env = gymnasium.make_vec(env_id, num_envs=5, players=3, seat=2)
+    assert isinstance(env, CaribsimVectorEnv) and env.num_envs == 5
+    assert env.metadata["autoreset_mode"] is AutoresetMode.SAME_STEP
+    single = gym_env(name, players=3, seat=2)
+    assert env.single_observation_space == single.observation_space
+    assert env.single_action_space == single.action_space
+    assert env.observation_space == batch_space(single.observation_space, 5)
+    assert env.action_space == batch_space(single.action_space, 5)
+    obs, info = env.reset(seed=1)
+    assert isinstance(info, dict) and obs in env.observation_space
+    assert obs["observation"].dtype == np.float32 and obs["action_mask"].dtype == np.int8
+    # the learner is to act in every game, and the mask is its legal actions
+    vg = env.unwrapped.vg
+    for i in range(5):
+        s = vg.get_state(i)
+        assert s.current_player() == 2
+        np.testing.assert_array_equal(obs["action_mask"][i], s.legal_actions_mask())
+        np.testing.assert_array_equal(obs["observation"][i], s.observation_tensor(2))
+    obs, rew, term, trunc, info = env.step(_pick(obs, np.random.default_rng(0)))
+    assert obs in env.observation_space
+    assert rew.shape == (5,) and rew.dtype == np.float64
+    assert term.shape == trunc.shape == (5,) and term.dtype == trunc.dtype == np.bool_
+    assert not trunc.any() and isinstance(info, dict)
+    # sync vectorisation of gym_env (any bots) is still there
+    sync = gymnasium.make_vec(env_id, num_envs=2, vectorization_mode="sync", players=3)
+    assert isinstance(sync, gymnasium.vector.SyncVectorEnv)
+    sync.close()
+
+
+@pytest.mark.parametrize("name,env_id", IDS, ids=[n for n, _ in IDS])
+def test_same_step_autoreset_keeps_the_final_observation_and_info(name, env_id):
+    """Episodes end with SAME_STEP autoreset: the step's reward is the learner's return, the
+    final observation and info are those of the finished game (its final state), and the
+    returned observation is the next episode's, with the learner to act."""
+    seat = 1
+    env = vector_env(name, num_envs=6, players=2, seat=seat)
+    vg = env.vg
+    rng = np.random.default_rng(3)
+    obs, _ = env.reset(seed=5)
+    ended = 0
+    learner_steps = np.zeros(6, int)
+    for _ in range(3000):
+        obs, rew, term, trunc, info = env.step(_pick(obs, rng))
+        learner_steps += 1
+        for i in range(6):
+            s = vg.get_state(i)
+            assert s.current_player() == seat
+            np.testing.assert_array_equal(obs["observation"][i], s.observation_tensor(seat))
+            np.testing.assert_array_equal(obs["action_mask"][i], s.legal_actions_mask())
+        if not term.any():
+            assert "final_obs" not in info and not rew.any()
+            continue
+        np.testing.assert_array_equal(info["_final_obs"], term)
+        np.testing.assert_array_equal(info["_final_info"], term)
+        for i in range(6):
+            if not term[i]:
+                assert info["final_obs"][i] is None and rew[i] == 0
+                continue
+            ended += 1
+            final = vg.final_state(i)
+            assert final.is_terminal()
+            assert rew[i] == final.returns()[seat]
+            np.testing.assert_array_equal(info["final_obs"][i]["observation"], final.observation_tensor(seat))
+            assert not info["final_obs"][i]["action_mask"].any()
+            assert info["final_obs"][i] in env.single_observation_space
+            np.testing.assert_array_equal(info["final_info"]["returns"][i], final.returns())
+            np.testing.assert_array_equal(info["final_info"]["scores"][i],
+                                          [sc["total"] if isinstance(sc, dict) else sc for sc in final.scores()])
+            assert info["final_info"]["episode_length"][i] >= learner_steps[i]
+            assert not np.array_equal(obs["observation"][i], info["final_obs"][i]["observation"])
+            learner_steps[i] = 0
+        if ended >= 4:
+            break
+    assert ended >= 4
+
+
+def test_seeded_runs_are_deterministic_and_data_is_fresh():
+    env = vector_env("puerto_rico", num_envs=8, players=4, seat=3)
+    a, b = _play(env, 300, seed=11), _play(env, 300, seed=11)
+    for x, y in zip(a, b):
+        assert data_equivalence(x, y, exact=True)
+    c = _play(env, 300, seed=12)
+    assert not data_equivalence(a[-1][0], c[-1][0])
+    # a fresh environment with the same seed plays the same games
+    d = _play(vector_env("puerto_rico", num_envs=8, players=4, seat=3), 300, seed=11)
+    assert data_equivalence(a[-1], d[-1], exact=True)
+    # reset(seed=None) after a seeded reset continues the seeded generator: reproducible too
+    e1, e2 = vector_env("cuba", num_envs=2, players=3), vector_env("cuba", num_envs=2, players=3)
+    for e in (e1, e2):
+        e.reset(seed=4)
+    np.testing.assert_array_equal(e1.reset()[0]["observation"], e2.reset()[0]["observation"])
+    # each call returns new arrays (kept by the user while the batch goes on)
+    obs0, _ = env.reset(seed=1)
+    obs1 = env.step(_pick(obs0, np.random.default_rng(0)))[0]
+    for key in obs0:
+        assert not np.shares_memory(obs0[key], obs1[key])
+    obs0["observation"][:] = -5          # writable, and not the environment's memory
+    assert (env.step(_pick(obs1, np.random.default_rng(0)))[0]["observation"] != -5).any()
+
+
+def test_record_episode_statistics_sees_every_episode():
+    """Gymnasium's vector RecordEpisodeStatistics (which reads the declared autoreset mode)
+    reports each ended episode's return and its number of learner steps."""
+    env = gymnasium.wrappers.vector.RecordEpisodeStatistics(vector_env("port_royal", num_envs=4, players=2))
+    rng = np.random.default_rng(0)
+    obs, _ = env.reset(seed=2)
+    steps = np.zeros(4, int)
+    seen = 0
+    for _ in range(2000):
+        obs, rew, term, trunc, info = env.step(_pick(obs, rng))
+        steps += 1
+        if term.any():
+            np.testing.assert_array_equal(info["_episode"], term)
+            np.testing.assert_allclose(info["episode"]["r"][term], rew[term])
+            np.testing.assert_array_equal(info["episode"]["l"][term], steps[term])
+            seen += int(term.sum())
+            steps[term] = 0
+        if seen >= 3:
+            break
+    assert seen >= 3
+
+
+def test_bad_inputs_raise_and_change_nothing():
+    env = vector_env("puerto_rico", num_envs=4, players=3, seat=0)
+    with pytest.raises(RuntimeError, match="call reset"):
+        env.step(np.zeros(4, int))
+    obs, _ = env.reset(seed=0)
+    vg = env.vg
+    before = [vg.get_state(i).serialize() for i in range(4)]
+    bad = _pick(obs, np.random.default_rng(0))
+    bad[2] = int(np.flatnonzero(obs["action_mask"][2] == 0)[0])
+    with pytest.raises(ValueError, match=r"game 2: action .* not legal"):
+        env.step(bad)
+    with pytest.raises(ValueError, match=r"shape \(4,\)"):
+        env.step(bad[:3])
+    with pytest.raises(TypeError, match="integers"):
+        env.step(bad.astype(float))
+    assert [vg.get_state(i).serialize() for i in range(4)] == before
+    for kwargs, err, msg in [(dict(seat=3), ValueError, r"seat must be in 0\.\.2"),
+                             (dict(seat="random"), TypeError, "seat must be an int"),
+                             (dict(seat=True), TypeError, "seat must be an int"),
+                             (dict(opponents=["greedy", "random"]), ValueError, "vectorization_mode='sync'"),
+                             (dict(num_envs=0), ValueError, "n must be in")]:
+        with pytest.raises(err, match=msg):
+            vector_env("puerto_rico", players=3, **kwargs)
+    vector_env("puerto_rico", players=3, opponents=["random", "random"])
+    for seed, err, msg in [(-1, ValueError, "seed must be in"), (1.5, TypeError, "seed must be an int"),
+                           ([1, 2, 3, 4], TypeError, "one seed for the batch"),
+                           (True, TypeError, "bool")]:
+        with pytest.raises(err, match=msg):
+            env.reset(seed=seed)
+    with pytest.raises(ValueError, match="no options"):
+        env.reset(options={"reset_mask": np.ones(4, bool)})
+    assert [vg.get_state(i).serialize() for i in range(4)] == before
