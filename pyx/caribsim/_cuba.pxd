@@ -266,7 +266,7 @@ ctypedef struct CubaPlayer:
     int16 votes                         # total votes this round
 
 
-ctypedef struct CUState:
+ctypedef struct CUState "CUState":    # named in C for CARIBSIM_VT_SHIMS
     CubaTables t                        # the game's component data (copied into every state)
     # --- fixed for the game ---
     int8 n_players
@@ -342,16 +342,17 @@ ctypedef struct CubaScore:
 
 
 cdef void cu_new_game(CUState* s, const CubaTables* t, int n_players, int options, int start, uint64 seed) noexcept nogil
-cdef int cu_current_player(const CUState* s) noexcept nogil
-cdef int cu_legal_actions(const CUState* s, int16* out) noexcept nogil
-cdef void cu_apply(CUState* s, int action) noexcept nogil
-cdef int cu_chance_outcomes(const CUState* s, int16* actions, int32* weights) noexcept nogil
-cdef int cu_sample_chance(CUState* s) noexcept nogil
+# C names fixed (the cnames): CARIBSIM_VT_SHIMS in _game.pxd calls them
+cdef int cu_current_player "cu_current_player"(const CUState* s) noexcept nogil
+cdef int cu_legal_actions "cu_legal_actions"(const CUState* s, int16* out) noexcept nogil
+cdef void cu_apply "cu_apply"(CUState* s, int action) noexcept nogil
+cdef int cu_chance_outcomes "cu_chance_outcomes"(const CUState* s, int16* actions, int32* weights) noexcept nogil
+cdef int cu_sample_chance "cu_sample_chance"(CUState* s) noexcept nogil
 cdef void cu_score(const CUState* s, int seat, CubaScore* out) noexcept nogil
-cdef void cu_returns(const CUState* s, double* out) noexcept nogil
-cdef int32 cu_random_playout(CUState* s) noexcept nogil
-cdef void cu_determinize(CUState* s, int observer) noexcept nogil
+cdef void cu_returns "cu_returns"(const CUState* s, double* out) noexcept nogil
+cdef int32 cu_random_playout "cu_random_playout"(CUState* s) noexcept nogil
+cdef void cu_determinize "cu_determinize"(CUState* s, int observer) noexcept nogil
 cdef int cu_observation_size(int n_players) noexcept nogil
-cdef void cu_observation(const CUState* s, int seat, float* out) noexcept nogil
-cdef int cu_heuristic_action(CUState* s, const int16* legal, int n) noexcept nogil
-cdef void cu_evaluate(const CUState* s, double* out) noexcept nogil
+cdef void cu_observation "cu_observation"(const CUState* s, int seat, float* out) noexcept nogil
+cdef int cu_heuristic_action "cu_heuristic_action"(CUState* s, const int16* legal, int n) noexcept nogil
+cdef void cu_evaluate "cu_evaluate"(const CUState* s, double* out) noexcept nogil

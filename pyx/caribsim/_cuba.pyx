@@ -1,4 +1,4 @@
-# cython: language_level=3
+# cython: language_level=3, preliminary_late_includes_cy28=True
 """Cuba core: rules in C (nogil) over one CubaState struct.
 
 Layout of this file:
@@ -1741,27 +1741,6 @@ cdef int cu_observation_size(int n_players) noexcept nogil:
 # 5b. The C game interface (caribsim._game.GameVTable) for the search
 # ---------------------------------------------------------------------------
 
-cdef int _vt_num_players(const void* s) noexcept nogil:
-    return (<const CUState*>s).n_players
-
-cdef int _vt_current_player(const void* s) noexcept nogil:
-    return cu_current_player(<const CUState*>s)
-
-cdef int _vt_legal_actions(const void* s, int16* out) noexcept nogil:
-    return cu_legal_actions(<const CUState*>s, out)
-
-cdef void _vt_apply_action(void* s, int a) noexcept nogil:
-    cu_apply(<CUState*>s, a)
-
-cdef int _vt_chance_outcomes(const void* s, int16* actions, int32* weights) noexcept nogil:
-    return cu_chance_outcomes(<const CUState*>s, actions, weights)
-
-cdef int _vt_sample_chance(void* s) noexcept nogil:
-    return cu_sample_chance(<CUState*>s)
-
-cdef void _vt_returns(const void* s, double* out) noexcept nogil:
-    cu_returns(<const CUState*>s, out)
-
 cdef void _vt_scores(const void* s, double* out) noexcept nogil:
     cdef CubaScore sc
     cdef int i
@@ -1773,9 +1752,6 @@ cdef void _vt_scores(const void* s, double* out) noexcept nogil:
 
 cdef void _vt_reseed(void* s, uint64 seed, uint64 stream) noexcept nogil:
     rng_seed(&(<CUState*>s).rng, seed, stream)
-
-cdef void _vt_determinize(void* s, int observer) noexcept nogil:
-    cu_determinize(<CUState*>s, observer)
 
 cdef int _heuristic_value(const CUState* s, int a) noexcept nogil:
     """Greedy preference of the rollout heuristic (higher is better)."""
@@ -1828,9 +1804,6 @@ cdef int cu_heuristic_action(CUState* s, const int16* legal, int n) noexcept nog
                 choice = legal[i]
     return choice
 
-cdef int _vt_heuristic_action(void* s, const int16* legal, int n) noexcept nogil:
-    return cu_heuristic_action(<CUState*>s, legal, n)
-
 cdef void cu_evaluate(const CUState* s, double* out) noexcept nogil:
     """Static value per seat in [0, 1]: the returns at the end; before it, total VP plus
     a third of the pesos, scaled between the last and the first player."""
@@ -1849,17 +1822,18 @@ cdef void cu_evaluate(const CUState* s, double* out) noexcept nogil:
     for i in range(n):
         out[i] = 0.5 if hi == lo else (v[i] - lo) / (hi - lo)
 
-cdef void _vt_evaluate(const void* s, double* out) noexcept nogil:
-    cu_evaluate(<const CUState*>s, out)
-
 cdef int _vt_observation_size(const void* s) noexcept nogil:
     return cu_observation_size((<const CUState*>s).n_players)
 
-cdef void _vt_observation(const void* s, int seat, float* out) noexcept nogil:
-    cu_observation(<const CUState*>s, seat, out)
-
-cdef int32 _vt_random_playout(void* s) noexcept nogil:
-    return cu_random_playout(<CUState*>s)
+# the shims that cast void* to CUState* and call the cu_* functions (_game.pxd)
+cdef extern from *:
+    """
+    CARIBSIM_VT_SHIMS(CUState, cu)
+    CARIBSIM_VT_DETERMINIZE(CUState, cu)
+    #define cu_vt_fill(t) CARIBSIM_VT_FILL(t, cu)
+    """
+    void cu_vt_fill(GameVTable* t) noexcept nogil
+    void cu_vt_determinize(void* s, int observer) noexcept nogil
 
 cdef GameVTable CUBA_VTABLE
 CUBA_VTABLE.name = b"cuba"
@@ -1867,21 +1841,11 @@ CUBA_VTABLE.state_size = sizeof(CUState)
 CUBA_VTABLE.num_actions = NUM_ACTIONS
 CUBA_VTABLE.max_chance_outcomes = NUM_LAWS
 CUBA_VTABLE.max_players = MAX_PLAYERS
-CUBA_VTABLE.num_players = _vt_num_players
-CUBA_VTABLE.current_player = _vt_current_player
-CUBA_VTABLE.legal_actions = _vt_legal_actions
-CUBA_VTABLE.apply_action = _vt_apply_action
-CUBA_VTABLE.chance_outcomes = _vt_chance_outcomes
-CUBA_VTABLE.sample_chance = _vt_sample_chance
-CUBA_VTABLE.returns = _vt_returns
+cu_vt_fill(&CUBA_VTABLE)
 CUBA_VTABLE.scores = _vt_scores
 CUBA_VTABLE.reseed = _vt_reseed
-CUBA_VTABLE.determinize = _vt_determinize
+CUBA_VTABLE.determinize = cu_vt_determinize
 CUBA_VTABLE.observation_size = _vt_observation_size
-CUBA_VTABLE.observation = _vt_observation
-CUBA_VTABLE.random_playout = _vt_random_playout
-CUBA_VTABLE.heuristic_action = _vt_heuristic_action
-CUBA_VTABLE.evaluate = _vt_evaluate
 
 
 # ---------------------------------------------------------------------------

@@ -36,6 +36,59 @@ ctypedef struct GameVTable:
     void (*evaluate)(const void* s, double* out) noexcept nogil # static value per seat in [0, 1] (for cut-off rollouts)
 
 
+# The shims of the table, written once. CARIBSIM_VT_SHIMS(T, P) declares the functions of a
+# game with struct T and function prefix P (P_current_player, P_legal_actions, P_apply, ...;
+# T and the functions keep these names in C: cnames in the game's .pxd) and defines static
+# inline shims over void* that call them (C converts void* to T*); CARIBSIM_VT_FILL(t, P)
+# points table t at them; CARIBSIM_VT_DETERMINIZE(T, P) adds the shim of P_determinize.
+# (T has an n_players field.) scores, reseed and observation_size differ per game and
+# stay in its .pyx.
+# A game expands the macros in a late-included block (directive preliminary_late_includes_cy28),
+# where T is defined.
+cdef extern from *:
+    """
+    #include <stdint.h>
+    #define CARIBSIM_VT_SHIMS(T, P) \
+    static inline int P##_vt_num_players(const void* s) { return ((const T*)s)->n_players; } \
+    static int P##_current_player(const T* s); \
+    static inline int P##_vt_current_player(const void* s) { return P##_current_player(s); } \
+    static int P##_legal_actions(const T* s, int16_t* out); \
+    static inline int P##_vt_legal_actions(const void* s, int16_t* out) { return P##_legal_actions(s, out); } \
+    static void P##_apply(T* s, int action); \
+    static inline void P##_vt_apply(void* s, int action) { P##_apply(s, action); } \
+    static int P##_chance_outcomes(const T* s, int16_t* actions, int32_t* weights); \
+    static inline int P##_vt_chance_outcomes(const void* s, int16_t* actions, int32_t* weights) { return P##_chance_outcomes(s, actions, weights); } \
+    static int P##_sample_chance(T* s); \
+    static inline int P##_vt_sample_chance(void* s) { return P##_sample_chance(s); } \
+    static void P##_returns(const T* s, double* out); \
+    static inline void P##_vt_returns(const void* s, double* out) { P##_returns(s, out); } \
+    static void P##_observation(const T* s, int seat, float* out); \
+    static inline void P##_vt_observation(const void* s, int seat, float* out) { P##_observation(s, seat, out); } \
+    static int32_t P##_random_playout(T* s); \
+    static inline int32_t P##_vt_random_playout(void* s) { return P##_random_playout(s); } \
+    static int P##_heuristic_action(T* s, const int16_t* legal, int n); \
+    static inline int P##_vt_heuristic_action(void* s, const int16_t* legal, int n) { return P##_heuristic_action(s, legal, n); } \
+    static void P##_evaluate(const T* s, double* out); \
+    static inline void P##_vt_evaluate(const void* s, double* out) { P##_evaluate(s, out); }
+    #define CARIBSIM_VT_DETERMINIZE(T, P) \
+    static void P##_determinize(T* s, int observer); \
+    static inline void P##_vt_determinize(void* s, int observer) { P##_determinize(s, observer); }
+    #define CARIBSIM_VT_FILL(t, P) ( \
+     (t)->num_players = P##_vt_num_players, \
+     (t)->current_player = P##_vt_current_player, \
+     (t)->legal_actions = P##_vt_legal_actions, \
+     (t)->apply_action = P##_vt_apply, \
+     (t)->chance_outcomes = P##_vt_chance_outcomes, \
+     (t)->sample_chance = P##_vt_sample_chance, \
+     (t)->returns = P##_vt_returns, \
+     (t)->observation = P##_vt_observation, \
+     (t)->random_playout = P##_vt_random_playout, \
+     (t)->heuristic_action = P##_vt_heuristic_action, \
+     (t)->evaluate = P##_vt_evaluate, \
+     (void)0)
+    """
+
+
 cdef class GameState:
     """Base of every compiled state class: gives the search the game's table and
     a pointer to the C state inside the Python object."""

@@ -125,7 +125,7 @@ ctypedef struct PRYPlayer:
     int8 governors
 
 
-ctypedef struct PRYState:
+ctypedef struct PRYState "PRYState":    # named in C for CARIBSIM_VT_SHIMS
     # --- fixed for the game ---
     int8 n_players
     uint8 options                    # OPT_* bits
@@ -163,15 +163,16 @@ ctypedef struct PRYState:
 
 
 cdef int pry_new_game(PRYState* s, int n_players, int options, int start_player, uint64 seed) except -1 nogil
-cdef int pry_current_player(const PRYState* s) noexcept nogil
-cdef int pry_legal_actions(const PRYState* s, int16* out) noexcept nogil
-cdef void pry_apply(PRYState* s, int action) noexcept nogil
-cdef int pry_chance_outcomes(const PRYState* s, int16* actions, int32* weights) noexcept nogil
-cdef int pry_sample_chance(PRYState* s) noexcept nogil
-cdef void pry_returns(const PRYState* s, double* out) noexcept nogil
-cdef int32 pry_random_playout(PRYState* s) noexcept nogil
-cdef void pry_determinize(PRYState* s, int observer) noexcept nogil
-cdef void pry_observation(const PRYState* s, int seat, float* out) noexcept nogil
+# C names fixed (the cnames): CARIBSIM_VT_SHIMS in _game.pxd calls them
+cdef int pry_current_player "pry_current_player"(const PRYState* s) noexcept nogil
+cdef int pry_legal_actions "pry_legal_actions"(const PRYState* s, int16* out) noexcept nogil
+cdef void pry_apply "pry_apply"(PRYState* s, int action) noexcept nogil
+cdef int pry_chance_outcomes "pry_chance_outcomes"(const PRYState* s, int16* actions, int32* weights) noexcept nogil
+cdef int pry_sample_chance "pry_sample_chance"(PRYState* s) noexcept nogil
+cdef void pry_returns "pry_returns"(const PRYState* s, double* out) noexcept nogil
+cdef int32 pry_random_playout "pry_random_playout"(PRYState* s) noexcept nogil
+cdef void pry_determinize "pry_determinize"(PRYState* s, int observer) noexcept nogil
+cdef void pry_observation "pry_observation"(const PRYState* s, int seat, float* out) noexcept nogil
 cdef int pry_observation_size() noexcept nogil
-cdef int pry_heuristic_action(PRYState* s, const int16* legal, int n) noexcept nogil
-cdef void pry_evaluate(const PRYState* s, double* out) noexcept nogil
+cdef int pry_heuristic_action "pry_heuristic_action"(PRYState* s, const int16* legal, int n) noexcept nogil
+cdef void pry_evaluate "pry_evaluate"(const PRYState* s, double* out) noexcept nogil

@@ -1,4 +1,4 @@
-# cython: language_level=3
+# cython: language_level=3, preliminary_late_includes_cy28=True
 """Port Royal core: rules in C (nogil) over one PRYState struct.
 
 Layout of this file:
@@ -1016,27 +1016,6 @@ cdef void pry_evaluate(const PRYState* s, double* out) noexcept nogil:
 
 # --- the C game interface (caribsim._game.GameVTable) ---------------------------
 
-cdef int _vt_num_players(const void* s) noexcept nogil:
-    return (<const PRYState*>s).n_players
-
-cdef int _vt_current_player(const void* s) noexcept nogil:
-    return pry_current_player(<const PRYState*>s)
-
-cdef int _vt_legal_actions(const void* s, int16* out) noexcept nogil:
-    return pry_legal_actions(<const PRYState*>s, out)
-
-cdef void _vt_apply_action(void* s, int a) noexcept nogil:
-    pry_apply(<PRYState*>s, a)
-
-cdef int _vt_chance_outcomes(const void* s, int16* actions, int32* weights) noexcept nogil:
-    return pry_chance_outcomes(<const PRYState*>s, actions, weights)
-
-cdef int _vt_sample_chance(void* s) noexcept nogil:
-    return pry_sample_chance(<PRYState*>s)
-
-cdef void _vt_returns(const void* s, double* out) noexcept nogil:
-    pry_returns(<const PRYState*>s, out)
-
 cdef void _vt_scores(const void* s, double* out) noexcept nogil:
     cdef int i
     for i in range(MAX_PLAYERS):
@@ -1047,23 +1026,18 @@ cdef void _vt_scores(const void* s, double* out) noexcept nogil:
 cdef void _vt_reseed(void* s, uint64 seed, uint64 stream) noexcept nogil:
     rng_seed(&(<PRYState*>s).rng, seed, stream)
 
-cdef void _vt_determinize(void* s, int observer) noexcept nogil:
-    pry_determinize(<PRYState*>s, observer)
-
-cdef int _vt_heuristic_action(void* s, const int16* legal, int n) noexcept nogil:
-    return pry_heuristic_action(<PRYState*>s, legal, n)
-
-cdef void _vt_evaluate(const void* s, double* out) noexcept nogil:
-    pry_evaluate(<const PRYState*>s, out)
-
 cdef int _vt_observation_size(const void* s) noexcept nogil:
     return pry_observation_size()
 
-cdef void _vt_observation(const void* s, int seat, float* out) noexcept nogil:
-    pry_observation(<const PRYState*>s, seat, out)
-
-cdef int32 _vt_random_playout(void* s) noexcept nogil:
-    return pry_random_playout(<PRYState*>s)
+# the shims that cast void* to PRYState* and call the pry_* functions (_game.pxd)
+cdef extern from *:
+    """
+    CARIBSIM_VT_SHIMS(PRYState, pry)
+    CARIBSIM_VT_DETERMINIZE(PRYState, pry)
+    #define pry_vt_fill(t) CARIBSIM_VT_FILL(t, pry)
+    """
+    void pry_vt_fill(GameVTable* t) noexcept nogil
+    void pry_vt_determinize(void* s, int observer) noexcept nogil
 
 cdef GameVTable PORT_ROYAL_VTABLE
 PORT_ROYAL_VTABLE.name = b"port_royal"
@@ -1071,21 +1045,11 @@ PORT_ROYAL_VTABLE.state_size = sizeof(PRYState)
 PORT_ROYAL_VTABLE.num_actions = NUM_ACTIONS
 PORT_ROYAL_VTABLE.max_chance_outcomes = NUM_VARIANTS
 PORT_ROYAL_VTABLE.max_players = MAX_PLAYERS
-PORT_ROYAL_VTABLE.num_players = _vt_num_players
-PORT_ROYAL_VTABLE.current_player = _vt_current_player
-PORT_ROYAL_VTABLE.legal_actions = _vt_legal_actions
-PORT_ROYAL_VTABLE.apply_action = _vt_apply_action
-PORT_ROYAL_VTABLE.chance_outcomes = _vt_chance_outcomes
-PORT_ROYAL_VTABLE.sample_chance = _vt_sample_chance
-PORT_ROYAL_VTABLE.returns = _vt_returns
+pry_vt_fill(&PORT_ROYAL_VTABLE)
 PORT_ROYAL_VTABLE.scores = _vt_scores
 PORT_ROYAL_VTABLE.reseed = _vt_reseed
-PORT_ROYAL_VTABLE.determinize = _vt_determinize
+PORT_ROYAL_VTABLE.determinize = pry_vt_determinize
 PORT_ROYAL_VTABLE.observation_size = _vt_observation_size
-PORT_ROYAL_VTABLE.observation = _vt_observation
-PORT_ROYAL_VTABLE.random_playout = _vt_random_playout
-PORT_ROYAL_VTABLE.heuristic_action = _vt_heuristic_action
-PORT_ROYAL_VTABLE.evaluate = _vt_evaluate
 
 
 

@@ -182,7 +182,7 @@ ctypedef struct PRPlayer:
     uint64 owned                     # bit b set: owns building b
 
 
-ctypedef struct PRState:
+ctypedef struct PRState "PRState":    # named in C for CARIBSIM_VT_SHIMS
     # --- fixed for the game ---
     int8 n_players                   # 2..5
     int8 n_ships                     # cargo ships in play (2 or 3)
@@ -263,15 +263,16 @@ ctypedef struct PRScore:
 
 
 cdef int pr_new_game(PRState* s, int n_players, int options, uint64 violet_set, uint64 seed) except -1 nogil
-cdef int pr_current_player(const PRState* s) noexcept nogil
-cdef int pr_legal_actions(const PRState* s, int16* out) noexcept nogil
-cdef void pr_apply(PRState* s, int action) noexcept nogil
-cdef int pr_chance_outcomes(const PRState* s, int16* actions, int32* weights) noexcept nogil
-cdef int pr_sample_chance(PRState* s) noexcept nogil
+# C names fixed (the cnames): CARIBSIM_VT_SHIMS in _game.pxd calls them
+cdef int pr_current_player "pr_current_player"(const PRState* s) noexcept nogil
+cdef int pr_legal_actions "pr_legal_actions"(const PRState* s, int16* out) noexcept nogil
+cdef void pr_apply "pr_apply"(PRState* s, int action) noexcept nogil
+cdef int pr_chance_outcomes "pr_chance_outcomes"(const PRState* s, int16* actions, int32* weights) noexcept nogil
+cdef int pr_sample_chance "pr_sample_chance"(PRState* s) noexcept nogil
 cdef void pr_score(const PRState* s, int seat, PRScore* out) noexcept nogil
-cdef void pr_returns(const PRState* s, double* out) noexcept nogil
-cdef int32 pr_random_playout(PRState* s) noexcept nogil
-cdef void pr_observation(const PRState* s, int seat, float* out) noexcept nogil
+cdef void pr_returns "pr_returns"(const PRState* s, double* out) noexcept nogil
+cdef int32 pr_random_playout "pr_random_playout"(PRState* s) noexcept nogil
+cdef void pr_observation "pr_observation"(const PRState* s, int seat, float* out) noexcept nogil
 cdef int pr_observation_size(int n_players, int options) noexcept nogil
-cdef int pr_heuristic_action(PRState* s, const int16* legal, int n) noexcept nogil
-cdef void pr_evaluate(const PRState* s, double* out) noexcept nogil
+cdef int pr_heuristic_action "pr_heuristic_action"(PRState* s, const int16* legal, int n) noexcept nogil
+cdef void pr_evaluate "pr_evaluate"(const PRState* s, double* out) noexcept nogil

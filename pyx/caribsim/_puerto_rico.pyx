@@ -1,4 +1,4 @@
-# cython: language_level=3
+# cython: language_level=3, preliminary_late_includes_cy28=True
 """Puerto Rico core: rules in C (nogil) over one PRState struct.
 
 Layout of this file:
@@ -2005,27 +2005,6 @@ cdef int pr_observation_size(int n_players, int options) noexcept nogil:
 # 5b. The C game interface (caribsim._game.GameVTable) for the search
 # ---------------------------------------------------------------------------
 
-cdef int _vt_num_players(const void* s) noexcept nogil:
-    return (<const PRState*>s).n_players
-
-cdef int _vt_current_player(const void* s) noexcept nogil:
-    return pr_current_player(<const PRState*>s)
-
-cdef int _vt_legal_actions(const void* s, int16* out) noexcept nogil:
-    return pr_legal_actions(<const PRState*>s, out)
-
-cdef void _vt_apply_action(void* s, int a) noexcept nogil:
-    pr_apply(<PRState*>s, a)
-
-cdef int _vt_chance_outcomes(const void* s, int16* actions, int32* weights) noexcept nogil:
-    return pr_chance_outcomes(<const PRState*>s, actions, weights)
-
-cdef int _vt_sample_chance(void* s) noexcept nogil:
-    return pr_sample_chance(<PRState*>s)
-
-cdef void _vt_returns(const void* s, double* out) noexcept nogil:
-    pr_returns(<const PRState*>s, out)
-
 cdef void _vt_scores(const void* s, double* out) noexcept nogil:
     cdef PRScore sc
     cdef int i
@@ -2098,9 +2077,6 @@ cdef int pr_heuristic_action(PRState* s, const int16* legal, int n) noexcept nog
                 choice = legal[i]
     return choice
 
-cdef int _vt_heuristic_action(void* s, const int16* legal, int n) noexcept nogil:
-    return pr_heuristic_action(<PRState*>s, legal, n)
-
 cdef void pr_evaluate(const PRState* s, double* out) noexcept nogil:
     """Static value per seat in [0, 1] for cut-off rollouts: the returns at the end;
     before it, VP plus a third of doubloons and goods, scaled between the last and
@@ -2120,17 +2096,16 @@ cdef void pr_evaluate(const PRState* s, double* out) noexcept nogil:
     for i in range(n):
         out[i] = 0.5 if hi == lo else (v[i] - lo) / (hi - lo)
 
-cdef void _vt_evaluate(const void* s, double* out) noexcept nogil:
-    pr_evaluate(<const PRState*>s, out)
-
 cdef int _vt_observation_size(const void* s) noexcept nogil:
     return pr_observation_size((<const PRState*>s).n_players, (<const PRState*>s).options)
 
-cdef void _vt_observation(const void* s, int seat, float* out) noexcept nogil:
-    pr_observation(<const PRState*>s, seat, out)
-
-cdef int32 _vt_random_playout(void* s) noexcept nogil:
-    return pr_random_playout(<PRState*>s)
+# the shims that cast void* to PRState* and call the pr_* functions (_game.pxd)
+cdef extern from *:
+    """
+    CARIBSIM_VT_SHIMS(PRState, pr)
+    #define pr_vt_fill(t) CARIBSIM_VT_FILL(t, pr)
+    """
+    void pr_vt_fill(GameVTable* t) noexcept nogil
 
 cdef GameVTable PR_VTABLE
 PR_VTABLE.name = b"puerto_rico"
@@ -2138,21 +2113,11 @@ PR_VTABLE.state_size = sizeof(PRState)
 PR_VTABLE.num_actions = NUM_BASE_ACTIONS    # the base game never offers the expansion ids
 PR_VTABLE.max_chance_outcomes = NUM_GOODS
 PR_VTABLE.max_players = MAX_PLAYERS
-PR_VTABLE.num_players = _vt_num_players
-PR_VTABLE.current_player = _vt_current_player
-PR_VTABLE.legal_actions = _vt_legal_actions
-PR_VTABLE.apply_action = _vt_apply_action
-PR_VTABLE.chance_outcomes = _vt_chance_outcomes
-PR_VTABLE.sample_chance = _vt_sample_chance
-PR_VTABLE.returns = _vt_returns
+pr_vt_fill(&PR_VTABLE)
 PR_VTABLE.scores = _vt_scores
 PR_VTABLE.reseed = _vt_reseed
 PR_VTABLE.determinize = NULL                 # perfect information (E.1): nothing to resample
 PR_VTABLE.observation_size = _vt_observation_size
-PR_VTABLE.observation = _vt_observation
-PR_VTABLE.random_playout = _vt_random_playout
-PR_VTABLE.heuristic_action = _vt_heuristic_action
-PR_VTABLE.evaluate = _vt_evaluate
 # the expansion: the same functions over the larger action space
 cdef GameVTable PR_EXP_VTABLE
 PR_EXP_VTABLE = PR_VTABLE

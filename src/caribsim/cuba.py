@@ -21,6 +21,7 @@ from importlib.resources import files
 from pathlib import Path
 
 from caribsim import _cuba as _core
+from caribsim._game_base import Game
 
 ITEMS = _core.ITEM_NAMES
 CARGO = _core.CARGO_NAMES
@@ -475,7 +476,7 @@ def _bundled():
     return _BUNDLED
 
 
-class CubaGame:
+class CubaGame(Game):
     """Cuba for 2-5 players (eggertspiele 2007).
 
     Options:
@@ -487,17 +488,11 @@ class CubaGame:
             (default) takes the value of ``cuba_setup.csv`` (false in the shipped set).
     """
 
+    _core = _core
     name = "cuba"
 
     def __init__(self, players: int = 4, start_player=None, data=None, supply_limited=None, pesos_limited=None):
-        if isinstance(players, bool):
-            raise TypeError("players must be an int 2..5, got bool")
-        try:
-            players = operator.index(players)
-        except TypeError:
-            raise TypeError(f"players must be an int 2..5, got {type(players).__name__}") from None
-        if not 2 <= players <= 5:
-            raise ValueError(f"players must be 2..5, got {players}")
+        players = self._check_players(players)
         if start_player is not None:
             if isinstance(start_player, bool):
                 raise TypeError("start_player must be a seat (int) or None, got bool")
@@ -534,11 +529,11 @@ class CubaGame:
         return ((_core.OPTION_SUPPLY_LIMITED if self._supply_limited else 0)
                 | (_core.OPTION_PESOS_LIMITED if self._pesos_limited else 0))
 
+    def _key(self):
+        return (super()._key(), self._tables)
+
     def _start_option(self) -> int:
         return -1 if self._start is None else self._start
-
-    def num_players(self) -> int:
-        return self._players
 
     def num_distinct_actions(self) -> int:
         return _core.NUM_DISTINCT_ACTIONS
@@ -575,9 +570,7 @@ class CubaGame:
         return self._action_names[a]
 
     def string_to_action(self, name: str) -> int:
-        if not isinstance(name, str):
-            raise TypeError(f"action name must be a str, got {type(name).__name__}")
-        key = " ".join(name.lower().split())
+        key = self._action_key(name)
         if key not in self._lookup:
             raise ValueError(f"unknown action name {name!r}; see docs/cuba.md")
         return self._lookup[key]
@@ -587,29 +580,6 @@ class CubaGame:
         """The position at the start of setup (§3): the ship draws, the start player (if
         random) and the proposals are chance nodes; the starting items are decisions."""
         return _core.new_state(self, self._tables, self._players, self._option_bits(), self._start_option(), seed)
-
-    def state_from_dict(self, d: dict) -> CubaState:
-        return _core.state_from_dict(self, d)
-
-    def deserialize_state(self, text: str) -> CubaState:
-        if not isinstance(text, (str, bytes)):
-            raise TypeError(f"serialized state must be str or bytes, got {type(text).__name__}")
-        from caribsim._common import _json_loads
-
-        return _core.state_from_dict(self, _json_loads(text, "serialized state"))
-
-    def __eq__(self, other):
-        return isinstance(other, CubaGame) and other.options() == self.options() and other._tables == self._tables
-
-    def __hash__(self):
-        return hash((tuple(self.options().items()), self._tables))
-
-    def __reduce__(self):
-        return (_make_game, (self.options(),))
-
-    def __repr__(self):
-        opts = ", ".join(f"{k}={v!r}" for k, v in self.options().items())
-        return f"CubaGame({opts})"
 
 
 def _make_game(options):

@@ -5,10 +5,8 @@ encoding, state dict and rule decisions are in ``docs/port_royal.md``.
 """
 from __future__ import annotations
 
-import operator
-
 from caribsim import _port_royal as _core
-from caribsim._common import _json_loads
+from caribsim._game_base import Game
 
 CARDS = _core.CARD_IDS
 EXPEDITIONS = _core.EXPEDITION_IDS
@@ -16,7 +14,7 @@ COLOURS = _core.COLOUR_NAMES
 PortRoyalState = _core.PortRoyalState
 
 
-class PortRoyalGame:
+class PortRoyalGame(Game):
     """Port Royal (the base card game) for 2–5 players.
 
     Options:
@@ -27,17 +25,11 @@ class PortRoyalGame:
             game's seed.
     """
 
+    _core = _core
     name = "port_royal"
 
     def __init__(self, players: int = 4, require_expedition: bool = False, start_player: int | None = None):
-        if isinstance(players, bool):
-            raise TypeError("players must be an int 2..5, got bool")
-        try:
-            players = operator.index(players)
-        except TypeError:
-            raise TypeError(f"players must be an int 2..5, got {type(players).__name__}") from None
-        if not 2 <= players <= 5:
-            raise ValueError(f"players must be 2..5, got {players}")
+        players = self._check_players(players)
         if not isinstance(require_expedition, bool):
             raise TypeError(f"require_expedition must be a bool, got {type(require_expedition).__name__}")
         if start_player is not None:
@@ -53,9 +45,6 @@ class PortRoyalGame:
 
     def _option_bits(self) -> int:
         return _core.OPTION_REQUIRE_EXPEDITION if self._require_expedition else 0
-
-    def num_players(self) -> int:
-        return self._players
 
     def num_distinct_actions(self) -> int:
         """Size of the flat action space (decisions and chance outcomes share it)."""
@@ -80,27 +69,6 @@ class PortRoyalGame:
         starting coins. ``seed`` seeds the state's own RNG (the start player unless the
         game fixes it, ``resolve_chance`` and playouts)."""
         return _core.new_state(self, self._players, self._option_bits(), self._start_player, seed)
-
-    def state_from_dict(self, d: dict) -> PortRoyalState:
-        return _core.state_from_dict(self, d)
-
-    def deserialize_state(self, text: str) -> PortRoyalState:
-        if not isinstance(text, (str, bytes)):
-            raise TypeError(f"serialized state must be str or bytes, got {type(text).__name__}")
-        return _core.state_from_dict(self, _json_loads(text, "serialized state"))
-
-    def __eq__(self, other):
-        return isinstance(other, PortRoyalGame) and other.options() == self.options()
-
-    def __hash__(self):
-        return hash(tuple(self.options().items()))
-
-    def __reduce__(self):
-        return (_make_game, (self.options(),))
-
-    def __repr__(self):
-        opts = ", ".join(f"{k}={v!r}" for k, v in self.options().items())
-        return f"PortRoyalGame({opts})"
 
 
 def _make_game(options):

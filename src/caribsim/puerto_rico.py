@@ -5,10 +5,8 @@ Rules: the reference in ``docs/`` / the shared rules folder; every open point is
 """
 from __future__ import annotations
 
-import operator
-
 from caribsim import _puerto_rico as _core
-from caribsim._common import _json_loads
+from caribsim._game_base import Game
 
 GOODS = _core.GOOD_NAMES
 ROLES = _core.ROLE_NAMES
@@ -54,7 +52,7 @@ def _check_building_set(buildings, exclusions=True) -> tuple:
     return tuple(b for b in VIOLET_BUILDINGS if b in ids)
 
 
-class PuertoRicoGame:
+class PuertoRicoGame(Game):
     """Puerto Rico for 2–5 players (2 = the official 2-player variant).
 
     Options:
@@ -75,18 +73,12 @@ class PuertoRicoGame:
             (the two same-cost slots may take both kinds).
     """
 
+    _core = _core
     name = "puerto_rico"
 
     def __init__(self, players: int = 4, all_colonists_and_vp: bool = False, expansion: bool = False,
                  draft=None, buildings=None, all_31_buildings: bool = False, exclusions=None):
-        if isinstance(players, bool):
-            raise TypeError("players must be an int 2..5, got bool")
-        try:
-            players = operator.index(players)
-        except TypeError:
-            raise TypeError(f"players must be an int 2..5, got {type(players).__name__}") from None
-        if not 2 <= players <= 5:
-            raise ValueError(f"players must be 2..5, got {players}")
+        players = self._check_players(players)
         if not isinstance(all_colonists_and_vp, bool):
             raise TypeError(f"all_colonists_and_vp must be a bool, got {type(all_colonists_and_vp).__name__}")
         if not isinstance(expansion, bool):
@@ -159,9 +151,6 @@ class PuertoRicoGame:
     def expansion(self) -> bool:
         return self._expansion
 
-    def num_players(self) -> int:
-        return self._players
-
     def num_distinct_actions(self) -> int:
         """Size of the flat action space (decisions and chance outcomes share it)."""
         return self._n_actions
@@ -179,9 +168,7 @@ class PuertoRicoGame:
         return _core._action_name(action, self._capacities, self._n_actions)
 
     def string_to_action(self, name: str) -> int:
-        if not isinstance(name, str):
-            raise TypeError(f"action name must be a str, got {type(name).__name__}")
-        key = " ".join(name.lower().split())
+        key = self._action_key(name)
         try:
             return self._action_names.index(key)
         except ValueError:
@@ -193,27 +180,6 @@ class PuertoRicoGame:
         the first face-up plantations. ``seed`` seeds the state's own RNG (used by
         ``resolve_chance`` and playouts)."""
         return _core.new_state(self, self._players, self._option_bits(), seed, self._violet_set())
-
-    def state_from_dict(self, d: dict) -> PuertoRicoState:
-        return _core.state_from_dict(self, d)
-
-    def deserialize_state(self, text: str) -> PuertoRicoState:
-        if not isinstance(text, (str, bytes)):
-            raise TypeError(f"serialized state must be str or bytes, got {type(text).__name__}")
-        return _core.state_from_dict(self, _json_loads(text, "serialized state"))
-
-    def __eq__(self, other):
-        return isinstance(other, PuertoRicoGame) and other.options() == self.options()
-
-    def __hash__(self):
-        return hash(tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in self.options().items()))
-
-    def __reduce__(self):
-        return (_make_game, (self.options(),))
-
-    def __repr__(self):
-        opts = ", ".join(f"{k}={v!r}" for k, v in self.options().items())
-        return f"PuertoRicoGame({opts})"
 
 
 def _make_game(options):
