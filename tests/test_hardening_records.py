@@ -8,17 +8,11 @@ import pytest
 
 import caribsim
 from caribsim import records
+from test_play_records import random_game
 
 
 def _played(game, seed, steps=None):
-    s = game.new_initial_state(seed=seed)
-    rng = random.Random(seed)
-    while not s.is_terminal() and (steps is None or len(s.history()) < steps):
-        if s.is_chance_node():
-            s.resolve_chance()
-        else:
-            s.apply_action(rng.choice(s.legal_actions()))
-    return s
+    return random_game(seed=seed, steps=steps, game=game)
 
 
 @pytest.fixture(scope="module")

@@ -20,8 +20,10 @@ def run_cli(*args, stdin=None, timeout=300):
                           timeout=timeout)
 
 
-def random_game(players=3, seed=5, steps=None):
-    g = caribsim.load_game("puerto_rico", players=players)
+def random_game(players=3, seed=5, steps=None, game=None):
+    """A random game (Puerto Rico with ``players``, or ``game``) played ``steps`` steps or
+    to the end."""
+    g = game or caribsim.load_game("puerto_rico", players=players)
     s = g.new_initial_state(seed=seed)
     rng = random.Random(seed)
     while not s.is_terminal() and (steps is None or len(s.history()) < steps):
