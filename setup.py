@@ -1,8 +1,9 @@
-"""Build the compiled core: every ``pyx/caribsim/*.pyx`` becomes ``caribsim.<name>``.
+"""Build the compiled core: every ``pyx/caribsim/**/*.pyx`` becomes the module of its path
+(``pyx/caribsim/games/cuba/_core.pyx`` is ``caribsim.games.cuba._core``).
 
 Set ``CARIBSIM_DEBUG=1`` for a debug build: bounds and wraparound checks on,
-no optimisation, C asserts kept. During development ``CARIBSIM_EXTENSIONS=_mcts,_game``
-rebuilds only the named modules (``python setup.py build_ext --inplace``).
+no optimisation, C asserts kept. During development ``CARIBSIM_EXTENSIONS=_mcts,cuba._core``
+rebuilds only the named modules (the end of the dotted name) (``python setup.py build_ext --inplace``).
 """
 import os
 from pathlib import Path
@@ -27,16 +28,26 @@ cflags = ["-O0", "-g"] if DEBUG else ["-O3"]
 macros = [] if DEBUG else [("NDEBUG", "1")]
 macros.append(("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION"))
 
+
+
+def module_name(pyx: Path) -> str:
+    return ".".join(pyx.relative_to(HERE / "pyx").with_suffix("").parts)
+
+
+def wanted(name: str) -> bool:
+    return not ONLY or any(name == f"caribsim.{n}" or name.endswith("." + n) for n in ONLY)
+
+
 extensions = [
     Extension(
-        f"caribsim.{pyx.stem}",
+        module_name(pyx),
         [str(pyx.relative_to(HERE))],
         include_dirs=[numpy.get_include(), "pyx/caribsim"],
         extra_compile_args=cflags,
         define_macros=macros,
     )
-    for pyx in sorted((HERE / "pyx" / "caribsim").glob("*.pyx"))
-    if not ONLY or pyx.stem in ONLY
+    for pyx in sorted((HERE / "pyx" / "caribsim").rglob("*.pyx"))
+    if wanted(module_name(pyx))
 ]
 
 setup(
@@ -45,5 +56,6 @@ setup(
         include_path=["pyx"],
         compiler_directives=directives,
         annotate=False,
+        nthreads=os.cpu_count() or 1,   # the modules are translated in parallel
     ),
 )

@@ -421,7 +421,7 @@ def _print_run(summary, out) -> None:
 
 
 def _cmd_arena(args, out) -> int:
-    from caribsim import arena, bots
+    from caribsim.search import arena, bots
 
     parser = args.subparser
     options = _game_options(args)
@@ -462,7 +462,7 @@ def _cmd_arena(args, out) -> int:
 
 
 def _cmd_selfplay(args, out) -> int:
-    from caribsim import selfplay
+    from caribsim.scale import selfplay
 
     parser = args.subparser
     options = _game_options(args)
@@ -485,7 +485,8 @@ def _cmd_selfplay(args, out) -> int:
 
 
 def _cmd_play(args, out) -> int:
-    from caribsim import bots, play
+    from caribsim.search import bots
+    from caribsim.human import play
 
     parser = args.subparser
     options = _game_options(args)
@@ -504,7 +505,7 @@ def _cmd_play(args, out) -> int:
 
 
 def _cmd_replay(args, out) -> int:
-    from caribsim import play, records, viewer
+    from caribsim.human import play, records, viewer
 
     parser = args.subparser
     if args.html is not None and args.step is not None:
@@ -567,7 +568,7 @@ def _cmd_bench(args, out) -> int:
     import random as _random
     import time
 
-    from caribsim import mcts
+    from caribsim.search import mcts
 
     rows = []
     for name in caribsim.games():

@@ -8,6 +8,8 @@ from __future__ import annotations
 from caribsim import _port_royal as _core
 from caribsim._game_base import Game
 
+__all__ = ['CARDS', 'EXPEDITIONS', 'COLOURS', 'PortRoyalState', 'PortRoyalGame']
+
 CARDS = _core.CARD_IDS
 EXPEDITIONS = _core.EXPEDITION_IDS
 COLOURS = _core.COLOUR_NAMES

@@ -8,8 +8,8 @@ from __future__ import annotations
 import random
 
 from caribsim._common import _int_in
-from caribsim._mcts import check_game_state
-from caribsim.mcts import Searcher, _Exclusive, _guard_of
+from caribsim.search._mcts import check_game_state
+from caribsim.search.mcts import Searcher, _Exclusive, _guard_of
 
 
 def _total(score) -> float:

@@ -26,8 +26,8 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from caribsim.envs import _load, _observation_space
-from caribsim.vector import VectorGame
+from caribsim.embed.envs import _load, _observation_space
+from caribsim.embed.vector import VectorGame
 
 
 class CaribsimVectorEnv(VectorEnv):

@@ -19,9 +19,9 @@ import os
 import numpy as np
 
 import caribsim
-from caribsim import distributed
+from caribsim.scale import distributed
 from caribsim._common import _int_in
-from caribsim.arena import derive_seed
+from caribsim.search.arena import derive_seed
 
 FORMAT = "caribsim-selfplay"
 VERSION = 1
@@ -38,7 +38,7 @@ ARRAYS = {   # name: (dtype, shape; N = decisions in the shard, O = observation,
 
 
 def _mcts_bot(bot):
-    from caribsim import bots
+    from caribsim.search import bots
 
     if isinstance(bot, str):
         bot = bots.parse_bot(bot)
@@ -53,7 +53,7 @@ def _mcts_bot(bot):
 
 def selfplay_chunk(spec: dict) -> dict:
     """Games first .. first + count - 1 of a self-play run (a task of caribsim.distributed)."""
-    from caribsim.bots import MCTSBot
+    from caribsim.search.bots import MCTSBot
 
     game = caribsim.load_game(spec["game"], **spec["options"])
     n, n_actions = game.num_players(), game.num_distinct_actions()

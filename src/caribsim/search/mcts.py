@@ -19,7 +19,7 @@ import threading
 from dataclasses import dataclass, field
 
 from caribsim._common import _int_in
-from caribsim._mcts import MAX_THREADS, REWARD_MODES, ROLLOUT_MODES, Forest, check_game_state
+from caribsim.search._mcts import MAX_THREADS, REWARD_MODES, ROLLOUT_MODES, Forest, check_game_state
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import html as _html
 import json
 
-from caribsim import records
+from caribsim.human import records
 
 _DROP = ("history", "rng", "turn", "options", "game", "version", "player")
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 import caribsim
-from caribsim import distributed
+from caribsim.scale import distributed
 from caribsim._common import _int_in
 from caribsim._game import MAX_THREADS
 
@@ -103,7 +103,7 @@ def simulate(game, n_games: int = 1000, *, seed: int = 0, bots=None, backend: st
     save_games: a folder for every game's record (game_00000.json, ...); the games are then
                 driven from Python (random bots unless ``bots`` is given).
     """
-    from caribsim import arena
+    from caribsim.search import arena
 
     if isinstance(game, str):
         name, loaded = game, caribsim.load_game(game, **options)
@@ -154,6 +154,6 @@ def simulate(game, n_games: int = 1000, *, seed: int = 0, bots=None, backend: st
 
 
 def _bot(b):
-    from caribsim import bots
+    from caribsim.search import bots
 
     return bots.parse_bot(b) if isinstance(b, str) else b

@@ -8,6 +8,8 @@ from __future__ import annotations
 from caribsim import _puerto_rico as _core
 from caribsim._game_base import Game
 
+__all__ = ['GOODS', 'ROLES', 'BUILDINGS', 'VIOLET_BUILDINGS', 'DRAFT_SLOTS', 'DRAFT_EXCLUSIONS', 'PuertoRicoState', 'PuertoRicoGame']
+
 GOODS = _core.GOOD_NAMES
 ROLES = _core.ROLE_NAMES
 BUILDINGS = _core.BUILDING_IDS

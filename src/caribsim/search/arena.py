@@ -101,7 +101,7 @@ def play_game(game, bots, seed: int, rotation: int = 0, record_path=None):
     totals = [s["total"] if isinstance(s, dict) else s for s in scores]
     returns = state.returns()
     if record_path is not None:
-        from caribsim import records
+        from caribsim.human import records
         info = [bot_label(bots[b]) for b in seat_bot]
         records.save(records.record_game(state, seed, info), record_path)
     return {"seat_bot": seat_bot, "returns": [returns[s] for s in range(n)],
@@ -160,7 +160,7 @@ def play_match(game, bots, n_games: int, seed: int = 0, processes: int = 1, prog
     save_games: a folder to write every game's record (game_00000.json, ...); on a Ray
                 cluster it must be a folder every node can write to.
     """
-    from caribsim import distributed
+    from caribsim.scale import distributed
 
     if isinstance(game, str):
         game = caribsim.load_game(game, **options)

@@ -23,6 +23,8 @@ from pathlib import Path
 from caribsim import _cuba as _core
 from caribsim._game_base import Game
 
+__all__ = ['ITEMS', 'CARGO', 'CROPS', 'MATERIALS', 'CHARACTERS', 'BUILDINGS', 'LAW_KINDS', 'STACKS', 'CubaState', 'DATA_FILES', 'DataError', 'load_component_data', 'CubaGame']
+
 ITEMS = _core.ITEM_NAMES
 CARGO = _core.CARGO_NAMES
 CROPS = _core.CROP_NAMES

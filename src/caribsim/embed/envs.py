@@ -146,7 +146,7 @@ def _render(env):
 def _opponent(bot):
     """A bot object, or a spec string of ``caribsim.bots.parse_bot`` ("random", "mcts:200")."""
     if isinstance(bot, str):
-        from caribsim.bots import parse_bot
+        from caribsim.search.bots import parse_bot
         bot = parse_bot(bot)
     if not callable(getattr(bot, "step", None)):
         raise TypeError(f"each opponent needs a step(state) -> action method, got {type(bot).__name__}")
@@ -441,8 +441,8 @@ def _register_gym():
     # vectorization_mode="sync"/"async" vectorises gym_env (any bots) instead
     for name, env_id in GYM_IDS.items():
         if env_id not in gymnasium.registry:
-            gymnasium.register(env_id, entry_point="caribsim.envs:gym_env", kwargs={"game": name},
-                               vector_entry_point="caribsim.vector_env:vector_env",
+            gymnasium.register(env_id, entry_point="caribsim.embed.envs:gym_env", kwargs={"game": name},
+                               vector_entry_point="caribsim.embed.vector_env:vector_env",
                                disable_env_checker=False)
 
 

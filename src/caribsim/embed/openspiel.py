@@ -27,9 +27,9 @@ import numpy as np
 import pyspiel
 
 import caribsim
-from caribsim import infostate
+from caribsim.embed import infostate
 from caribsim._api import _registry
-from caribsim._vector import game_info
+from caribsim.embed._vector import game_info
 
 PREFIX = "caribsim_"
 _PLAYER_PROBE = range(1, 11)

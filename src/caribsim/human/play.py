@@ -12,7 +12,8 @@ import io
 import os
 import sys
 
-from caribsim import mcts, records
+from caribsim.search import mcts
+from caribsim.human import records
 
 HELP = ("type the number of a move or its name (an unambiguous prefix is enough); "
         "undo: back to your previous decision; hint: the search's suggestion; "

@@ -1,0 +1,9 @@
+"""Human play and game records.
+
+- ``records``: the JSON game record (options, seed, every step with its name) and replay;
+- ``play``: ``caribsim play``, a game against bots at the terminal (undo, hint, save);
+- ``viewer``: the self-contained HTML replay viewer of a record.
+
+May import: the games, ``caribsim.search`` (the bots and hints), the shared modules; never
+embed, scale or cli.
+"""

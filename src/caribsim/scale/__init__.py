@@ -1,0 +1,11 @@
+"""Many games at once.
+
+- ``simulation``: ``caribsim.simulate``, random playouts in C or bot games, with statistics;
+- ``distributed``: chunks of games on the local, processes or Ray backends, with resume
+  and retries (results do not depend on the backend);
+- ``selfplay``: self-play games written as training shards (observations, masks, visit
+  policies, returns).
+
+May import: the games, ``caribsim.search`` (bots), ``caribsim.human.records`` (saved games),
+the shared modules and Ray (extra ``ray``); never embed or cli.
+"""

@@ -1,0 +1,12 @@
+"""Search and players: everything that chooses moves.
+
+- ``mcts``: the search API (``search``, ``Searcher``, ISMCTS for hidden information,
+  root-parallel threads) over ``_mcts`` (compiled, ``pyx/caribsim/search/_mcts.pyx``: the
+  node pool and the nogil iterations over any game's C table);
+- ``bots``: RandomBot, GreedyBot, MCTSBot and the bot spec strings (``mcts:1000``);
+- ``arena``: seat-rotated matches between bots, win rates with their intervals.
+
+May import: the games (through ``caribsim.load_game`` and the C game interface), the shared
+modules, and ``caribsim.scale`` for running a match's chunks on a backend; never human,
+embed or cli.
+"""
