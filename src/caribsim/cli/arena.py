@@ -1,0 +1,79 @@
+"""`caribsim arena`."""
+from __future__ import annotations
+
+import caribsim
+from caribsim.cli._args import (
+    MAX_GAMES, MAX_WORKERS, int_at_least, parse_seed, parse_option, output_file, output_dir,
+    add_backend_arguments, game_options, backend_kwargs, show_progress, print_run,
+)
+
+
+def add_parser(sub):
+    p = sub.add_parser(
+        "arena",
+        help="play seat-rotated games between bots and print win rates with 95%% intervals",
+        description="Play K games between the bots (one per seat, seats rotated every game) "
+        "and report each bot's win rate with a 95%% Wilson interval, mean score and the mean "
+        "game length. Bots: random, greedy, mcts:ITERATIONS[:key=value...] "
+        "(keys: iterations, seconds, c, reward, rollout, max_depth, threads, reuse).",
+    )
+    p.add_argument("game", metavar="GAME", help=f"game name ({', '.join(caribsim.games())})")
+    p.add_argument("--bots", "-b", required=True,
+                   help="comma-separated bot specs, one per seat, e.g. mcts:1000,greedy,random,random")
+    p.add_argument("--games", "-n", type=int_at_least(1, "games", MAX_GAMES["arena"]), default=100,
+                   help=f"number of games, at most {MAX_GAMES['arena']:,} (default 100)")
+    p.add_argument("--seed", "-s", type=parse_seed, default=0, help="match seed (default 0)")
+    p.add_argument("--processes", "-j", type=int_at_least(1, "processes", MAX_WORKERS), default=1,
+                   help="shorthand for --backend processes --workers K (default 1)")
+    p.add_argument("--option", "-o", type=parse_option, action="append", default=[], metavar="KEY=VALUE",
+                   help="extra game option (repeatable)")
+    p.add_argument("--save", metavar="FILE", type=output_file("--save"), help="write the full result as JSON")
+    p.add_argument("--save-games", metavar="DIR", type=output_dir("--save-games"),
+                   help="write every game's record to DIR")
+    p.add_argument("--plot", metavar="FILE.png", type=output_file("--plot"),
+                   help="bar chart of the win rates with 95%% intervals (needs caribsim[plot])")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    add_backend_arguments(p, None)
+    p.set_defaults(subparser=p)
+    return p
+
+
+def run(args, out) -> int:
+    from caribsim.search import arena, bots
+
+    parser = args.subparser
+    options = game_options(args)
+    kwargs = backend_kwargs(args)
+    if args.plot:
+        try:
+            import matplotlib  # noqa: F401  (checked before the games are played)
+        except ImportError:
+            parser.error("--plot needs matplotlib: pip install 'caribsim[plot]'")
+    if args.processes > 1:
+        if args.backend not in (None, "processes") or args.workers not in (None, args.processes):
+            parser.error("--processes K is --backend processes --workers K; give one or the other")
+        kwargs.update(backend="processes", workers=args.processes)
+    try:
+        players = [bots.parse_bot(spec) for spec in args.bots.split(",")]
+        options.setdefault("players", len(players))
+        result = arena.play_match(args.game, players, args.games, seed=args.seed, save=args.save,
+                                  save_games=args.save_games, progress=show_progress(args),
+                                  **kwargs, **options)
+        if args.plot:
+            arena.plot(result, args.plot)
+    except (ValueError, TypeError, RuntimeError) as e:
+        parser.error(str(e))
+    if args.json:
+        print(result.to_json(), file=out)
+        return 0
+    opts = ", ".join(f"{k}={v}" for k, v in result.options.items())
+    print(f"{result.game} ({opts}): {result.n_games} games, seed {result.seed}, "
+          f"mean length {result.mean_length:.1f} decisions", file=out)
+    print_run({"backend": result.backend, "workers": result.workers, "chunks": result.chunks,
+                "resumed_chunks": result.resumed_chunks, "seconds": result.seconds,
+                "games_per_second": result.n_games / result.seconds if result.seconds else float("inf")}, out)
+    print("  bot              win rate   95% interval      mean score", file=out)
+    for spec, b in zip(args.bots.split(","), result.bots):
+        print(f"  {spec:<16} {b.win_rate:>8.3f}   [{b.ci95[0]:.3f}, {b.ci95[1]:.3f}]  {b.mean_score:>10.2f}",
+              file=out)
+    return 0
