@@ -4,6 +4,7 @@ contract of docs/thread-safety.md. Everything that could crash or hang runs in a
 subprocess with a timeout, so a regression fails its test instead of killing pytest."""
 from __future__ import annotations
 
+import glob
 import os
 import pickle
 import subprocess
@@ -19,12 +20,15 @@ from caribsim.vector import VectorGame
 
 SRC = os.path.dirname(os.path.dirname(os.path.abspath(caribsim.__file__)))
 GAMES = ["puerto_rico", "port_royal", "cuba"]
+TESTS = os.path.dirname(os.path.abspath(__file__))
+# the folders of the test modules (each layer's tests sit in their own), for a child's imports
+TEST_FOLDERS = [TESTS] + sorted({os.path.dirname(p) for p in glob.glob(os.path.join(TESTS, "*", "test_*.py"))})
 
 
 def run_py(code, timeout=120):
     """Run `code` in a fresh interpreter with this caribsim and the test modules on the path;
     returns its stdout (fails on a crash, a hang or a non-zero exit)."""
-    path = [SRC, os.path.dirname(os.path.abspath(__file__)), os.environ.get("PYTHONPATH", "")]
+    path = [SRC, *TEST_FOLDERS, os.environ.get("PYTHONPATH", "")]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(path))
     try:
         r = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,

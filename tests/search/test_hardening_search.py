@@ -16,7 +16,7 @@ from caribsim._game import GameState
 from caribsim._mcts import Forest
 
 GAMES = ("puerto_rico", "port_royal", "cuba")
-SRC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src")
+SRC = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "src")
 
 PRELUDE = """
 import threading, time, sys

@@ -1,7 +1,7 @@
 """Expansion I rules (§8 of the rules reference): every expansion scenario T16-T26, T36-T38,
 T40-T50 as an exact setup and an exact outcome, plus the §8.4-§8.6 combinations.
 
-Positions are built with tests/pr_scenario.py from ``to_dict`` of a real expansion game (every
+Positions are built with tests/puerto_rico/pr_scenario.py from ``to_dict`` of a real expansion game (every
 component conserved; ``state_from_dict`` validates). Unless a test says otherwise the game is
 3 players with the "all 31 buildings" variant (one copy of each violet kind, no draft), so every
 building is available to the scenario. Expected numbers are the reference's, not the engine's.

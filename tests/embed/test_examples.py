@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 if os.environ.get("CARIBSIM_REQUIRE_PPO") != "1":
     pytest.importorskip("sb3_contrib", reason="pip install 'caribsim[ppo]'")

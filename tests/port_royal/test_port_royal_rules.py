@@ -1,6 +1,6 @@
 """Port Royal rules tests: one or more tests per section of the rules reference
 (port_royal.md §1-§10), every test scenario T01-T33 and regression R01-R10 of §11, and the
-checklist of issue 5. Positions are built with tests/pry_scenario.py; the card revealed by a
+checklist of issue 5. Positions are built with tests/port_royal/pry_scenario.py; the card revealed by a
 reveal is chosen by the test (every reveal is a chance event)."""
 from __future__ import annotations
 
