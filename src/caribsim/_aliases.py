@@ -20,7 +20,7 @@ MOVED = {
     "caribsim._mcts": "caribsim.search._mcts",
     "caribsim.mcts": "caribsim.search.mcts",
     "caribsim.bots": "caribsim.search.bots",
-    "caribsim.arena": "caribsim.search.arena",
+    "caribsim.arena": "caribsim.scale.arena",
     "caribsim.play": "caribsim.human.play",
     "caribsim.records": "caribsim.human.records",
     "caribsim.viewer": "caribsim.human.viewer",

@@ -11,6 +11,8 @@
     python -m caribsim selfplay puerto_rico --players 3 --bot mcts:200 --games 100 --out DIR [--backend ...]
     python -m caribsim bench [--quick]
 
+One module per command (``games``, ``simulate``, ``arena``, ``play``, ``replay``, ``selfplay``,
+``bench``: each has ``add_parser`` and ``run``); ``_args`` holds the argument types they share.
 Bad arguments print one line naming what is wrong and what is allowed, and exit with code 2.
 May import anything in caribsim (it is the top layer); nothing imports it but ``__main__``.
 """

@@ -39,7 +39,8 @@ def add_parser(sub):
 
 
 def run(args, out) -> int:
-    from caribsim.search import arena, bots
+    from caribsim.scale import arena
+    from caribsim.search import bots
 
     parser = args.subparser
     options = game_options(args)

@@ -1,6 +1,7 @@
 """Many games at once.
 
 - ``simulation``: ``caribsim.simulate``, random playouts in C or bot games, with statistics;
+- ``arena``: seat-rotated matches between bots, win rates with their intervals;
 - ``distributed``: chunks of games on the local, processes or Ray backends, with resume
   and retries (results do not depend on the backend);
 - ``selfplay``: self-play games written as training shards (observations, masks, visit

@@ -21,7 +21,7 @@ import numpy as np
 import caribsim
 from caribsim.scale import distributed
 from caribsim._common import _int_in
-from caribsim.search.arena import derive_seed
+from caribsim.scale.arena import derive_seed
 
 FORMAT = "caribsim-selfplay"
 VERSION = 1

@@ -103,7 +103,7 @@ def simulate(game, n_games: int = 1000, *, seed: int = 0, bots=None, backend: st
     save_games: a folder for every game's record (game_00000.json, ...); the games are then
                 driven from Python (random bots unless ``bots`` is given).
     """
-    from caribsim.search import arena
+    from caribsim.scale import arena
 
     if isinstance(game, str):
         name, loaded = game, caribsim.load_game(game, **options)

@@ -3,10 +3,8 @@
 - ``mcts``: the search API (``search``, ``Searcher``, ISMCTS for hidden information,
   root-parallel threads) over ``_mcts`` (compiled, ``pyx/caribsim/search/_mcts.pyx``: the
   node pool and the nogil iterations over any game's C table);
-- ``bots``: RandomBot, GreedyBot, MCTSBot and the bot spec strings (``mcts:1000``);
-- ``arena``: seat-rotated matches between bots, win rates with their intervals.
+- ``bots``: RandomBot, GreedyBot, MCTSBot and the bot spec strings (``mcts:1000``).
 
-May import: the games (through ``caribsim.load_game`` and the C game interface), the shared
-modules, and ``caribsim.scale`` for running a match's chunks on a backend; never human,
-embed or cli.
+May import: the games (through ``caribsim.load_game`` and the C game interface) and the
+shared modules; never human, embed, scale or cli, which build on it.
 """
