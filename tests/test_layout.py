@@ -157,3 +157,24 @@ def test_new_pickles_name_the_new_modules():
     text = pickle.dumps((game, game.new_initial_state(seed=1)), protocol=0).decode("latin-1")
     assert "caribsim.puerto_rico.game" in text
     assert not any(re.search(rf"^{re.escape(old)}$", text, re.M) for old in MOVED)
+
+
+def test_pickles_written_before_the_layout_load():
+    """Games, states, bots and a searcher pickled by the previous layout (caribsim.puerto_rico,
+    caribsim.bots, caribsim.mcts as flat modules; tests/data/make_previous_layout_pickles.py)
+    load as equal objects of today's classes."""
+    with open(DATA / "previous_layout.pickle", "rb") as f:
+        objects = pickle.load(f)
+    assert len(objects["cases"]) == 4
+    for case in objects["cases"]:
+        game, state = case["game"], case["state"]
+        assert game == caribsim.load_game(case["name"], **case["options"])
+        assert type(game).__module__ == f"caribsim.{case['name']}.game"
+        assert state.serialize() == case["serialized"] and state.history() == case["history"]
+        fresh = game.new_initial_state(seed=11)
+        for a in case["history"]:
+            fresh.apply_action(a)
+        assert fresh == state
+    assert [repr(b) for b in objects["bots"]] == objects["bot_reprs"]
+    assert type(objects["bots"][0]).__module__ == "caribsim.search.bots"
+    assert objects["searcher"]._kwargs() == objects["searcher_options"]

@@ -1,0 +1,119 @@
+"""Old build against new, in one process: random playouts in C and the Python loop.
+
+A speed-up (or a check that a change costs nothing) is measured against the previous
+module in the same process, in alternating rounds (old first in even rounds, new first in
+odd ones; CPU time), and given as the median of the per-round ratios new/old, so that a
+machine that is busy or slower for a while moves both sides of a round alike.
+
+    # build the older commit's game modules somewhere
+    git worktree add --detach /tmp/old <commit> && (cd /tmp/old && python setup.py build_ext --inplace)
+    python bench/compare_builds.py --old /tmp/old/src/caribsim [--rounds 9]
+
+``--old`` is a folder holding the older build's game modules (``_puerto_rico*.so``, ...,
+the single-module layout before the split into ``_core``/``_state``, or the same layout as
+today's: ``puerto_rico/_state*.so``). They are loaded under their own names beside today's
+modules; both use today's shared ``caribsim._game``, so the older commit must have the
+same ``_game.pxd``.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib.machinery
+import importlib.util
+import random
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import caribsim
+
+GAMES = {"puerto_rico": ("PuertoRicoState", [{"players": 3}, {"players": 5}, {"players": 4, "expansion": True}]),
+         "port_royal": ("PortRoyalState", [{"players": 3}]),
+         "cuba": ("CubaState", [{"players": 4}])}
+
+
+def load_old(folder: Path, game: str):
+    """The older build's state module of ``game``, loaded under its own name."""
+    for pattern, name in ((f"_{game}.*.so", f"caribsim._{game}"), (f"{game}/_state.*.so", f"caribsim.{game}._state")):
+        found = sorted(folder.glob(pattern))
+        if found:
+            break
+    else:
+        raise SystemExit(f"--old {folder}: no build of {game} there (_{game}*.so or {game}/_state*.so)")
+    loader = importlib.machinery.ExtensionFileLoader(name, str(found[0]))
+    spec = importlib.util.spec_from_file_location(name, str(found[0]), loader=loader)
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
+
+
+def old_state(module, game, options, seed):
+    """A state of the older module with today's Game object (only stored in the state)."""
+    g = caribsim.load_game(game, **options)
+    new = g.new_initial_state(seed=seed)
+    cls = getattr(module, GAMES[game][0])
+    if not hasattr(module, "state_from_dict"):
+        raise SystemExit(f"the older {game} module has no state_from_dict")
+    st = module.state_from_dict(g, new.to_dict())
+    assert type(st) is cls and st.serialize() == new.serialize()
+    return st, new
+
+
+def playouts(state, n):
+    t = time.process_time()
+    caribsim.random_playouts(state, n, seed=7)
+    return n / (time.process_time() - t)
+
+
+def python_loop(state, decisions):
+    rng = random.Random(3)
+    done, t = 0, time.process_time()
+    st = state.clone()
+    while done < decisions:
+        if st.is_terminal():
+            st = state.clone()
+        elif st.is_chance_node():
+            st.resolve_chance()
+        else:
+            st.apply_action(rng.choice(st.legal_actions()))
+        done += 1
+    return done / (time.process_time() - t)
+
+
+def paired(work_old, work_new, rounds):
+    ratios, olds, news = [], [], []
+    for r in range(rounds):
+        if r % 2 == 0:
+            o = work_old(); n = work_new()
+        else:
+            n = work_new(); o = work_old()
+        olds.append(o); news.append(n); ratios.append(n / o)
+    return statistics.median(ratios), statistics.median(olds), statistics.median(news)
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--old", required=True, type=Path, help="folder of the older build's modules")
+    p.add_argument("--rounds", type=int, default=9)
+    p.add_argument("--games", type=int, default=4000, help="playouts per round (Cuba: a quarter)")
+    p.add_argument("--decisions", type=int, default=60000, help="Python-loop decisions per round")
+    args = p.parse_args(argv)
+    print(f"{'workload':<52} {'old':>12} {'new':>12}  new/old (median of {args.rounds} paired rounds)")
+    for game, (_, option_sets) in GAMES.items():
+        module = load_old(args.old, game)
+        for options in option_sets:
+            old, new = old_state(module, game, options, seed=1)
+            label = f"{game} {options}"
+            n = args.games // 4 if game == "cuba" else args.games
+            ratio, o, w = paired(lambda: playouts(old, n), lambda: playouts(new, n), args.rounds)
+            print(f"{label + ' random playouts, games/s':<52} {o:>12,.0f} {w:>12,.0f}  {ratio:.3f}")
+            ratio, o, w = paired(lambda: python_loop(old, args.decisions), lambda: python_loop(new, args.decisions),
+                                 args.rounds)
+            print(f"{label + ' Python loop, decisions/s':<52} {o:>12,.0f} {w:>12,.0f}  {ratio:.3f}")
+            sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
