@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy
 from Cython.Build import cythonize
 from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
 
 HERE = Path(__file__).parent
 DEBUG = os.environ.get("CARIBSIM_DEBUG", "") not in ("", "0")
@@ -50,7 +51,18 @@ extensions = [
     if wanted(module_name(pyx))
 ]
 
+
+class ParallelBuildExt(build_ext):
+    """Compiles the extension modules in parallel (one per CPU) unless --parallel says otherwise."""
+
+    def finalize_options(self):
+        super().finalize_options()
+        if not self.parallel:
+            self.parallel = os.cpu_count() or 1
+
+
 setup(
+    cmdclass={"build_ext": ParallelBuildExt},
     ext_modules=cythonize(
         extensions,
         include_path=["pyx"],
