@@ -1,7 +1,8 @@
 # Port Royal: the whole game state as one plain C struct (copied by memcpy),
 # the action encoding, and the nogil functions that the Python API and the
 # search call. Card values are not here: they are read from
-# data/port_royal_deck.csv at import (see _port_royal.pyx, load_tables).
+# data/port_royal_deck.csv at import (see _core.pyx, load_tables); other modules
+# reach the tables through pry_tables() and the game's C table through pry_vtable().
 #
 # Every one of the 120 cards is tracked by its variant (a csv row; copies of a
 # variant are identical): the draw pile, the discard pile, the harbour, the
@@ -10,6 +11,7 @@
 # payment and coin fee is a chance event whose outcome is the card variant.
 from caribsim._types cimport int8, int16, int32, uint8, uint64
 from caribsim._rng cimport Rng
+from caribsim._game cimport GameVTable
 
 cdef enum:
     MAX_PLAYERS = 5
@@ -101,6 +103,33 @@ cdef enum:
     OPT_REQUIRE_EXPEDITION = 1   # §9.2 variant end
 
 
+# One card variant (a row of port_royal_deck.csv).
+ctypedef struct CardInfo:
+    int8 category          # CAT_*
+    int8 colour            # ships and Traders: 0..4, else -1
+    int8 swords            # ships: swords to repel; Sailors / Pirates: swords they give
+    int8 skull
+    int8 coins             # ship income, expedition reward, tax bonus
+    int8 cost
+    int8 vp
+    int8 ability           # AB_*
+    int8 symbol            # persons: ANCHOR/CROSS/HOUSE, 3 = any (Jack), else -1
+    int8 req[NUM_SYMBOLS]  # expeditions: symbols required
+    int8 count
+    int8 min_players
+    int8 expedition        # expedition index 0..5, else -1
+
+# The card tables of _core.pyx, filled at its import and read-only after (pry_tables()).
+ctypedef struct PRYTables:
+    const CardInfo* card                 # [NUM_VARIANTS]
+    const int8* exp_variant              # [NUM_EXPEDITIONS]: the variant of each expedition
+    const int8* symbol_variant           # [NUM_SYMBOLS]: the Captain, Priest, Settler variants
+    const int8* jack_variant             # -> the Jack of all trades variant
+    const int8* five_player_expedition   # -> the expedition index used only with 5 players
+    const int8* exp_npat                 # [NUM_EXPEDITIONS]: joker patterns per expedition
+    const int8* exp_pat                  # [NUM_EXPEDITIONS * NUM_PATTERNS]: the patterns, row e at e * NUM_PATTERNS
+
+
 ctypedef struct PRYOp:
     int8 kind                # OP_*
     int8 seat
@@ -176,3 +205,6 @@ cdef void pry_observation "pry_observation"(const PRYState* s, int seat, float* 
 cdef int pry_observation_size() noexcept nogil
 cdef int pry_heuristic_action "pry_heuristic_action"(PRYState* s, const int16* legal, int n) noexcept nogil
 cdef void pry_evaluate "pry_evaluate"(const PRYState* s, double* out) noexcept nogil
+cdef void refresh_player(PRYPlayer* p) noexcept nogil   # recompute a player's derived counts
+cdef const PRYTables* pry_tables() noexcept nogil
+cdef const GameVTable* pry_vtable() noexcept nogil      # the game's GameVTable

@@ -1,8 +1,11 @@
-"""Type stubs for the compiled Port Royal core (pyx/caribsim/_port_royal.pyx).
+"""Type stubs for the compiled Port Royal state module ``caribsim.port_royal._state``
+(pyx/caribsim/port_royal/_state.pyx), also importable under its former name
+``caribsim._port_royal``.
 
 The state API is ``PortRoyalState`` (made by ``PortRoyalGame``); the module functions are
-used by ``caribsim.port_royal``. Action ids, the dict format and the rule decisions:
-docs/port_royal.md.
+used by ``caribsim.port_royal``. The card tables and their names are the core's
+(``caribsim.port_royal._core``), re-exported here. Action ids, the dict format and the rule
+decisions: docs/port_royal.md.
 """
 from typing import Any, NoReturn, SupportsIndex
 
@@ -15,6 +18,7 @@ from caribsim._game import GameState
 from caribsim.port_royal import PortRoyalGame
 
 # --- constants --------------------------------------------------------------
+# (CARD_IDS .. RESUME_NAMES, load_tables: the core's, re-exported)
 CARD_IDS: tuple[str, ...]
 """The 62 card variants (rows of port_royal_deck.csv), in csv order."""
 CARD_ROWS: tuple[dict[str, str], ...]
@@ -49,6 +53,7 @@ OPTION_REQUIRE_EXPEDITION: int
 DICT_VERSION: int
 
 __pyx_capi__: dict[str, Any]
+"""The core's (the C functions of ``caribsim.port_royal._core``), re-exported."""
 __test__: dict[str, str]
 
 # --- module functions -------------------------------------------------------
