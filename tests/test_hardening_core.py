@@ -131,7 +131,7 @@ for cls in (PuertoRicoState, PortRoyalState, CubaState):
             assert "not initialised" in str(e), e
         else:
             raise AssertionError("accepted an uninitialised state")
-    real = caribsim.load_game(cls.__module__.split("._")[1]).new_initial_state(seed=1)
+    real = caribsim.load_game(cls.__module__.split(".")[1].lstrip("_")).new_initial_state(seed=1)
     try:
         real == st
     except RuntimeError as e:

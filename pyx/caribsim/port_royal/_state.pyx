@@ -14,7 +14,6 @@ vtable; import: its Python constants), numpy and caribsim's shared modules
 calls them.
 """
 cimport cython
-from cpython.object cimport PyTypeObject
 from libc.string cimport memset, memcpy, memcmp
 from caribsim._types cimport int8, int16, int32, uint8, uint64
 from caribsim._types cimport PLAYER_CHANCE, PLAYER_TERMINAL
@@ -242,11 +241,6 @@ cdef class PortRoyalState(GameState):
 
 
 
-# The class keeps the full name it had in the single module: caribsim._port_royal (an alias
-# of this module) is where its __module__ points, the name the game is known by
-# (caribsim._<game>) and the one that class references in older pickles use. (A static type
-# takes __module__ from tp_name.)
-(<PyTypeObject*>PortRoyalState).tp_name = b"caribsim._port_royal.PortRoyalState"
 
 from caribsim._game import _check_seat, _restore   # _restore here too: older pickles name it in this module
 
