@@ -1,11 +1,12 @@
-"""Puerto Rico: the Game object (parameters, constants, action space) over the compiled core.
+"""Puerto Rico: the Game object (parameters, constants, action space) over the compiled modules
+(``_core``: the C rules and tables; ``_state``: the Python state class and the dict codec).
 
 Rules: the reference in ``docs/`` / the shared rules folder; every open point is in
 ``docs/rules-decisions.md``. The action encoding is in ``docs/actions.md``.
 """
 from __future__ import annotations
 
-from caribsim import _puerto_rico as _core
+from caribsim.puerto_rico import _core, _state
 from caribsim._game_base import Game
 
 __all__ = ['GOODS', 'ROLES', 'BUILDINGS', 'VIOLET_BUILDINGS', 'DRAFT_SLOTS', 'DRAFT_EXCLUSIONS', 'PuertoRicoState', 'PuertoRicoGame']
@@ -13,12 +14,12 @@ __all__ = ['GOODS', 'ROLES', 'BUILDINGS', 'VIOLET_BUILDINGS', 'DRAFT_SLOTS', 'DR
 GOODS = _core.GOOD_NAMES
 ROLES = _core.ROLE_NAMES
 BUILDINGS = _core.BUILDING_IDS
-PuertoRicoState = _core.PuertoRicoState
+PuertoRicoState = _state.PuertoRicoState
 
 _ROWS = {r["id"]: r for r in _core.BUILDING_ROWS}
 VIOLET_BUILDINGS = tuple(b for b in BUILDINGS if _ROWS[b]["kind"] in ("small_violet", "large_violet"))
 """The 31 violet kinds (17 base, 14 expansion) in table order."""
-DRAFT_SLOTS = dict(_core.DRAFT_SLOT_COUNTS)
+DRAFT_SLOTS = dict(_state.DRAFT_SLOT_COUNTS)
 """§8.2: cost -> number of violet slots (small places 1,2,2,3,4,5,5,6,7,8,8,9; five large places of 10)."""
 DRAFT_EXCLUSIONS = (("hacienda", "forest_house"), ("office", "trading_post"))
 """OPEN-27/28: kinds that exclude each other in the draft and in a user-given set (unless
@@ -75,7 +76,7 @@ class PuertoRicoGame(Game):
             (the two same-cost slots may take both kinds).
     """
 
-    _core = _core
+    _core = _state      # the Game base's name for the compiled module with state_from_dict
     name = "puerto_rico"
 
     def __init__(self, players: int = 4, all_colonists_and_vp: bool = False, expansion: bool = False,
@@ -115,10 +116,10 @@ class PuertoRicoGame(Game):
         self._buildings = chosen
         self._all_31 = all_31_buildings
         self._exclusions = exclusions
-        probe = _core.new_state(self, players, self._option_bits(), 0, self._violet_set())
+        probe = _state.new_state(self, players, self._option_bits(), 0, self._violet_set())
         self._capacities = tuple(s["capacity"] for s in probe.to_dict()["cargo_ships"])
-        self._n_actions = _core.num_actions_for(self._option_bits())
-        self._action_names = _core.action_names(self._capacities, self._n_actions)
+        self._n_actions = _state.num_actions_for(self._option_bits())
+        self._action_names = _state.action_names(self._capacities, self._n_actions)
 
     # --- parameters ---------------------------------------------------------
     def options(self) -> dict:
@@ -135,19 +136,19 @@ class PuertoRicoGame(Game):
         return opts
 
     def _option_bits(self) -> int:
-        bits = _core.OPTION_ALL_COLONISTS_AND_VP if self._all_colonists_and_vp else 0
+        bits = _state.OPTION_ALL_COLONISTS_AND_VP if self._all_colonists_and_vp else 0
         if self._expansion:
-            bits |= _core.OPTION_EXPANSION
+            bits |= _state.OPTION_EXPANSION
             if self._draft:
-                bits |= _core.OPTION_DRAFT
+                bits |= _state.OPTION_DRAFT
             if self._all_31:
-                bits |= _core.OPTION_ALL_31
+                bits |= _state.OPTION_ALL_31
             if not self._exclusions:
-                bits |= _core.OPTION_NO_EXCLUSIONS
+                bits |= _state.OPTION_NO_EXCLUSIONS
         return bits
 
     def _violet_set(self) -> int:
-        return _core.building_mask(self._buildings) if self._buildings is not None else 0
+        return _state.building_mask(self._buildings) if self._buildings is not None else 0
 
     @property
     def expansion(self) -> bool:
@@ -161,13 +162,13 @@ class PuertoRicoGame(Game):
         return len(GOODS)
 
     def observation_tensor_shape(self) -> tuple:
-        return (_core.observation_size(self._players, self._option_bits()),)
+        return (_state.observation_size(self._players, self._option_bits()),)
 
     def cargo_ship_capacities(self) -> tuple:
         return self._capacities
 
     def action_to_string(self, action: int) -> str:
-        return _core._action_name(action, self._capacities, self._n_actions)
+        return _state._action_name(action, self._capacities, self._n_actions)
 
     def string_to_action(self, name: str) -> int:
         key = self._action_key(name)
@@ -181,7 +182,7 @@ class PuertoRicoGame(Game):
         """The position after setup (§1.4); it starts at the chance nodes that turn up
         the first face-up plantations. ``seed`` seeds the state's own RNG (used by
         ``resolve_chance`` and playouts)."""
-        return _core.new_state(self, self._players, self._option_bits(), seed, self._violet_set())
+        return _state.new_state(self, self._players, self._option_bits(), seed, self._violet_set())
 
 
 def _make_game(options):

@@ -1,9 +1,11 @@
-# Puerto Rico: the whole game state as one plain C struct (copied by memcpy),
-# the action encoding, and the nogil functions that the Python API and the
-# search call. Component numbers are not here: they are read from the data
-# files at import (see _puerto_rico.pyx, load_tables) into C tables.
+# Puerto Rico (caribsim.puerto_rico._core): the whole game state as one plain C struct
+# (copied by memcpy), the action encoding, and the nogil functions that the Python
+# state class (caribsim.puerto_rico._state) and the search call. Component numbers are
+# not here: they are read from the data files at import (see _core.pyx, load_tables)
+# into C tables, which _state reads through pr_tables().
 from caribsim._types cimport int8, int16, int32, uint8, uint64
 from caribsim._rng cimport Rng
+from caribsim._game cimport GameVTable
 
 cdef enum:
     MAX_PLAYERS = 5
@@ -254,6 +256,50 @@ ctypedef struct PRState "PRState":    # named in C for CARIBSIM_VT_SHIMS
     PRPlayer players[MAX_PLAYERS]
 
 
+ctypedef struct BuildingInfo:
+    int8 kind              # SMALL_PRODUCTION .. LARGE_VIOLET
+    int8 produces          # good made by a production building, -1 otherwise
+    int8 cost
+    int8 vp
+    int8 circles
+    int8 column            # caps the quarry discount (§4.3)
+    int8 spaces            # city spaces taken: 1, or 2 for large buildings
+    int8 copies[2]         # copies in the supply: [3-5 players, 2 players]
+    int8 expansion         # 1 for the 14 expansion buildings
+
+ctypedef struct SetupInfo:
+    int8 start_doubloons
+    int8 prospectors       # Prospector cards in play
+    int8 selections        # role selections per round
+    int8 quarries
+    int8 plantations[NUM_GOODS]
+    int8 start_tile[MAX_PLAYERS]   # starting plantation by seat
+    int8 face_up
+    int16 colonist_supply
+    int16 colonist_ship
+    int16 colonists_total
+    int16 vp_total
+    int8 goods[NUM_GOODS]
+    int8 n_ships
+    int8 ship_capacity[MAX_SHIPS]
+
+# The component tables, as filled by load_tables() at import (read-only after).
+ctypedef struct PRTables:
+    const BuildingInfo* building     # [NUM_BUILDINGS]
+    const SetupInfo* setup           # [MAX_PLAYERS + 1], indexed by player count 2..5
+    const int8* price                # [NUM_GOODS]: trading-house price (§1.7)
+    int16 max_colonists_variant      # §8.3.2: all 100 colonists
+    int16 max_vp_variant             # §8.3.2: all 122 VP
+
+# §8.2: the draft's cost slots: small violet places cost 1,2,2,3,4,5,5,6,7,8,8,9; 5 large cost 10
+# (a C constant, so that the compiler unrolls draft_mask's loops over it)
+cdef extern from *:
+    """
+    static const signed char caribsim_pr_draft_slots[11] = {0, 1, 2, 1, 1, 2, 1, 1, 2, 1, 5};
+    """
+    const int8 DRAFT_SLOTS "caribsim_pr_draft_slots"[11]
+
+
 ctypedef struct PRScore:
     int32 vp_chips
     int32 building_vp
@@ -276,3 +322,37 @@ cdef void pr_observation "pr_observation"(const PRState* s, int seat, float* out
 cdef int pr_observation_size(int n_players, int options) noexcept nogil
 cdef int pr_heuristic_action "pr_heuristic_action"(PRState* s, const int16* legal, int n) noexcept nogil
 cdef void pr_evaluate "pr_evaluate"(const PRState* s, double* out) noexcept nogil
+
+# board queries and rule helpers that the dict codec and its checks use too
+cdef int colonists_on_board(const PRPlayer* p) noexcept nogil
+cdef int warehouse_kinds(const PRPlayer* p) noexcept nogil
+cdef bint turn_can_act(const PRState* s) noexcept nogil
+cdef int guest_turn_moves(const PRState* s, int16* out, bint first=*) noexcept nogil
+cdef int pr_city_used(const PRPlayer* p) noexcept nogil          # city_used (inline in _core.pyx: it reads the tables)
+cdef int pr_copies_of(const PRState* s, int b) noexcept nogil    # copies_of (likewise)
+
+# the tables and the GameVTables (module-level C variables cannot be cimported)
+cdef const PRTables* pr_tables() noexcept nogil
+cdef const GameVTable* pr_vtable(bint expansion) noexcept nogil   # the base game's, or the expansion's
+
+
+# small inline queries over the struct alone (defined here to be usable in _state)
+cdef inline bint owns(const PRPlayer* p, int b) noexcept nogil:
+    return (p.owned >> b) & 1
+
+cdef inline bint works(const PRPlayer* p, int b) noexcept nogil:
+    """Occupied building: only those work (§2.2)."""
+    return p.workers[b] > 0
+
+cdef inline int island_used(const PRPlayer* p) noexcept nogil:
+    cdef int k, n = 0
+    for k in range(NUM_TILE_KINDS):
+        n += p.tiles[k]
+    return n
+
+cdef inline int sum5(const int8* a) noexcept nogil:
+    return a[0] + a[1] + a[2] + a[3] + a[4]
+
+cdef inline int colonist_available(const PRState* s) noexcept nogil:
+    """Hospice and University take from the supply, else the ship (§6.1.5)."""
+    return s.colonist_supply > 0 or s.colonist_ship > 0

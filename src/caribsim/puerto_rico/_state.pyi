@@ -1,8 +1,9 @@
-"""Type stubs for the compiled Puerto Rico core (pyx/caribsim/_puerto_rico.pyx).
+"""Type stubs for the compiled Puerto Rico state module (pyx/caribsim/puerto_rico/_state.pyx),
+also importable under its old name ``caribsim._puerto_rico``.
 
 The state API is ``PuertoRicoState`` (made by ``PuertoRicoGame``); the module
 functions are used by ``caribsim.puerto_rico``. Action ids: docs/actions.md;
-the dict format: docs/state-dict.md.
+the dict format: docs/state-dict.md. The C rules and tables are in ``_core``.
 """
 from typing import Any, NoReturn, Sequence, SupportsIndex
 
@@ -15,22 +16,16 @@ from caribsim._game import GameState
 from caribsim.puerto_rico import PuertoRicoGame
 
 # --- constants --------------------------------------------------------------
-GOOD_NAMES: tuple[str, str, str, str, str]
-"""corn, indigo, sugar, tobacco, coffee (goods and plantation kinds 0..4)."""
-TILE_NAMES: tuple[str, ...]
-"""The five plantation kinds, then quarry and forest."""
-ROLE_NAMES: tuple[str, ...]
-"""settler, mayor, builder, craftsman, trader, captain, prospector, prospector_2."""
-PHASE_NAMES: tuple[str, ...]
-"""settler .. prospector, role_selection, setup, end (``state.phase()`` values)."""
-STEP_NAMES: tuple[str, ...]
-"""role, settle, hospice, mayor, build, university, privilege, sell, load,
-warehouse, keep, draw_face_up, draw_hacienda, terminal, then the expansion's draft,
-library, black_market, small_wharf (``state.step_name()`` values)."""
-BUILDING_IDS: tuple[str, ...]
-"""Building ids in puerto_rico_buildings.csv row order (23 base, then 14 expansion)."""
-BUILDING_ROWS: tuple[dict[str, str], ...]
-"""The csv rows of puerto_rico_buildings.csv as dicts of strings."""
+# the core's Python names, re-exported (this module is also the old caribsim._puerto_rico)
+from caribsim.puerto_rico._core import BUILDING_IDS as BUILDING_IDS
+from caribsim.puerto_rico._core import BUILDING_ROWS as BUILDING_ROWS
+from caribsim.puerto_rico._core import GOOD_NAMES as GOOD_NAMES
+from caribsim.puerto_rico._core import PHASE_NAMES as PHASE_NAMES
+from caribsim.puerto_rico._core import ROLE_NAMES as ROLE_NAMES
+from caribsim.puerto_rico._core import STEP_NAMES as STEP_NAMES
+from caribsim.puerto_rico._core import TILE_NAMES as TILE_NAMES
+from caribsim.puerto_rico._core import load_tables as load_tables
+
 NUM_DISTINCT_ACTIONS: int
 """Size of the base game's flat action space (143)."""
 NUM_EXPANSION_ACTIONS: int
@@ -55,9 +50,6 @@ __pyx_capi__: dict[str, Any]
 __test__: dict[str, str]
 
 # --- module functions -------------------------------------------------------
-def load_tables() -> None:
-    """Read the data files into the C tables (runs once at import)."""
-
 def action_names(capacities: Sequence[int], n_actions: int = ...) -> list[str]:
     """All action names, indexed by id, for a game with these cargo-ship capacities
     (n_actions: 143 for the base game, NUM_EXPANSION_ACTIONS with the expansion)."""
