@@ -1,4 +1,4 @@
-"""Type stubs for the compiled batch driver (pyx/caribsim/_vector.pyx): ``VectorGame``
+"""Type stubs for the compiled batch driver (pyx/caribsim/embed/_vector.pyx): ``VectorGame``
 steps n games of any caribsim game through its C table (caribsim._game.GameVTable).
 See docs/embedding.md."""
 from typing import Any, NoReturn, SupportsIndex

@@ -1,4 +1,4 @@
-"""Type stub of the compiled MCTS engine (pyx/caribsim/_mcts.pyx); use caribsim.mcts."""
+"""Type stub of the compiled MCTS engine (pyx/caribsim/search/_mcts.pyx); use caribsim.mcts."""
 from caribsim._game import GameState
 
 REWARD_MODES: dict[str, int]
