@@ -20,20 +20,20 @@ import re
 from importlib.resources import files
 from pathlib import Path
 
-from caribsim import _cuba as _core
+from caribsim.cuba import _state
 from caribsim._game_base import Game
 
 __all__ = ['ITEMS', 'CARGO', 'CROPS', 'MATERIALS', 'CHARACTERS', 'BUILDINGS', 'LAW_KINDS', 'STACKS', 'CubaState', 'DATA_FILES', 'DataError', 'load_component_data', 'CubaGame']
 
-ITEMS = _core.ITEM_NAMES
-CARGO = _core.CARGO_NAMES
-CROPS = _core.CROP_NAMES
-MATERIALS = _core.MATERIAL_NAMES
-CHARACTERS = _core.CHARACTER_NAMES
-BUILDINGS = _core.BUILDING_IDS
-LAW_KINDS = _core.LAW_KINDS
-STACKS = _core.STACK_NAMES
-CubaState = _core.CubaState
+ITEMS = _state.ITEM_NAMES
+CARGO = _state.CARGO_NAMES
+CROPS = _state.CROP_NAMES
+MATERIALS = _state.MATERIAL_NAMES
+CHARACTERS = _state.CHARACTER_NAMES
+BUILDINGS = _state.BUILDING_IDS
+LAW_KINDS = _state.LAW_KINDS
+STACKS = _state.STACK_NAMES
+CubaState = _state.CubaState
 
 DATA_FILES = ("cuba_buildings.csv", "cuba_ships.csv", "cuba_laws.csv", "cuba_market.csv",
               "cuba_plantation.csv", "cuba_setup.csv")
@@ -242,9 +242,9 @@ def _law_params(f, line, kind, text):
         kv = _kv(f, line, "params", text, ("count", "unit", "vp", "cap"))
         if set(kv) != {"count", "unit", "vp", "cap"}:
             f.err(line, "params", "a subsidy needs count=..;unit=..;vp=..;cap=.. (cap=none for no cap)")
-        if kv["count"] not in _core.SUBSIDY_COUNTS:
-            f.err(line, "params", f"unknown subsidy count {kv['count']!r}; allowed: {list(_core.SUBSIDY_COUNTS)}")
-        p[0] = _core.SUBSIDY_COUNTS.index(kv["count"])
+        if kv["count"] not in _state.SUBSIDY_COUNTS:
+            f.err(line, "params", f"unknown subsidy count {kv['count']!r}; allowed: {list(_state.SUBSIDY_COUNTS)}")
+        p[0] = _state.SUBSIDY_COUNTS.index(kv["count"])
         p[1] = _num(f, line, "params", kv["unit"], 1, 60, "unit")
         p[2] = _num(f, line, "params", kv["vp"], 0, 20, "vp")
         p[3] = -1 if kv["cap"] == "none" else _num(f, line, "params", kv["cap"], 0, 100, "cap (or none)")
@@ -325,13 +325,13 @@ def _plantation(f):
         if kind == "warehouse":
             if (r, c) != (1, 1):
                 f.err(line, "field", f"the warehouse must be at (1,1) (§13.8), found at ({r},{c})")
-            grid[(r - 1) * 4 + c - 1] = _core.FIELD_WAREHOUSE_KIND
+            grid[(r - 1) * 4 + c - 1] = _state.FIELD_WAREHOUSE_KIND
         elif kind in CROPS or kind in MATERIALS:
             grid[(r - 1) * 4 + c - 1] = ITEMS.index(kind)
         else:
             f.err(line, "field", f"must be 'warehouse', a crop {list(CROPS)} or a material {list(MATERIALS)}, "
                                  f"got {kind!r}")
-    if grid[0] != _core.FIELD_WAREHOUSE_KIND:
+    if grid[0] != _state.FIELD_WAREHOUSE_KIND:
         raise DataError(f"{f.name}: exactly one warehouse, at (1,1), is needed (§13.8)")
     return grid
 
@@ -490,7 +490,7 @@ class CubaGame(Game):
             (default) takes the value of ``cuba_setup.csv`` (false in the shipped set).
     """
 
-    _core = _core
+    _core = _state          # the compiled module with state_from_dict (Game.state_from_dict)
     name = "cuba"
 
     def __init__(self, players: int = 4, start_player=None, data=None, supply_limited=None, pesos_limited=None):
@@ -516,10 +516,10 @@ class CubaGame(Game):
         self._supply_limited = spec["setup"]["supply_limited"] if supply_limited is None else supply_limited
         self._pesos_limited = spec["setup"]["pesos_limited"] if pesos_limited is None else pesos_limited
         _check_limits(spec, players, self._supply_limited, self._pesos_limited)
-        self._tables = _core.pack_tables(spec)
+        self._tables = _state.pack_tables(spec)
         self._ship_ids = tuple(s["id"] for s in spec["ships"])
         self._law_ids = tuple(x["id"] for x in spec["laws"])
-        self._action_names = _core.action_names(self._ship_ids, self._law_ids)
+        self._action_names = _state.action_names(self._ship_ids, self._law_ids)
         self._lookup = {name.lower(): a for a, name in enumerate(self._action_names)}
 
     # --- parameters ---------------------------------------------------------
@@ -528,8 +528,8 @@ class CubaGame(Game):
                 "supply_limited": self._supply_limited, "pesos_limited": self._pesos_limited}
 
     def _option_bits(self) -> int:
-        return ((_core.OPTION_SUPPLY_LIMITED if self._supply_limited else 0)
-                | (_core.OPTION_PESOS_LIMITED if self._pesos_limited else 0))
+        return ((_state.OPTION_SUPPLY_LIMITED if self._supply_limited else 0)
+                | (_state.OPTION_PESOS_LIMITED if self._pesos_limited else 0))
 
     def _key(self):
         return (super()._key(), self._tables)
@@ -538,13 +538,13 @@ class CubaGame(Game):
         return -1 if self._start is None else self._start
 
     def num_distinct_actions(self) -> int:
-        return _core.NUM_DISTINCT_ACTIONS
+        return _state.NUM_DISTINCT_ACTIONS
 
     def max_chance_outcomes(self) -> int:
-        return _core.MAX_CHANCE_OUTCOMES
+        return _state.MAX_CHANCE_OUTCOMES
 
     def observation_tensor_shape(self) -> tuple:
-        return (_core.observation_size(self._players),)
+        return (_state.observation_size(self._players),)
 
     def information_state_tensor_shape(self) -> tuple:
         return self.observation_tensor_shape()
@@ -568,7 +568,7 @@ class CubaGame(Game):
         return json.loads(json.dumps(self._spec["status"]))
 
     def action_to_string(self, action: int) -> str:
-        a = _core._int_in(action, "action", 0, _core.NUM_DISTINCT_ACTIONS - 1)
+        a = _state._int_in(action, "action", 0, _state.NUM_DISTINCT_ACTIONS - 1)
         return self._action_names[a]
 
     def string_to_action(self, name: str) -> int:
@@ -581,7 +581,7 @@ class CubaGame(Game):
     def new_initial_state(self, seed: int = 0) -> CubaState:
         """The position at the start of setup (§3): the ship draws, the start player (if
         random) and the proposals are chance nodes; the starting items are decisions."""
-        return _core.new_state(self, self._tables, self._players, self._option_bits(), self._start_option(), seed)
+        return _state.new_state(self, self._tables, self._players, self._option_bits(), self._start_option(), seed)
 
 
 def _make_game(options):

@@ -41,7 +41,7 @@ _CUBA_BID_BASE = None
 def _cuba_bid_base():
     global _CUBA_BID_BASE
     if _CUBA_BID_BASE is None:
-        from caribsim._cuba import ACTION_RANGES
+        from caribsim.cuba._state import ACTION_RANGES
         _CUBA_BID_BASE = ACTION_RANGES["bid"]
     return _CUBA_BID_BASE
 

@@ -1,8 +1,9 @@
-"""Type stubs for the compiled Cuba core (pyx/caribsim/_cuba.pyx).
+"""Type stubs for the compiled Cuba state module (pyx/caribsim/cuba/_state.pyx), also
+importable by its former name ``caribsim._cuba``.
 
 The state API is ``CubaState`` (made by ``caribsim.cuba.CubaGame``); the module functions
-are used by ``caribsim.cuba``. Action ids, the dict format and the rule decisions:
-docs/cuba.md.
+are used by ``caribsim.cuba``. The names of the core (``caribsim.cuba._core``) are
+re-exported here. Action ids, the dict format and the rule decisions: docs/cuba.md.
 """
 from typing import Any, SupportsIndex
 
@@ -12,18 +13,26 @@ import numpy.typing as npt
 from caribsim._game import GameState
 from caribsim.cuba import CubaGame
 
-ITEM_NAMES: tuple[str, ...]
-CARGO_NAMES: tuple[str, ...]
-CROP_NAMES: tuple[str, ...]
-MATERIAL_NAMES: tuple[str, ...]
-CHARACTER_NAMES: tuple[str, ...]
-BUILDING_IDS: tuple[str, ...]
-LAW_KINDS: tuple[str, ...]
-SUBSIDY_COUNTS: tuple[str, ...]
-STACK_NAMES: tuple[str, ...]
-MARKER_NAMES: tuple[str, ...]
-PHASE_NAMES: tuple[str, ...]
-STEP_NAMES: tuple[str, ...]
+from caribsim.cuba._core import (
+    BUILDING_IDS as BUILDING_IDS,
+    CARGO_NAMES as CARGO_NAMES,
+    CHARACTER_NAMES as CHARACTER_NAMES,
+    CROP_NAMES as CROP_NAMES,
+    ITEM_NAMES as ITEM_NAMES,
+    LAW_KINDS as LAW_KINDS,
+    LOAD_NAMES as LOAD_NAMES,
+    MARKER_NAMES as MARKER_NAMES,
+    MATERIAL_NAMES as MATERIAL_NAMES,
+    PAIR_STACKS as PAIR_STACKS,
+    PHASE_NAMES as PHASE_NAMES,
+    RESUME_NAMES as RESUME_NAMES,
+    STACK_NAMES as STACK_NAMES,
+    STEP_NAMES as STEP_NAMES,
+    SUBSIDY_COUNTS as SUBSIDY_COUNTS,
+    field_name as field_name,
+    pack_tables as pack_tables,
+)
+
 ACTION_RANGES: dict[str, tuple[int, int]]
 NUM_DISTINCT_ACTIONS: int
 MAX_CHANCE_OUTCOMES: int
@@ -34,10 +43,12 @@ DICT_VERSION: int
 STATE_BYTES: int
 TABLE_BYTES: int
 FIELD_WAREHOUSE_KIND: int
+NUM_BUILDING_KINDS: int
+NUM_SHIP_CARDS: int
+NUM_LAW_CARDS: int
+LAW_INITIAL_CODE: int
 INVARIANT_MESSAGES: dict[int, str]
 
-def field_name(f: int) -> str: ...
-def pack_tables(spec: dict[str, Any]) -> bytes: ...
 def action_names(ship_ids: tuple[str, ...], law_ids: tuple[str, ...]) -> list[str]: ...
 def new_state(game: CubaGame, tables: bytes, players: int, options: int, start: int,
               seed: SupportsIndex) -> CubaState: ...

@@ -1,11 +1,13 @@
-# Cuba: the whole game state as one plain C struct (copied by memcpy), the
-# action encoding, and the nogil functions that the Python API and the search
-# call. Component numbers are not here: they are read from the data files
-# (the shipped set or a user's folder) into a CubaTables block that is copied
-# INTO each state, so that a state is self-contained plain data even when two
-# games use different data.
-from caribsim._types cimport int8, int16, int32, uint8, uint16, uint32, uint64
+# Cuba core (caribsim.cuba._core): the whole game state as one plain C struct (copied
+# by memcpy), the action encoding, the small inline board queries and item moves, and
+# the nogil functions that the state module (caribsim.cuba._state) and the search call.
+# Component numbers are not here: they are read from the data files (the shipped set or
+# a user's folder) into a CubaTables block that is copied INTO each state, so that a
+# state is self-contained plain data even when two games use different data.
+# May cimport: the shared C declarations (caribsim._types, _rng, _game) only.
+from caribsim._types cimport int8, int16, int32, uint8, uint16, uint32, uint64, popcount64
 from caribsim._rng cimport Rng
+from caribsim._game cimport GameVTable
 
 cdef enum:
     MAX_PLAYERS = 5
@@ -356,3 +358,60 @@ cdef int cu_observation_size(int n_players) noexcept nogil
 cdef void cu_observation "cu_observation"(const CUState* s, int seat, float* out) noexcept nogil
 cdef int cu_heuristic_action "cu_heuristic_action"(CUState* s, const int16* legal, int n) noexcept nogil
 cdef void cu_evaluate "cu_evaluate"(const CUState* s, double* out) noexcept nogil
+cdef void clear_turn(CUState* s) noexcept nogil
+# the module's C data (module-level C variables cannot be cimported)
+cdef const GameVTable* cuba_vtable() noexcept nogil
+cdef const int8* cu_pair_a() noexcept nogil     # PAIR_A[6]: the first stack of enactment pair i
+cdef const int8* cu_pair_b() noexcept nogil     # PAIR_B[6]: the second stack
+
+
+# ---------------------------------------------------------------------------
+# Board queries used by both modules (inline: defined here so that _state can use them;
+# the other queries and item moves are in section 2 of _core.pyx)
+# ---------------------------------------------------------------------------
+
+cdef inline int stock(const CubaPlayer* p, int i) noexcept nogil:
+    """Yard + Storage + warehouse (only crops are ever stored)."""
+    if i < NUM_CROPS:
+        return p.yard[i] + p.storage[i] + p.warehouse[i]
+    return p.yard[i]
+
+cdef inline int storage_held(const CubaPlayer* p) noexcept nogil:
+    return p.storage[SUGAR] + p.storage[CITRUS] + p.storage[TOBACCO]
+
+cdef inline bint owns(const CubaPlayer* p, int b) noexcept nogil:
+    return (p.owned >> b) & 1
+
+cdef inline int n_buildings(const CubaPlayer* p) noexcept nogil:
+    return popcount64(p.owned)
+
+cdef inline bint is_chance_step(int step) noexcept nogil:
+    return step <= STEP_LAW_DRAW
+
+cdef inline int tax_due(const CUState* s, const CubaPlayer* p) noexcept nogil:
+    cdef int l = s.law_in_force[0]
+    if l < 0:
+        return s.t.initial_tax if l == LAW_INITIAL else 0
+    if s.t.law_kind[l] == LAW_TAX_PER_BUILDING:
+        return s.t.law_param[l][0] * n_buildings(p)
+    return s.t.law_param[l][0]
+
+cdef inline const int8* levy_items(const CUState* s) noexcept nogil:
+    cdef int l = s.law_in_force[1]
+    if l < 0:
+        return s.t.initial_levy
+    return s.t.law_param[l]
+
+cdef inline bint can_deliver(const CUState* s, const CubaPlayer* p) noexcept nogil:
+    cdef const int8* need = levy_items(s)
+    cdef int i, any_ = 0
+    for i in range(NUM_ITEMS):
+        if need[i] > stock(p, i):
+            return False
+        any_ += need[i]
+    return any_ > 0
+
+cdef inline bint refill_needed(const CUState* s) noexcept nogil:
+    if s.setup_fill:
+        return s.dock[0] < 0 or s.dock[1] < 0 or s.at_sea < 0
+    return s.dock[0] < 0 or s.dock[1] < 0 or s.dock[2] < 0 or s.at_sea < 0
