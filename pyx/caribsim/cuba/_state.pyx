@@ -277,18 +277,6 @@ cdef class CubaState(GameState):
                 f"step={STEP_NAMES[step]} player={cur}>")
 
 
-
-# The class keeps the module name it had before the split, caribsim._cuba (an alias of this
-# module, see caribsim._aliases): type(state).__module__ names the game ("caribsim._cuba"),
-# and a pickle of the class by reference names the old module, which older readers know.
-cdef extern from *:
-    """
-    #define cu_state_keep_type_name(t) (((PyTypeObject*)(t))->tp_name = "caribsim._cuba.CubaState")
-    """
-    void cu_state_keep_type_name(object t)
-cu_state_keep_type_name(CubaState)
-
-
 from caribsim._game import _check_seat, _restore   # _restore here too: older pickles name it in this module
 
 
