@@ -182,7 +182,7 @@ def test_bad_inputs_raise_and_change_nothing():
         env.step(bad.astype(float))
     assert [vg.get_state(i).serialize() for i in range(4)] == before
     for kwargs, err, msg in [(dict(seat=3), ValueError, r"seat must be in 0\.\.2"),
-                             (dict(seat="random"), TypeError, "seat must be an int"),
+                             (dict(seat="left"), ValueError, "seat must be an int 0..2 or .random."),
                              (dict(seat=True), TypeError, "seat must be an int"),
                              (dict(opponents=["greedy", "random"]), ValueError, "vectorization_mode='sync'"),
                              (dict(num_envs=0), ValueError, "n must be in")]:
@@ -197,3 +197,63 @@ def test_bad_inputs_raise_and_change_nothing():
     with pytest.raises(ValueError, match="no options"):
         env.reset(options={"reset_mask": np.ones(4, bool)})
     assert [vg.get_state(i).serialize() for i in range(4)] == before
+
+
+@pytest.mark.parametrize("name", ["puerto_rico", "port_royal", "cuba"])
+def test_random_seat_is_drawn_per_episode_and_followed(name):
+    """seat="random": every sub-environment's learner seat is drawn per episode from the
+    reset seed; the learner is to act in it after every step, its reward and final
+    observation are that seat's, and a finished episode's successor has its own seat."""
+    env = vector_env(name, num_envs=8, players=3, seat="random")
+    obs, info = env.reset(seed=4)
+    assert info["seat"].shape == (8,) and list(env.seat) == list(info["seat"])
+    seats_seen, changes, episodes = [], 0, 0
+    rng = np.random.default_rng(0)
+    for _ in range(2500 if name != "cuba" else 1500):
+        seats = env.seat
+        assert (env.vg.current_players() == seats).all()
+        assert np.array_equal(obs["observation"], env.vg.observations(seat=seats))
+        mask = env.action_masks()
+        actions = np.array([rng.choice(np.flatnonzero(m)) for m in mask])
+        obs, rewards, terminated, truncated, info = env.step(actions)
+        for i in np.flatnonzero(terminated):
+            played = info["final_info"]["seat"][i]
+            assert played == seats[i]
+            assert rewards[i] == pytest.approx(info["final_info"]["returns"][i][played])
+            assert np.array_equal(info["final_obs"][i]["observation"],
+                                  env.vg.final_observations(int(played))[i])
+            seats_seen.append(int(played))
+            changes += int(info["seat"][i] != played)
+            episodes += 1
+        assert (rewards[~terminated] == 0).all()
+    assert episodes >= 20
+    counts = np.bincount(seats_seen, minlength=3)
+    assert counts.min() >= episodes // 6, counts        # every seat is drawn, roughly a third each
+    assert changes >= episodes // 3                      # the next episode's seat is a new draw
+
+
+def test_random_seats_depend_only_on_the_seed():
+    def run(seed):
+        env = vector_env("puerto_rico", num_envs=4, players=4, seat="random")
+        _, info = env.reset(seed=seed)
+        out = [info["seat"].copy()]
+        for _ in range(400):
+            env.step(env.vg.sample_legal())
+            out.append(env.seat)
+        return np.array(out)
+    a, b, c = run(11), run(11), run(12)
+    assert np.array_equal(a, b) and not np.array_equal(a, c)
+    assert len(np.unique(a)) > 1
+
+
+def test_until_next_needs_until_and_sends_a_new_episode_to_its_seat():
+    vg = caribsim.VectorGame(caribsim.load_game("port_royal", players=3), n=6, seed=2)
+    with pytest.raises(ValueError, match="until_next needs until"):
+        vg.step(vg.sample_legal(), until_next=1)
+    vg.reset(seed=2, until=0)
+    ended = np.zeros(6, bool)
+    for _ in range(3000):
+        vg.step(vg.sample_legal(), until=np.where(ended, 2, 0), until_next=2)
+        ended |= vg.terminated()
+        assert (vg.current_players() == np.where(ended, 2, 0)).all()
+    assert ended.all()

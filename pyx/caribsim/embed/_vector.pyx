@@ -121,7 +121,8 @@ cdef class _Arrays:
     cdef int16* legal_buf
     cdef int32* lengths
     cdef int32* counts           # per game: number of legal actions (set with the mask row)
-    cdef int32* seats            # per game: a seat argument, copied in before the C loop
+    cdef int32* seats            # 2n: per game a seat argument, then (step's until_next) the seat
+                                 # a game advances to once its episode ended; copied in before the C loop
     cdef Rng* rngs               # per game: the generator of sample_legal and until
     cdef Py_ssize_t* acts
 
@@ -157,7 +158,7 @@ cdef _Arrays _allocate(Py_ssize_t count, Py_ssize_t ssize, int actions, int obs_
     a.acts = <Py_ssize_t*>malloc(sizeof(Py_ssize_t) * count)
     a.finals = <char*>calloc(count, ssize)
     a.counts = <int32*>calloc(count, sizeof(int32))
-    a.seats = <int32*>calloc(count, sizeof(int32))
+    a.seats = <int32*>calloc(2 * count, sizeof(int32))
     a.rngs = <Rng*>calloc(count, sizeof(Rng))
     if (a.states == NULL or a.template == NULL or a.legal_buf == NULL or a.lengths == NULL
             or a.acts == NULL or a.finals == NULL or a.counts == NULL or a.seats == NULL
@@ -378,14 +379,18 @@ cdef class VectorGame:
         else:
             self.players_p[i] = p
 
-    cdef void _advance(self, Py_ssize_t i, int seat) noexcept nogil:
+    cdef void _advance(self, Py_ssize_t i, int seat, int next_seat, uint64 e0) noexcept nogil:
         """Play uniformly random legal actions (the sampler generator, the same draw as
-        ``_draw``: legal_actions is sorted) in game i until ``seat`` is to act."""
+        ``_draw``: legal_actions is sorted) in game i until ``seat`` is to act, or
+        ``next_seat`` once an episode has ended since the slot had finished ``e0``."""
         cdef void* s = self.states + i * self.ssize
         cdef int m
-        while self.players_p[i] != seat:
+        cdef int target = seat if self.episodes_p[i] == e0 else next_seat
+        while self.players_p[i] != target:
             m = self.vt.legal_actions(s, self.legal_buf)
             self._apply(i, self.legal_buf[rng_below(&self.rngs[i], <uint32>m)])
+            if self.episodes_p[i] != e0:
+                target = next_seat
 
     cdef void _reset_all(self) noexcept nogil:
         cdef Py_ssize_t i
@@ -430,16 +435,19 @@ cdef class VectorGame:
 
     cdef void _step(self, const Py_ssize_t* acts, bint until) noexcept nogil:
         """One action per game; with ``until``, then random legal actions until the game's
-        seat in ``self.seats`` is to act. rewards/terminated describe this call."""
+        seat in ``self.seats`` is to act (``self.seats[n + i]`` once its episode has ended in
+        this call). rewards/terminated describe this call."""
         cdef Py_ssize_t i
         cdef int P = self.num_players
+        cdef uint64 e0
         for i in range(self.count):
             if self.term_p[i]:
                 memset(self.rewards_p + i * P, 0, sizeof(float) * P)
                 self.term_p[i] = 0
+            e0 = self.episodes_p[i]
             self._apply(i, <int>acts[i])
             if until:
-                self._advance(i, self.seats[i])
+                self._advance(i, self.seats[i], self.seats[self.count + i], e0)
             self._mask_row(i)            # while the state is in cache: the next step checks against it
         self.mask_fresh = True
         self.obs_fresh = False
@@ -492,11 +500,11 @@ cdef class VectorGame:
             raise ValueError(f"{what}: game {bad[0]}: seat {arr[bad[0]]} is out of range 0..{P - 1}")
         return arr.astype(np.int32)
 
-    cdef int _copy_seats(self, seats) except -1:
+    cdef int _copy_seats(self, seats, Py_ssize_t at=0) except -1:
         cdef const int32[:] sv = seats
         cdef Py_ssize_t i
         for i in range(self.count):
-            self.seats[i] = <int32>sv[i]
+            self.seats[at + i] = <int32>sv[i]
 
     def reset(self, seed=None, until=None):
         """Start every game afresh (episode counters back to 0, the final_* buffers cleared;
@@ -518,7 +526,7 @@ cdef class VectorGame:
             self._reset_all()
             if seats is not None:
                 for i in range(self.count):
-                    self._advance(i, self.seats[i])
+                    self._advance(i, self.seats[i], self.seats[i], self.episodes_p[i])
                 self._fill_mask()
         self.busy = False
 
@@ -645,13 +653,16 @@ cdef class VectorGame:
         self.busy = False
         return self._ro(self.arrays.episodes)
 
-    def step(self, actions, until=None):
+    def step(self, actions, until=None, until_next=None):
         """Apply ``actions[i]`` in game i for every i, resolve chance, record the returns,
         scores and final state of the games that end (``final_*``) and reset them.
         ``actions``: integers of shape (n,) (an array of any integer dtype, read-only and
         strided ones too, or a list). ``until``: a seat, or one per game: after its action
         each game plays uniformly random legal actions (as ``sample_legal``) until that seat
-        is to act, across an episode's end too (random opponents in C). An illegal or
+        is to act, across an episode's end too (random opponents in C). ``until_next`` (with
+        ``until``; a seat or one per game): the seat a game advances to instead once its
+        episode has ended in this call, so that each episode can have its own learner seat
+        (the vector environment's ``seat="random"``). An illegal or
         out-of-range action raises ValueError naming the game index, with every state
         unchanged (all actions are checked first)."""
         cdef Py_ssize_t i, bad
@@ -669,11 +680,15 @@ cdef class VectorGame:
         # uint64 values >= 2**63 wrap to negative ids here: out of range, reported with their value
         cdef const Py_ssize_t[:] av = arr.astype(np.intp, copy=False)
         seats = self._seat_arg(until, "until")
+        next_seats = self._seat_arg(until_next, "until_next")
+        if next_seats is not None and seats is None:
+            raise ValueError("until_next needs until (the seat before the episode ends)")
         self._enter()
         for i in range(self.count):      # into memory no other thread can change during the step
             self.acts[i] = av[i]
         if seats is not None:
             self._copy_seats(seats)
+            self._copy_seats(seats if next_seats is None else next_seats, self.count)
         cdef bint use_until = seats is not None
         with nogil:
             bad = self._first_illegal(self.acts)

@@ -51,11 +51,14 @@ class VectorGame:
         """A copy of slot i's last final (terminal) position; ValueError before any."""
     def current_players(self) -> npt.NDArray[np.int32]:
         """(n,): the seat to act in each game."""
-    def step(self, actions: npt.ArrayLike, until: npt.ArrayLike | None = None) -> None:
+    def step(self, actions: npt.ArrayLike, until: npt.ArrayLike | None = None,
+             until_next: npt.ArrayLike | None = None) -> None:
         """Apply one legal action per game (integers of shape (n,): any integer dtype,
         read-only or strided arrays, lists), resolve chance, record (``final_*``) and reset
         finished games; with ``until`` (a seat or one per game) then play random legal
-        moves (as ``sample_legal``) until that seat is to act. An illegal or out-of-range action raises ValueError naming the game index,
+        moves (as ``sample_legal``) until that seat is to act, or until ``until_next``'s seat
+        once the game's episode has ended in this call. An illegal or out-of-range action
+        raises ValueError naming the game index,
         a wrong dtype TypeError, a wrong shape ValueError; then no game is changed."""
     def rewards(self) -> npt.NDArray[np.float32]:
         """(n, players): returns of the games that ended at the last step, else 0."""

@@ -4,9 +4,13 @@
     >>> envs = gymnasium.make_vec("caribsim/PuertoRico-v0", num_envs=1024, players=4, seat=0)
     >>> obs, info = envs.reset(seed=0)       # obs["observation"]: (1024, 588) float32
 
-The learner plays ``seat`` in every sub-environment; the other seats play uniformly random
-legal actions drawn in C (``VectorGame.step(actions, until=seat)``, the generator of
-``VectorGame.sample_legal``), so one ``step`` is one C loop over the batch.
+The learner plays ``seat`` in every sub-environment, or with ``seat="random"`` a seat drawn
+for each episode of each sub-environment (from the environment's generator, so from the
+reset seed; ``info["seat"]`` gives every sub-environment's current seat, and
+``info["final_info"]["seat"]`` the seat of an episode that ended); the other seats play
+uniformly random legal actions drawn in C (``VectorGame.step(actions, until=seats,
+until_next=next_seats)``, the generator of ``VectorGame.sample_legal``), so one ``step`` is one
+C loop over the batch.
 
 Autoreset: ``AutoresetMode.SAME_STEP`` (``metadata["autoreset_mode"]``). A sub-environment
 whose episode ends in a step is reset in that step: the returned observation is the first
@@ -31,37 +35,53 @@ from caribsim.embed.vector import VectorGame
 
 
 class CaribsimVectorEnv(VectorEnv):
-    """``num_envs`` games of one caribsim game, the learner in ``seat``, random opponents in C
-    (see the module docstring and ``vector_env``)."""
+    """``num_envs`` games of one caribsim game, the learner in ``seat`` (an int, or "random":
+    drawn per episode), random opponents in C (see the module docstring and ``vector_env``)."""
 
     metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}
     render_mode = None
 
     def __init__(self, game, num_envs=16, seat=0, opponents=None):
         players = game.num_players()
-        if isinstance(seat, (bool, np.bool_)) or not isinstance(seat, (int, np.integer)):
+        if isinstance(seat, str):
+            if seat != "random":
+                raise ValueError(f"seat must be an int 0..{players - 1} or 'random', got {seat!r}")
+        elif isinstance(seat, (bool, np.bool_)) or not isinstance(seat, (int, np.integer)):
             raise TypeError(f"seat must be an int 0..{players - 1} (the learner's seat in every "
-                            f"sub-environment), got {seat!r}")
-        if not 0 <= seat < players:
-            raise ValueError(f"seat must be in 0..{players - 1}, got {seat}")
+                            f"sub-environment) or 'random' (drawn per episode), got {seat!r}")
+        elif not 0 <= seat < players:
+            raise ValueError(f"seat must be in 0..{players - 1} or 'random', got {seat}")
         if opponents is not None and (isinstance(opponents, str) or
                                       any(not (isinstance(o, str) and o == "random") for o in opponents)):
             raise ValueError("the vector environment plays the other seats uniformly at random in C "
                              "(opponents=None); for other bots vectorise gym_env instead: "
                              "gymnasium.make_vec(id, num_envs, vectorization_mode='sync', opponents=[...])")
         self.game = game
-        self.seat = int(seat)
+        self.random_seat = seat == "random"
         self.vg = VectorGame(game, n=num_envs, seed=0)
         self.num_envs = len(self.vg)
+        self.players = players
+        # the learner's seat in each sub-environment (this episode) and in its next episode
+        self.seats = np.full(self.num_envs, 0 if self.random_seat else int(seat), np.int32)
+        self.next_seats = self.seats.copy()
         self.single_observation_space = _observation_space(game)
         self.single_action_space = spaces.Discrete(self.vg.num_actions)
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
         self._started = False
 
+    @property
+    def seat(self):
+        """The learner's seat: an int, or with ``seat="random"`` the array of every
+        sub-environment's current seat."""
+        return self.seats.copy() if self.random_seat else int(self.seats[0])
+
+    def _draw_seats(self, count):
+        return self.np_random.integers(self.players, size=count).astype(np.int32)
+
     def _obs(self):
         # new arrays each call: the VectorGame's buffers are overwritten by its next call
-        return {"observation": self.vg.observations(seat=self.seat).copy(),
+        return {"observation": self.vg.observations(seat=self.seats).copy(),
                 "action_mask": self.vg.legal_mask().astype(np.int8)}
 
     def reset(self, *, seed=None, options=None):
@@ -82,30 +102,43 @@ class CaribsimVectorEnv(VectorEnv):
         super().reset(seed=seed)
         if seed is None:
             seed = int(self.np_random.integers(2 ** 63))
-        self.vg.reset(seed=seed, until=self.seat)
+        if self.random_seat:
+            self.seats[:] = self._draw_seats(self.num_envs)
+            self.next_seats[:] = self._draw_seats(self.num_envs)
+        self.vg.reset(seed=seed, until=self.seats)
         self._started = True
-        return self._obs(), {}
+        return self._obs(), self._seat_info()
+
+    def _seat_info(self):
+        return {"seat": self.seats.copy(), "_seat": np.ones(self.num_envs, bool)} if self.random_seat else {}
 
     def step(self, actions):
         """One action per sub-environment (integers of shape (num_envs,), each legal for the
         learner): an illegal one raises ValueError naming the sub-environment, nothing changed."""
         if not self._started:
             raise RuntimeError("call reset() before step()")
-        self.vg.step(actions, until=self.seat)
+        self.vg.step(actions, until=self.seats, until_next=self.next_seats)
         terminated = self.vg.terminated().copy()
-        rewards = self.vg.rewards()[:, self.seat].astype(np.float64)
+        rewards = self.vg.rewards()[np.arange(self.num_envs), self.seats].astype(np.float64)
         infos = {}
         if terminated.any():
-            final_obs = self.vg.final_observations(self.seat)
+            final_obs = self.vg.final_observations(self.seats)
             returns, scores = self.vg.final_returns(), self.vg.final_scores()
             lengths = self.vg.episode_lengths()
             for i in np.flatnonzero(terminated):
+                final_info = {"returns": returns[i].astype(np.float64), "scores": scores[i].copy(),
+                              "episode_length": int(lengths[i])}
+                if self.random_seat:
+                    final_info["seat"] = int(self.seats[i])
                 infos = self._add_info(infos, {
                     "final_obs": {"observation": final_obs[i].copy(),
                                   "action_mask": np.zeros(self.vg.num_actions, np.int8)},
-                    "final_info": {"returns": returns[i].astype(np.float64),
-                                   "scores": scores[i].copy(),
-                                   "episode_length": int(lengths[i])}}, int(i))
+                    "final_info": final_info}, int(i))
+            if self.random_seat:    # the finished episodes' successors were advanced to next_seats
+                done = np.flatnonzero(terminated)
+                self.seats[done] = self.next_seats[done]
+                self.next_seats[done] = self._draw_seats(len(done))
+        infos.update(self._seat_info())
         return self._obs(), rewards, terminated, np.zeros(self.num_envs, bool), infos
 
     def action_masks(self):
@@ -115,7 +148,8 @@ class CaribsimVectorEnv(VectorEnv):
 
 def vector_env(game, num_envs=16, players=None, seat=0, opponents=None, **options) -> CaribsimVectorEnv:
     """A ``CaribsimVectorEnv`` of ``game`` (a name with ``players`` and the game's options, or
-    a loaded game): ``num_envs`` games, the learner in ``seat``, the other seats random in C.
+    a loaded game): ``num_envs`` games, the learner in ``seat`` (an int, or "random": drawn
+    per episode), the other seats random in C.
     Also ``gymnasium.make_vec("caribsim/<Game>-v0", num_envs, ...)``."""
     return CaribsimVectorEnv(_load(game, players, options), num_envs=num_envs, seat=seat,
                              opponents=opponents)
