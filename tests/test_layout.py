@@ -108,6 +108,7 @@ def _modules():
 def test_imports_run_one_way():
     """A game needs only the shared modules; search, human, embed, scale and cli build on the
     games in that order (no import, not even inside a function, runs back up)."""
+    assert PYX.is_dir(), f"the Cython sources are not beside the package ({PYX}): run from a checkout"
     wrong = []
     for name, path, imports in _modules():
         mine = _layer(name)
