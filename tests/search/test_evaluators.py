@@ -1,7 +1,9 @@
 """Evaluators for a model-guided search (docs/search.md, "Evaluators"): the protocol's shapes,
 the numpy MLP against a per-row reference, its files, training on self-play data, the torch
 adapter, the cache and the errors of every constructor and call."""
+import copy
 import os
+import pickle
 import random
 import re
 import sys
@@ -685,6 +687,27 @@ def test_one_cache_shared_by_threads():
     assert not errors
     s = cache.stats()
     assert s["hits"] + s["misses"] == 4 * 50 * 16 and s["entries"] <= 40
+
+
+def test_copies_and_pickles_of_the_evaluators():
+    torch = pytest.importorskip("torch")
+    game, obs, mask = positions("port_royal", 3, 12)
+    net = MLPEvaluator.for_game(game, hidden=(16,), seed=3)
+    cache = CachedEvaluator(net, max_entries=7)
+    cache(obs, mask)
+    adapter = TorchEvaluator(torch_mlp(game, hidden=8, blocks=1, seed=0), batch_size=5)
+    for original in (net, cache, adapter):
+        for clone in (pickle.loads(pickle.dumps(original)), copy.deepcopy(original), copy.copy(original)):
+            assert type(clone) is type(original)
+            for x, y in zip(clone(obs, mask), original(obs, mask)):
+                np.testing.assert_allclose(x, y, rtol=1e-6, atol=1e-6)
+    fresh = pickle.loads(pickle.dumps(cache))
+    assert len(fresh) == 0 and fresh.max_entries == 7 and fresh.stats()["hits"] == 0
+    assert pickle.loads(pickle.dumps(adapter)).batch_size == 5
+    twin = copy.deepcopy(net)
+    twin.fit({"observation": obs, "legal_mask": mask, "policy": mask / mask.sum(1, keepdims=True),
+              "returns": np.full((12, 3), 1 / 3, np.float32)}, epochs=1)
+    assert not np.array_equal(twin.parameters()["w0"], net.parameters()["w0"])   # trained apart
 
 
 # ---------------------------------------------------------------------------------------------

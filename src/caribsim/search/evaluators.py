@@ -329,7 +329,8 @@ class MLPEvaluator:
     Threads: a call (the forward pass) only reads the weights and may run on any number of
     threads at once; ``fit`` changes the weights and refuses a second concurrent ``fit``
     (RuntimeError). Calls during a ``fit`` see the weights before or after an epoch, never a
-    mix: each epoch publishes a new set of arrays as one reference.
+    mix: each epoch publishes a new set of arrays as one reference. A copy (pickle, copy,
+    deepcopy: e.g. for a worker process) has the same weights and trains independently.
     """
 
     def __init__(self, obs_size, num_actions, num_players, hidden=(128, 128), seed=0,
@@ -653,9 +654,18 @@ class MLPEvaluator:
                                  "hidden": np.array(sizes[3], dtype=np.int64).reshape(-1), **params},
                                 "the module")
 
+    def __reduce__(self):
+        # a copy (pickle, copy, deepcopy; e.g. to a worker process) has the same weights and a
+        # guard of its own
+        return (_make_mlp, (self._sizes, self._state[0]))
+
     def __repr__(self):
         return (f"MLPEvaluator(obs_size={self.obs_size}, num_actions={self.num_actions}, "
                 f"num_players={self.num_players}, hidden={self.hidden})")
+
+
+def _make_mlp(sizes, params):
+    return MLPEvaluator._from_params(*sizes, dict(params))
 
 
 def _param_shapes(obs_size, num_actions, num_players, hidden):
@@ -817,8 +827,18 @@ def _torch_classes():
                 h = torch.relu(h + block(h))
             return self.policy(h), torch.softmax(self.value(h), dim=-1)
 
+    for cls in (MLPModule, ResidualMLP):       # module-level names, so that pickle finds them
+        cls.__qualname__ = cls.__name__
+        cls.__module__ = __name__
     _TORCH_CLASSES.update(MLPModule=MLPModule, ResidualMLP=ResidualMLP)
     return _TORCH_CLASSES
+
+
+def __getattr__(name):
+    # the torch module classes, made on first use (``evaluators.ResidualMLP`` imports torch)
+    if name in ("MLPModule", "ResidualMLP"):
+        return _torch_classes()[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def torch_mlp(game, hidden=128, blocks=2, seed=None, obs_mean=None, obs_std=None):
@@ -924,6 +944,9 @@ class TorchEvaluator:
         return check_output(logits, values, L, mask.shape[1],
                             values.shape[1] if values.ndim == 2 else None)
 
+    def __reduce__(self):
+        return (TorchEvaluator, (self.module, self.device, self.dtype, self.batch_size))
+
     def __repr__(self):
         return (f"TorchEvaluator({type(self.module).__name__}, device={str(self.device)!r}, "
                 f"dtype={self.dtype}, batch_size={self.batch_size})")
@@ -954,6 +977,7 @@ class CachedEvaluator:
 
     Threads: the cache's bookkeeping is locked, so one CachedEvaluator may be shared between
     threads when its inner evaluator may (two threads may then both evaluate the same miss).
+    A copy (pickle, copy, deepcopy) is an empty cache over a copy of the inner evaluator.
     """
 
     def __init__(self, evaluator, max_entries=16384):
@@ -1047,6 +1071,10 @@ class CachedEvaluator:
 
     def __len__(self):
         return len(self._entries)
+
+    def __reduce__(self):
+        # a copy is an empty cache over (a copy of) the same inner evaluator
+        return (CachedEvaluator, (self.evaluator, self.max_entries))
 
     def __repr__(self):
         return f"CachedEvaluator({self.evaluator!r}, max_entries={self.max_entries})"
