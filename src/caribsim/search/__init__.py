@@ -3,7 +3,9 @@
 - ``mcts``: the search API (``search``, ``Searcher``, ISMCTS for hidden information,
   root-parallel threads) over ``_mcts`` (compiled, ``pyx/caribsim/search/_mcts.pyx``: the
   node pool and the nogil iterations over any game's C table);
-- ``bots``: RandomBot, GreedyBot, MCTSBot and the bot spec strings (``mcts:1000``).
+- ``bots``: RandomBot, GreedyBot, MCTSBot and the bot spec strings (``mcts:1000``);
+- ``evaluators``: leaf evaluators for a model-guided search (a numpy MLP and its training,
+  a PyTorch adapter, an LRU cache, the protocol's checks).
 
 May import: the games (through ``caribsim.load_game`` and the C game interface) and the
 shared modules; never human, embed, scale or cli, which build on it.
