@@ -474,7 +474,7 @@ cdef int expand(GTree* t, const GParams* p, int32 node, int cp, const int16* leg
                     best = c
                 c = t.nodes[c].next_sibling
             t.nodes[best].considered = 1
-    elif p.dirichlet_alpha > 0:
+    elif p.dirichlet_alpha > 0 and p.dirichlet_fraction > 0:
         total = 0.0
         c = t.nodes[0].first_child
         i = 0
