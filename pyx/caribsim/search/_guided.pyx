@@ -698,6 +698,7 @@ cdef class Engine:
     cdef object mask_array          # bool [capacity, A]: lv.mask
     cdef readonly bint busy         # a run is going on (set and cleared with the GIL held)
     cdef readonly double temperature
+    cdef double seconds[3]          # wall time of the last run: C walks, the Python step, C expansion
 
     def __cinit__(self):
         self.trees = NULL
@@ -794,6 +795,13 @@ cdef class Engine:
                 and self.vt.observation_size(state.c_state()) == self.lv.obs_size)
 
     @property
+    def profile(self):
+        """Wall seconds of the last run with a Python evaluator: {"walk": C walks, observations
+        and masks; "python": the evaluator call with the checks of its outputs' types and
+        shapes; "expand": C checks of the values, expansion and backup}."""
+        return {"walk": self.seconds[0], "python": self.seconds[1], "expand": self.seconds[2]}
+
+    @property
     def leaf_arrays(self):
         """The observation and mask arrays handed to the evaluator (full capacity), or None."""
         return (self.obs_array, self.mask_array) if self.obs_array is not None else None
@@ -887,14 +895,18 @@ cdef class Engine:
         for i in range(n):
             set_root(&trees[i], (<GameState>states[i]).c_state(), seeds[i])
         t0 = time.perf_counter()
+        self.seconds[0] = self.seconds[1] = self.seconds[2] = 0.0
         if p.rollouts > 0:
             with nogil:
                 for i in range(n):
                     run_inline(&trees[i], p, lv)
         else:
             while True:
+                ta = time.perf_counter()
                 with nogil:
                     collect(trees, n, p, lv)
+                tb = time.perf_counter()
+                self.seconds[0] += tb - ta
                 if lv.count == 0:
                     finished = True
                     for i in range(n):
@@ -910,6 +922,8 @@ cdef class Engine:
                     raise
                 logits_p = <const float*>cnp.PyArray_DATA(logits_arr)
                 values_p = <const double*>cnp.PyArray_DATA(values_arr)
+                ta = time.perf_counter()
+                self.seconds[1] += ta - tb
                 with nogil:
                     code = check_outputs(lv, logits_p, values_p, self.players, where)
                 if code != 0:
@@ -925,6 +939,7 @@ cdef class Engine:
                         f"(of {leaves}) has {values_arr[where[0], where[1]]!r} for seat {where[1]}")
                 with nogil:
                     apply_outputs(trees, p, lv, logits_p, values_p, self.players)
+                self.seconds[2] += time.perf_counter() - ta
         elapsed = time.perf_counter() - t0
         return [self._result(&trees[i], elapsed) for i in range(n)]
 

@@ -235,7 +235,16 @@ class BatchSearch:
 
     @property
     def evaluator(self):
+        """The evaluator (read-only)."""
         return self._evaluator
+
+    @property
+    def profile(self):
+        """Where the wall time of the last run with a Python evaluator went, in seconds:
+        ``{"walk": C walks with the observations and masks, "python": the evaluator call
+        and the checks of its outputs' types and shapes, "expand": the C checks of the
+        values, expansion and backup}``; None before the first run."""
+        return None if self._engine is None else self._engine.profile
 
     def _make_engine(self, state):
         o = dict(zip(_OPTIONS, self._options))
