@@ -149,17 +149,9 @@ def _check_options(evaluator, simulations, leaves_per_tree, c_puct, fpu_reductio
     return tuple(o[k] for k in _OPTIONS)
 
 
-def _vector_game_type():
-    try:
-        from caribsim.embed._vector import VectorGame
-    except ImportError:           # pragma: no cover - the embed layer is always built
-        return None
-    return VectorGame
-
-
 def _check_states(states):
-    vg = _vector_game_type()
-    if vg is not None and isinstance(states, vg):
+    from caribsim import VectorGame          # the package's public name (embed builds on search)
+    if isinstance(states, VectorGame):
         states = [states.get_state(i) for i in range(len(states))]
     elif isinstance(states, (list, tuple)):
         states = list(states)
