@@ -4,6 +4,7 @@ values steering the search, Sequential Halving and the improved policy, determin
 batching, one batch against separate runs, hidden information, bad evaluator outputs,
 bad options, threads and memory."""
 import gc
+import math
 import os
 import random
 import threading
@@ -13,7 +14,8 @@ import numpy as np
 import pytest
 
 import caribsim
-from caribsim.search import guided
+import caribsim._game
+from caribsim.search import _guided, guided
 from cuba_scenario import act as cuba_act, edit, empty_board, start, to_parliament
 from pr_scenario import act
 from test_search import LARGE, captain_blocking_position, final_build_position
@@ -611,3 +613,76 @@ def test_many_runs_do_not_grow_the_resident_set():
     gc.collect()
     grown = (rss() - before) / 2**20
     assert grown < 8, f"RSS grew by {grown:.1f} MB"
+
+
+# --- the Sequential Halving schedule and the engine's own checks -------------------------------
+
+def mctx_schedule(m, n):
+    """The schedule of mctx's get_sequence_of_considered_visits, written out from its
+    description: phases in which each of the remaining actions gets
+    max(1, n // (ceil(log2 m) * remaining)) more visits, the remaining actions halved
+    (never below 2) after each phase."""
+    if m <= 1:
+        return list(range(n))
+    log2max = math.ceil(math.log2(m))
+    out, visits, remaining = [], [0] * m, m
+    while len(out) < n:
+        for _ in range(max(1, n // (log2max * remaining))):
+            out.extend(visits[:remaining])
+            for i in range(remaining):
+                visits[i] += 1
+        remaining = max(2, remaining // 2)
+    return out[:n]
+
+
+@pytest.mark.parametrize("m", [1, 2, 3, 4, 5, 6, 7, 8, 9, 16, 17, 32])
+@pytest.mark.parametrize("n", [1, 2, 7, 16, 50, 200, 801])
+def test_the_sequential_halving_schedule_is_mctxs(m, n):
+    assert _guided.sequential_halving_schedule(m, n) == mctx_schedule(m, n)
+
+
+def test_a_keyboard_interrupt_in_the_evaluator_leaves_the_search_usable():
+    calls = {"n": 0}
+
+    def ev(obs, mask):
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise KeyboardInterrupt
+        return HashEvaluator(3)(obs, mask)
+
+    states = batch_states()[:2]
+    bs = guided.BatchSearch(ev, simulations=40, leaves_per_tree=4, seed=1)
+    with pytest.raises(KeyboardInterrupt):
+        bs.run(states)
+    again = bs.run(states)
+    fresh = guided.BatchSearch(HashEvaluator(3), simulations=40, leaves_per_tree=4, seed=1).run(states)
+    assert all(np.array_equal(x.visits, y.visits) for x, y in zip(again, fresh))
+
+
+def test_the_engine_checks_its_arguments():
+    st = opening(3)
+    ok = dict(state=st, evaluator=guided.UniformEvaluator(3), simulations=10, leaves_per_tree=1,
+              c_puct=1.0, fpu_reduction=0.0, dirichlet_alpha=0.0, dirichlet_fraction=0.0,
+              temperature=0.0, gumbel=False, interior="puct", max_considered=4,
+              gumbel_scale=1.0, c_visit=50.0, c_scale=0.1, rollouts=0)
+    for key, bad in [("simulations", 0), ("leaves_per_tree", 0), ("c_puct", math.nan),
+                     ("fpu_reduction", -1.0), ("dirichlet_fraction", 2.0), ("temperature", math.inf),
+                     ("interior", "x"), ("max_considered", 0), ("rollouts", -1),
+                     ("evaluator", None)]:
+        with pytest.raises((ValueError, TypeError)):
+            _guided.Engine(**dict(ok, **{key: bad}))
+    blank = caribsim._game.GameState.__new__(caribsim._game.GameState)
+    with pytest.raises(TypeError, match="uninitialised GameState"):
+        _guided.Engine(**dict(ok, state=blank))
+    engine = _guided.Engine(**ok)
+    with pytest.raises(RuntimeError, match="initialised once"):
+        engine.__init__(**ok)
+    with pytest.raises(RuntimeError, match="not initialised"):
+        _guided.Engine.__new__(_guided.Engine).run([st], [0])
+    with pytest.raises(ValueError, match="one seed per state"):
+        engine.run([st], [])
+    with pytest.raises(TypeError):
+        engine.run([blank], [0])
+    with pytest.raises(ValueError, match="chance"):
+        engine.run([caribsim.load_game("puerto_rico", players=3).new_initial_state()], [0])
+    assert engine.run([st], [0])[0][5] == 10

@@ -667,6 +667,14 @@ cdef void drop_leaves(GTree* trees, Leaves* lv) noexcept nogil:
 # Python-facing: B trees searched together
 # ---------------------------------------------------------------------------
 
+def sequential_halving_schedule(int m, long long n):
+    """The visit count the root action of each of n simulations must have among m
+    considered actions (the engine's schedule, as a list; for tests and plots)."""
+    if m < 1 or n < 0:
+        raise ValueError(f"need m >= 1 and n >= 0, got m={m}, n={n}")
+    return [considered_visit(m, n, i) for i in range(n)]
+
+
 cdef int check_state(GameState state) except -1:
     if state is None:
         raise TypeError("state must be a caribsim game state, got None")

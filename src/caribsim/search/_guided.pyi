@@ -10,6 +10,8 @@ MAX_PLAYERS: int
 NODE_BYTES: int
 INTERIORS: dict[str, int]
 
+def sequential_halving_schedule(m: int, n: int) -> list[int]: ...
+
 class Engine:
     busy: bool
     temperature: float
