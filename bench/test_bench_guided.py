@@ -22,9 +22,9 @@ from _bench_helpers import SUMMARY, Calibration, c_calibration, paired, rounds, 
 # (shared with other builds): a regression of 30% fails.
 FLOORS = {
     # leaf evaluations/s over c_work iterations/s (1 thread, CPU time)
-    "leaf_evaluations": 0.2,               # measured 0.244 .. 0.252 (2.0-2.15 M leaves/s)
+    "leaf_evaluations": 0.185,             # measured 0.206 .. 0.272, median 0.235 (1.7-2.1 M leaves/s)
     # PUCT simulations/s over UCT simulations/s, same opening, same process
-    "puct_over_uct": 0.83,                 # measured 1.02 .. 1.04 (issue target >= 0.8)
+    "puct_over_uct": 0.84,                 # measured 1.02 .. 1.08, median 1.05 (issue target >= 0.8)
 }
 
 
@@ -52,7 +52,7 @@ class _Counting(guided.UniformEvaluator):
 def test_bench_guided_leaf_evaluations(benchmark):
     state = _opening(3)
     trees, k = 64, 4
-    simulations = size(400, 120)
+    simulations = 120                    # the same trees in both modes: only the rounds differ
     states = [state.clone() for _ in range(trees)]
     ev = _Counting(3)
     bs = guided.BatchSearch(ev, simulations=simulations, leaves_per_tree=k, seed=0)
