@@ -686,3 +686,17 @@ def test_the_engine_checks_its_arguments():
     with pytest.raises(ValueError, match="chance"):
         engine.run([caribsim.load_game("puerto_rico", players=3).new_initial_state()], [0])
     assert engine.run([st], [0])[0][5] == 10
+
+
+def test_copies_of_a_batch_search_are_fresh_and_equal():
+    import copy
+    import pickle
+    st = opening(3)
+    bs = guided.BatchSearch(guided.UniformEvaluator(3), simulations=30, leaves_per_tree=2,
+                            gumbel=True, max_considered=4, seed=9)
+    first = bs.run([st])[0]
+    for other in (copy.copy(bs), copy.deepcopy(bs), pickle.loads(pickle.dumps(bs))):
+        assert other is not bs and other._guard is not bs._guard
+        assert repr(other) == repr(bs) and other.max_considered == 4
+        again = other.run([st])[0]
+        assert again.action == first.action and np.array_equal(again.policy, first.policy)

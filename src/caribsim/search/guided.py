@@ -62,7 +62,7 @@ class UniformEvaluator:
         return f"UniformEvaluator(n_players={self.n_players})"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class GuidedResult:
     """What a guided search found at the root of one game.
 
@@ -204,6 +204,9 @@ class BatchSearch:
                       gumbel=True, else "puct".
     seed:             tree i of a run uses seed + i (mod 2**64) unless ``run(seeds=...)``.
 
+    The options are read-only attributes (``batch.simulations``, ...). A copy (copy,
+    deepcopy, pickle) is a fresh BatchSearch with the same evaluator and options.
+
     ``run`` is deterministic for the seeds, the states and an evaluator that gives each row
     a result depending on that row only: tree i gives what ``search(states[i], seed=seeds[i])``
     gives, whatever the other games of the batch. One run at a time: a call while another
@@ -278,11 +281,21 @@ class BatchSearch:
         _guard_of(self, "BatchSearch")
         return dict(zip(_OPTIONS, self._options))
 
+    def __reduce__(self):
+        # a copy (pickle, copy, deepcopy) is a fresh search with the same evaluator and
+        # options: it shares neither the trees nor the guard (the evaluator must pickle)
+        return (_make_batch_search, (self._evaluator, self._kwargs()))
+
     def __repr__(self):
         if "_guard" not in self.__dict__:
             return "BatchSearch(<not initialised>)"
         return (f"BatchSearch({self._evaluator!r}, "
                 + ", ".join(f"{k}={v!r}" for k, v in self._kwargs().items()) + ")")
+
+
+def _make_batch_search(evaluator, kwargs):
+    kwargs = dict(kwargs)
+    return BatchSearch(evaluator, kwargs.pop("simulations"), **kwargs)
 
 
 for _i, _name in enumerate(_OPTIONS):
