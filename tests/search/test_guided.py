@@ -419,11 +419,25 @@ def test_bad_evaluator_outputs_raise_and_leave_the_search_usable(name, bad, erro
     bs = guided.BatchSearch(ev, simulations=60, leaves_per_tree=4, seed=2)
     with pytest.raises(error, match=__import__("re").escape(message)):
         bs.run(states)
+    # the trees as the error left them: the step's leaves dropped, nothing half done
+    audit = bs._engine.audit()
+    assert audit["vloss"] == audit["pending"] == audit["inflight"] == audit["unbalanced"] == 0, audit
+    assert audit["nodes"] >= 3
     state["bad"] = False
     again = bs.run(states)
     fresh = guided.BatchSearch(HashEvaluator(3), simulations=60, leaves_per_tree=4, seed=2).run(states)
     for x, y in zip(again, fresh):
         assert x.action == y.action and np.array_equal(x.visits, y.visits) and x.nodes == y.nodes
+    assert bs._engine.audit()["unbalanced"] == 0
+
+
+def test_a_finished_run_leaves_balanced_trees():
+    for gumbel in (False, True):
+        bs = guided.BatchSearch(HashEvaluator(3), simulations=200, leaves_per_tree=8, gumbel=gumbel)
+        bs.run(batch_states())
+        audit = bs._engine.audit()
+        assert audit["vloss"] == audit["pending"] == audit["inflight"] == audit["unbalanced"] == 0, audit
+        assert audit["nodes"] > 7 * 200
 
 
 def test_illegal_entries_of_the_logits_are_ignored():

@@ -707,6 +707,7 @@ cdef class Engine:
     cdef readonly bint busy         # a run is going on (set and cleared with the GIL held)
     cdef readonly double temperature
     cdef double seconds[3]          # wall time of the last run: C walks, the Python step, C expansion
+    cdef int n_last                 # trees of the last run
 
     def __cinit__(self):
         self.trees = NULL
@@ -809,6 +810,36 @@ cdef class Engine:
         shapes; "expand": C checks of the values, expansion and backup}."""
         return {"walk": self.seconds[0], "python": self.seconds[1], "expand": self.seconds[2]}
 
+    def audit(self):
+        """The trees of the last run checked (for tests): {"vloss": visits in flight left on
+        nodes, "pending": nodes left waiting for an evaluation, "inflight": simulations left
+        in flight, "unbalanced": nodes with children whose visits are not their own evaluation
+        plus their children's visits, "nodes": nodes in all}."""
+        cdef int b
+        cdef int32 i, c
+        cdef int64 vloss = 0, pending = 0, inflight = 0, unbalanced = 0, nodes = 0, below
+        cdef GTree* t
+        if self.busy:
+            raise RuntimeError("this search is in use by another thread")
+        for b in range(self.n_last):
+            t = &self.trees[b]
+            inflight += t.inflight
+            nodes += t.size
+            for i in range(t.size):
+                vloss += t.nodes[i].vloss if t.nodes[i].vloss >= 0 else -t.nodes[i].vloss
+                pending += t.nodes[i].pending
+                c = t.nodes[i].first_child
+                if c == G_NO_NODE:
+                    continue
+                below = 0
+                while c != G_NO_NODE:
+                    below += t.nodes[c].visits
+                    c = t.nodes[c].next_sibling
+                if t.nodes[i].visits != below + t.nodes[i].expanded:
+                    unbalanced += 1
+        return {"vloss": vloss, "pending": pending, "inflight": inflight,
+                "unbalanced": unbalanced, "nodes": nodes}
+
     @property
     def leaf_arrays(self):
         """The observation and mask arrays handed to the evaluator (full capacity), or None."""
@@ -900,6 +931,7 @@ cdef class Engine:
         cdef bint finished
         self._reserve(n)
         trees = self.trees
+        self.n_last = n
         for i in range(n):
             set_root(&trees[i], (<GameState>states[i]).c_state(), seeds[i])
         t0 = time.perf_counter()
