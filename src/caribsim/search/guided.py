@@ -208,8 +208,9 @@ class BatchSearch:
     deepcopy, pickle) is a fresh BatchSearch with the same evaluator and options.
 
     ``run`` is deterministic for the seeds, the states and an evaluator that gives each row
-    a result depending on that row only: tree i gives what ``search(states[i], seed=seeds[i])``
-    gives, whatever the other games of the batch. One run at a time: a call while another
+    a result depending on that row only: tree i gives what ``search(states[i], evaluator,
+    seed=seeds[i], ...)`` with the same options (``leaves_per_tree`` included) gives,
+    whatever the other games of the batch. One run at a time: a call while another
     thread (or the evaluator itself) is in a run of this object raises RuntimeError; use
     one BatchSearch per thread. After an error of the evaluator the object is usable again.
     """
