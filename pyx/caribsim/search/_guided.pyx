@@ -21,7 +21,7 @@ from libc.stdlib cimport malloc, realloc, free, calloc
 from libc.string cimport memcpy, memset
 
 from caribsim._types cimport int16, int32, int64, uint8, uint64, PLAYER_CHANCE, PLAYER_TERMINAL
-from caribsim._rng cimport Rng, rng_seed, rng_next, rng_below
+from caribsim._rng cimport Rng, rng_seed, rng_next
 from caribsim._game cimport GameVTable, GameState
 
 import time
@@ -1057,7 +1057,7 @@ cdef class Engine:
                            / self.temperature)
                 r = uniform01(&t.rng) * w.sum()
                 acc = 0.0
-                best = int(idx[-1])
+                best = int(idx[len(idx) - 1])
                 for i in range(len(idx)):
                     acc += w[i]
                     if r < acc:
