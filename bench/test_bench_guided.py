@@ -1,0 +1,95 @@
+"""Guided search throughput (caribsim.search.guided) from the 3-player Puerto Rico opening.
+
+- Leaf evaluations per second through the Python evaluator call: 64 trees x 4 leaves per
+  tree (about 256 leaves per call once the trees are past their roots; the first calls
+  hold fewer), the trivial numpy ``UniformEvaluator``, against the C calibration loop.
+  The issue asks >= 300,000 per second on one core: the figure is reported (absolute
+  figures are never asserted), with where the wall time went (``BatchSearch.profile``):
+  the C walks (observations and masks included), the Python step (the evaluator itself
+  and the checks of its outputs) and the C expansion and backup.
+- PUCT with the C rollout evaluator against today's UCT (``caribsim.mcts.search``, random
+  rollouts) in simulations per second, paired in one process: the UCT search is this
+  benchmark's calibration, so the ratio is PUCT / UCT itself (the issue asks >= 0.8).
+"""
+from __future__ import annotations
+
+import caribsim
+from caribsim import mcts
+from caribsim.search import guided
+from _bench_helpers import SUMMARY, Calibration, c_calibration, paired, rounds, size
+
+# Each floor is about 0.8 x the median ratio measured in short mode on the 2-vCPU VM
+# (shared with other builds): a regression of 30% fails.
+FLOORS = {
+    # leaf evaluations/s over c_work_8192_states iterations/s (1 thread, CPU time)
+    "leaf_evaluations": 0.22,              # measured 0.275 .. 0.284 (1.95-2.03 M leaves/s)
+    # PUCT simulations/s over UCT simulations/s, same opening, same process
+    "puct_over_uct": 0.84,                 # measured 1.02 .. 1.08, median 1.05 (issue target >= 0.8)
+}
+
+
+def _opening(players=3):
+    state = caribsim.load_game("puerto_rico", players=players).new_initial_state(seed=1)
+    while state.is_chance_node():
+        state.resolve_chance()
+    return state
+
+
+class _Counting(guided.UniformEvaluator):
+    """The trivial numpy evaluator, counting calls and leaves."""
+
+    def __init__(self, n_players):
+        super().__init__(n_players)
+        self.leaves = 0
+        self.calls = 0
+
+    def __call__(self, obs, mask):
+        self.leaves += len(obs)
+        self.calls += 1
+        return super().__call__(obs, mask)
+
+
+def test_bench_guided_leaf_evaluations(benchmark):
+    state = _opening(3)
+    trees, k = 64, 4
+    simulations = 120                    # the same work per round in both modes: only the rounds differ
+    runs_per_round = 6                   # rounds of ~25 ms: shorter ones scatter on a shared machine
+    states = [state.clone() for _ in range(trees)]
+    ev = _Counting(3)
+    bs = guided.BatchSearch(ev, simulations=simulations, leaves_per_tree=k, seed=0)
+    spent = {"walk": 0.0, "python": 0.0, "expand": 0.0}
+
+    def run():
+        before = ev.leaves
+        for _ in range(runs_per_round):
+            bs.run(states)
+            for key, seconds in bs.profile.items():
+                spent[key] += seconds
+        return ev.leaves - before
+
+    # the calibration over 8192 states in turn: like the 64 trees, its data do not all stay
+    # in the core's caches
+    m = paired(benchmark, run, units=lambda leaves: leaves, calibration=c_calibration(8192),
+               n_rounds=rounds(9, 7), floor=FLOORS["leaf_evaluations"],
+               unit="leaf_evaluations_per_second", group="guided", trees=trees,
+               leaves_per_tree=k, simulations_per_tree=simulations, runs_per_round=runs_per_round)
+    assert len(set(m.results)) == 1, "the leaves per run are not deterministic"
+    total = sum(spent.values())
+    shares = {key: seconds / total for key, seconds in spent.items()}
+    benchmark.extra_info["mean_leaves_per_call"] = round(ev.leaves / ev.calls, 1)
+    for key, share in shares.items():
+        benchmark.extra_info[f"share_{key}"] = round(share, 3)
+    SUMMARY.append(f"  {ev.leaves / ev.calls:.1f} leaves per call; wall time: C walks {shares['walk']:.0%}, "
+                   f"Python step {shares['python']:.0%}, C expansion and backup {shares['expand']:.0%}")
+
+
+def test_bench_puct_rollouts_against_uct(benchmark):
+    state = _opening(3)
+    simulations = size(4000, 1500)
+    ev = guided.RolloutEvaluator(rollouts=1)
+    uct = Calibration("uct_random_rollouts", "simulations",
+                      lambda n: mcts.search(state, iterations=n, seed=0))
+    paired(benchmark, lambda: guided.search(state, ev, simulations=simulations, seed=0),
+           units=simulations, calibration=uct, n_rounds=rounds(7, 5),
+           floor=FLOORS["puct_over_uct"], unit="puct_sims_per_second", group="guided",
+           simulations_per_round=simulations)
