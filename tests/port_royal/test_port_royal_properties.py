@@ -189,6 +189,30 @@ def test_determinize_keeps_public_information_and_conserves_cards(n):
     assert checked > 10 and changed > checked // 2
 
 
+@pytest.mark.parametrize("n", PLAYERS)
+def test_determinize_depends_only_on_the_information_set(n):
+    """Two positions that differ only in what nobody sees (coin faces, the draw pile's order
+    and contents among unseen cards) give the same world for the same seed: the sample is
+    drawn from the public multiset of unseen cards, not from the true hidden order."""
+    g = game(n)
+    rng = random.Random(100 + n)
+    st = g.new_initial_state(seed=n)
+    checked = 0
+    while not st.is_terminal():
+        if rng.random() < 0.1:
+            seat = rng.randrange(n)
+            other = st.determinize(seat, seed=rng.randrange(2 ** 32))   # same information, other facts
+            seed = rng.randrange(2 ** 32)
+            a, b = st.determinize(seat, seed=seed), other.determinize(seat, seed=seed)
+            assert a.to_dict() == b.to_dict()
+            checked += st.to_dict() != other.to_dict()
+        if st.is_chance_node():
+            st.resolve_chance()
+        else:
+            st.apply_action(rng.choice(st.legal_actions()))
+    assert checked > 5
+
+
 def test_determinize_separates_reshuffle_generations():
     # coins held from before a reshuffle are never swapped with the new draw pile (E.1)
     g = game(2)

@@ -337,12 +337,12 @@ def test_the_evaluator_sees_only_the_searching_players_view(make):
     (obs_a, mask_a), (obs_b, mask_b) = runs[0][0], runs[1][0]
     assert np.array_equal(obs_a, obs_b) and np.array_equal(mask_a, mask_b)
     assert np.array_equal(obs_a[0], np.asarray(st.observation_tensor(seat), dtype=np.float32))
-    if make is cuba_bidding:
-        # Cuba's determinisation redraws the hidden bids from the public facts alone: the
-        # whole search is the same from any state of the information set
-        assert len(runs[0]) == len(runs[1])
-        for (a, m), (b, n) in zip(*runs):
-            assert np.array_equal(a, b) and np.array_equal(m, n)
+    # both games' determinisations draw the hidden facts from the public ones alone (Cuba's
+    # bids; Port Royal's coin faces and draw pile from the multiset of unseen cards): the
+    # whole search is the same from any state of the information set
+    assert len(runs[0]) == len(runs[1])
+    for (a, m), (b, n) in zip(*runs):
+        assert np.array_equal(a, b) and np.array_equal(m, n)
 
 
 @pytest.mark.parametrize("game", ["port_royal", "cuba"])

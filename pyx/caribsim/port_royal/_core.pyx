@@ -845,7 +845,8 @@ cdef void pry_determinize(PRYState* s, int observer) noexcept nogil:
     cdef uint8 pool[DECK_SIZE]
     cdef uint8* where[DECK_SIZE]
     cdef uint64 seen[4]
-    cdef int i, j, k, n, g, t
+    cdef uint8 per_variant[NUM_VARIANTS]
+    cdef int i, j, k, n, g, t, v
     cdef PRYPlayer* p
     memset(seen, 0, sizeof(seen))
     seen[s.generation >> 6] |= (<uint64>1) << (s.generation & 63)
@@ -869,6 +870,17 @@ cdef void pry_determinize(PRYState* s, int observer) noexcept nogil:
                 where[n] = &s.draw[k]
                 pool[n] = s.draw[k]
                 n += 1
+        # canonical order first (a counting sort by card variant), so that the sample depends
+        # only on the multiset of hidden cards, which is public, and not on the true order:
+        # two states of one information set give the same world for the same RNG state
+        memset(per_variant, 0, sizeof(per_variant))
+        for k in range(n):
+            per_variant[pool[k]] += 1
+        k = 0
+        for v in range(NUM_VARIANTS):
+            for j in range(per_variant[v]):
+                pool[k] = <uint8>v
+                k += 1
         for k in range(n - 1, 0, -1):          # Fisher-Yates with the state's RNG
             j = rng_below(&s.rng, k + 1)
             t = pool[k]
