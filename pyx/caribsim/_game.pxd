@@ -89,6 +89,21 @@ cdef extern from *:
     """
 
 
+
+cdef inline void split_win(int n, const int32* total, const int32* tiebreak, double* out) noexcept nogil:
+    """Every game's returns at the end: 1 for the best (total, then tiebreak), a shared win
+    split equally, 0 for the others. A seat that may not win has a total below everyone's."""
+    cdef int i, winners = 0
+    cdef int32 best_total = total[0], best_tie = tiebreak[0]
+    for i in range(1, n):
+        if total[i] > best_total or (total[i] == best_total and tiebreak[i] > best_tie):
+            best_total = total[i]
+            best_tie = tiebreak[i]
+    for i in range(n):
+        winners += total[i] == best_total and tiebreak[i] == best_tie
+    for i in range(n):
+        out[i] = 1.0 / winners if total[i] == best_total and tiebreak[i] == best_tie else 0.0
+
 cdef class GameState:
     """Base of every compiled state class: gives the search the game's table and
     a pointer to the C state inside the Python object."""

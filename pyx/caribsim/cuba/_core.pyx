@@ -29,7 +29,7 @@ from libc.string cimport memcmp, memset, memcpy
 from caribsim._types cimport int8, int16, int32, uint8, uint16, uint32, uint64, popcount64, ctz64
 from caribsim._types cimport PLAYER_CHANCE, PLAYER_TERMINAL
 from caribsim._rng cimport Rng, rng_seed, rng_below, rng_next
-from caribsim._game cimport GameVTable
+from caribsim._game cimport GameVTable, split_win
 
 # ---------------------------------------------------------------------------
 # 1. Geometry and names
@@ -1522,24 +1522,19 @@ cdef void cu_score(const CUState* s, int seat, CubaScore* out) noexcept nogil:
 
 cdef void cu_returns(const CUState* s, double* out) noexcept nogil:
     """1 for the winner, a shared win split equally (D42); 0 before the end."""
-    cdef CubaScore sc[MAX_PLAYERS]
-    cdef int i, winners = 0, best_total = -1000000, best_tie = -1000000
+    cdef CubaScore sc
+    cdef int32 total[MAX_PLAYERS]
+    cdef int32 tie[MAX_PLAYERS]
+    cdef int i
     for i in range(s.n_players):
         out[i] = 0.0
     if s.step != STEP_TERMINAL:
         return
     for i in range(s.n_players):
-        cu_score(s, i, &sc[i])
-        if sc[i].total > best_total or (sc[i].total == best_total and sc[i].tiebreak > best_tie):
-            best_total = sc[i].total
-            best_tie = sc[i].tiebreak
-    for i in range(s.n_players):
-        if sc[i].total == best_total and sc[i].tiebreak == best_tie:
-            winners += 1
-    for i in range(s.n_players):
-        if sc[i].total == best_total and sc[i].tiebreak == best_tie:
-            out[i] = 1.0 / winners
-
+        cu_score(s, i, &sc)
+        total[i] = sc.total
+        tie[i] = sc.tiebreak
+    split_win(s.n_players, total, tie, out)
 
 cdef int32 cu_random_playout(CUState* s) noexcept nogil:
     """Uniformly random decisions (chance sampled) to the end; returns the decisions."""

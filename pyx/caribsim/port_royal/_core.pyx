@@ -33,7 +33,7 @@ from libc.string cimport memset, memcpy, memchr
 from caribsim._types cimport int8, int16, int32, uint8, uint64, popcount64, ctz64
 from caribsim._types cimport PLAYER_CHANCE, PLAYER_TERMINAL
 from caribsim._rng cimport Rng, rng_seed, rng_below, rng_next
-from caribsim._game cimport GameVTable
+from caribsim._game cimport GameVTable, split_win
 
 # ---------------------------------------------------------------------------
 # 1. The card table (filled by load_tables() at import, read-only after)
@@ -799,25 +799,19 @@ cdef inline bint eligible(const PRYState* s, int seat) noexcept nogil:
 cdef void pry_returns(const PRYState* s, double* out) noexcept nogil:
     """§10: most VP (variant: among players with an expedition, OPEN-PR-8; if nobody has
     one, among all), then most coins, then a shared win split equally; 0 before the end."""
-    cdef int i, winners = 0, best_vp = -1, best_coins = -1, any_eligible = 0
+    cdef int32 vp[MAX_PLAYERS]
+    cdef int32 coins[MAX_PLAYERS]
+    cdef int i, any_eligible = 0
     for i in range(s.n_players):
         out[i] = 0.0
         any_eligible |= eligible(s, i)
     if s.step != STEP_TERMINAL:
         return
     for i in range(s.n_players):
-        if any_eligible and not eligible(s, i):
-            continue
-        if s.players[i].vp > best_vp or (s.players[i].vp == best_vp and s.players[i].n_coins > best_coins):
-            best_vp = s.players[i].vp
-            best_coins = s.players[i].n_coins
-    for i in range(s.n_players):
-        if (not any_eligible or eligible(s, i)) and s.players[i].vp == best_vp and s.players[i].n_coins == best_coins:
-            winners += 1
-    for i in range(s.n_players):
-        if (not any_eligible or eligible(s, i)) and s.players[i].vp == best_vp and s.players[i].n_coins == best_coins:
-            out[i] = 1.0 / winners
-
+        # a seat that may not win (no expedition while others have one) is below every VP total
+        vp[i] = s.players[i].vp if not any_eligible or eligible(s, i) else -1
+        coins[i] = s.players[i].n_coins
+    split_win(s.n_players, vp, coins, out)
 
 cdef int32 pry_random_playout(PRYState* s) noexcept nogil:
     """Uniformly random decisions (chance sampled) to the end; returns the decisions."""
