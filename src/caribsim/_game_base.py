@@ -8,6 +8,8 @@ from __future__ import annotations
 import operator
 import sys
 
+import numpy as np
+
 from caribsim._common import _json_loads
 
 
@@ -50,6 +52,37 @@ class Game:
 
     def num_players(self) -> int:
         return self._players
+
+    # --- observation bounds and the normalised view ---------------------------
+    def _obs_tables(self):
+        t = self.__dict__.get("_obs_cache")
+        if t is None:
+            from caribsim._obs import Normalizer, bounds
+            low, high, cap = bounds(self.observation_layout())
+            t = (low.astype(np.float32), high.astype(np.float32), cap.astype(np.float32),
+                 Normalizer(low, cap))
+            for a in t[:3]:
+                a.setflags(write=False)
+            self.__dict__["_obs_cache"] = t
+        return t
+
+    def observation_bounds(self):
+        """``(low, high)``: float32 arrays of the observation's length, each entry's true
+        minimum and maximum derived from the rules and the component data; ``high`` is
+        ``inf`` where the rules set no finite maximum (see ``observation_caps``)."""
+        low, high = self._obs_tables()[:2]
+        return low, high
+
+    def observation_caps(self):
+        """Per entry the value the normalised view maps to 1: ``high`` where it is finite,
+        else the documented cap (the normalised view clips above it)."""
+        return self._obs_tables()[2]
+
+    def normalize_observation(self, obs, out=None):
+        """The normalised observation in [0, 1]: ``(x - low) / (high - low)`` per entry (the cap
+        in place of an infinite ``high``, clipped at 1; constant entries give 0). ``obs`` is
+        any float array ``[..., O]`` (one observation or a batch); returns float32."""
+        return self._obs_tables()[3](obs, out=out)
 
     # --- states -------------------------------------------------------------
     def state_from_dict(self, d: dict):

@@ -74,7 +74,9 @@ def test_pettingzoo_plays_the_game(name, players):
         seat = int(agent.split("_")[1])
         assert seat == mirror.current_player()
         np.testing.assert_array_equal(obs["action_mask"], mirror.legal_actions_mask())
-        np.testing.assert_array_equal(obs["observation"], mirror.observation_tensor(seat))
+        # the default view is the normalised observation (observation="normalized")
+        np.testing.assert_array_equal(obs["observation"],
+                                      env.game.normalize_observation(mirror.observation_tensor(seat)))
         for other in env.agents:
             if other != agent:
                 assert not env.observe(other)["action_mask"].any()
@@ -178,7 +180,8 @@ def test_gymnasium_episode_with_bots(name, players):
     while not done:
         assert env.state.current_player() == seat
         np.testing.assert_array_equal(obs["action_mask"], env.state.legal_actions_mask())
-        np.testing.assert_array_equal(obs["observation"], env.state.observation_tensor(seat))
+        np.testing.assert_array_equal(obs["observation"],
+                                      env.game.normalize_observation(env.state.observation_tensor(seat)))
         np.testing.assert_array_equal(info["action_mask"], obs["action_mask"])
         np.testing.assert_array_equal(env.action_masks(), obs["action_mask"].astype(bool))
         action = int(rng.choice(np.flatnonzero(obs["action_mask"])))
@@ -233,7 +236,8 @@ def test_gymnasium_random_seat_is_drawn_from_the_seed():
         seats[seed] = info["seat"]
         assert env.seat == info["seat"] and env.state.current_player() == env.seat
         assert sorted(env.opponents) == [s for s in range(3) if s != env.seat]
-        np.testing.assert_array_equal(obs["observation"], env.state.observation_tensor(env.seat))
+        np.testing.assert_array_equal(obs["observation"],
+                                      env.game.normalize_observation(env.state.observation_tensor(env.seat)))
     assert set(seats.values()) == {0, 1, 2}
     again = gym_env("puerto_rico", players=3, seat="random")
     assert all(again.reset(seed=seed)[1]["seat"] == seat for seed, seat in seats.items())

@@ -60,7 +60,7 @@ def test_make_vec_gives_the_c_vector_env_with_batched_spaces(name, env_id):
         s = vg.get_state(i)
         assert s.current_player() == 2
         np.testing.assert_array_equal(obs["action_mask"][i], s.legal_actions_mask())
-        np.testing.assert_array_equal(obs["observation"][i], s.observation_tensor(2))
+        np.testing.assert_array_equal(obs["observation"][i], s.game.normalize_observation(s.observation_tensor(2)))
     obs, rew, term, trunc, info = env.step(_pick(obs, np.random.default_rng(0)))
     assert obs in env.observation_space
     assert rew.shape == (5,) and rew.dtype == np.float64
@@ -90,7 +90,8 @@ def test_same_step_autoreset_keeps_the_final_observation_and_info(name, env_id):
         for i in range(6):
             s = vg.get_state(i)
             assert s.current_player() == seat
-            np.testing.assert_array_equal(obs["observation"][i], s.observation_tensor(seat))
+            np.testing.assert_array_equal(obs["observation"][i],
+                                          s.game.normalize_observation(s.observation_tensor(seat)))
             np.testing.assert_array_equal(obs["action_mask"][i], s.legal_actions_mask())
         if not term.any():
             assert "final_obs" not in info and not rew.any()
@@ -105,7 +106,8 @@ def test_same_step_autoreset_keeps_the_final_observation_and_info(name, env_id):
             final = vg.final_state(i)
             assert final.is_terminal()
             assert rew[i] == final.returns()[seat]
-            np.testing.assert_array_equal(info["final_obs"][i]["observation"], final.observation_tensor(seat))
+            np.testing.assert_array_equal(info["final_obs"][i]["observation"],
+                                          final.game.normalize_observation(final.observation_tensor(seat)))
             assert not info["final_obs"][i]["action_mask"].any()
             assert info["final_obs"][i] in env.single_observation_space
             np.testing.assert_array_equal(info["final_info"]["returns"][i], final.returns())
@@ -212,7 +214,7 @@ def test_random_seat_is_drawn_per_episode_and_followed(name):
     for _ in range(2500 if name != "cuba" else 1500):
         seats = env.seat
         assert (env.vg.current_players() == seats).all()
-        assert np.array_equal(obs["observation"], env.vg.observations(seat=seats))
+        assert np.array_equal(obs["observation"], env.vg.observations(seat=seats, normalized=True))
         mask = env.action_masks()
         actions = np.array([rng.choice(np.flatnonzero(m)) for m in mask])
         obs, rewards, terminated, truncated, info = env.step(actions)
@@ -221,7 +223,7 @@ def test_random_seat_is_drawn_per_episode_and_followed(name):
             assert played == seats[i]
             assert rewards[i] == pytest.approx(info["final_info"]["returns"][i][played])
             assert np.array_equal(info["final_obs"][i]["observation"],
-                                  env.vg.final_observations(int(played))[i])
+                                  env.vg.final_observations(int(played), normalized=True)[i])
             seats_seen.append(int(played))
             changes += int(info["seat"][i] != played)
             episodes += 1

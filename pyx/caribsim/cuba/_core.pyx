@@ -1579,6 +1579,10 @@ cdef inline int one_hot(float* out, int i, int value, int size) noexcept nogil:
         i = put(out, i, 1.0 if j == value else 0.0)
     return i
 
+# The features written here, in this order, with their true bounds: _observation_layout() in
+# src/caribsim/cuba/game.py (observation_bounds, the normalised view, the docs' table).
+# Change both together: tests/embed/test_observation_bounds.py checks the length and plays
+# random games against the bounds.
 cdef int write_observation(const CUState* s, int seat, float* out) noexcept nogil:
     """The public state plus the seat's own secret bid; the players are listed from
     `seat` on. Other players' bids are never written (only whether they have bid).

@@ -554,10 +554,11 @@ cdef class VectorGame:
         self.busy = False
         return self._ro(self.arrays.mask)
 
-    def observations(self, seat=None):
+    def observations(self, seat=None, normalized=False):
         """(n, observation_size) float32: each game from its acting player's seat
         (``seat=None``), from ``seat`` in every game (an int), or from ``seat[i]`` in game i
-        (integers of shape (n,))."""
+        (integers of shape (n,)). ``normalized=True``: the game's ``normalize_observation``
+        of it (every entry in [0, 1]), a new array rather than a view of the buffer."""
         cdef Py_ssize_t i
         if self.vt == NULL:
             self._enter()
@@ -577,6 +578,8 @@ cdef class VectorGame:
                                         self.obs_p + i * self.observation_size)
             self.obs_fresh = True
         self.busy = False
+        if normalized:
+            return self.game.normalize_observation(self.arrays.obs)
         return self._ro(self.arrays.obs)
 
     def final_returns(self):
@@ -593,10 +596,11 @@ cdef class VectorGame:
         self.busy = False
         return self._ro(self.arrays.final_scores)
 
-    def final_observations(self, seat):
+    def final_observations(self, seat, normalized=False):
         """(n, observation_size) float32: the final position of each game's last finished
         episode seen from ``seat`` (an int, or integers of shape (n,)); zeros for games
-        that have not finished one."""
+        that have not finished one. ``normalized=True``: normalised as ``observations``
+        (a new array; the rows of games without a finished episode stay zeros)."""
         cdef Py_ssize_t i
         if self.vt == NULL:
             self._enter()
@@ -615,6 +619,10 @@ cdef class VectorGame:
                     self.vt.observation(self.finals + i * self.ssize, self.seats[i],
                                         self.fobs_p + i * self.observation_size)
         self.busy = False
+        if normalized:
+            out = self.game.normalize_observation(self.arrays.final_obs)
+            out[np.asarray(self.arrays.episodes) == 0] = 0.0
+            return out
         return self._ro(self.arrays.final_obs)
 
     def final_state(self, i):

@@ -898,6 +898,10 @@ cdef inline int one_hot(float* out, int i, int value, int size) noexcept nogil:
     return i + size
 
 
+# The features written here, in this order, with their true bounds: _observation_layout() in
+# src/caribsim/port_royal/game.py (observation_bounds, the normalised view, the docs' table).
+# Change both together: tests/embed/test_observation_bounds.py checks the length and plays
+# random games against the bounds.
 cdef int write_observation(const PRYState* s, int seat, float* out) noexcept nogil:
     """The public position seen from `seat` (players rotated so `seat` comes first).
     Coin faces and the draw pile order are never included: only what everyone sees.

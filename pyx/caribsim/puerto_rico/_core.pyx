@@ -1858,6 +1858,10 @@ cdef inline int one_hot(float* out, int i, int value, int size) noexcept nogil:
         out[i + value] = 1.0
     return i + size
 
+# The features written here, in this order, with their true bounds: _observation_layout() in
+# src/caribsim/puerto_rico/game.py (observation_bounds, the normalised view, the docs' table).
+# Change both together: tests/embed/test_observation_bounds.py checks the length and plays
+# random games against the bounds.
 cdef int write_observation(const PRState* s, int seat, float* out) noexcept nogil:
     """Everything is public in Puerto Rico except the stack's order (E.1), so the
     observation is the whole state, with the players listed from `seat` on.

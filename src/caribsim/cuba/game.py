@@ -546,6 +546,11 @@ class CubaGame(Game):
     def observation_tensor_shape(self) -> tuple:
         return (_state.observation_size(self._players),)
 
+    def observation_layout(self) -> list:
+        """The observation's features in order (``caribsim._obs.Feature``/``Block`` rows with
+        their true bounds; docs/cuba.md)."""
+        return _observation_layout(self)
+
     def information_state_tensor_shape(self) -> tuple:
         return self.observation_tensor_shape()
 
@@ -586,3 +591,121 @@ class CubaGame(Game):
 
 def _make_game(options):
     return CubaGame(**options)
+
+
+# --------------------------------------------------------------------------------------
+# The observation layout and its true bounds (the order of write_observation in _core.pyx;
+# the table in docs/cuba.md is generated from this and checked by the tests)
+# --------------------------------------------------------------------------------------
+VP_TRACK = 80        # the published board's VP track runs 0-80: the cap of the VP features
+MAX_BID = 200        # bids are 0..200 pesos (decision X3)
+UNLIMITED = 127      # a building without a per-round limit (the C constant)
+
+
+def _observation_layout(game):
+    from caribsim._obs import INF, Block, Feature
+    n = game._players
+    spec = game._spec
+    su = spec["setup"]
+    items = _state.ITEM_NAMES
+    supply = list(su["supply_count"])
+    coins = su["coins"]
+    pesos_high = coins if game._pesos_limited else INF
+    item_high = supply if game._supply_limited else INF
+    crop_high = supply[:3] if game._supply_limited else INF
+    bid_high = min(MAX_BID, coins) if game._pesos_limited else MAX_BID
+    vote_price = su["vote_price_pesos"]
+    # two biddings at most (the bid and one re-bid of the tied, CU-8.6); all paid pesos
+    paid = min(2 * MAX_BID, coins) if game._pesos_limited else 2 * MAX_BID
+    bought = paid // vote_price if vote_price > 0 else paid
+    votes = max(su["character_votes"]) + su["town_hall_votes"] + bought
+    nb = len(spec["buildings"])
+    nf = len(spec["plantation"])
+    crop_fields = [f for f, kind in enumerate(spec["plantation"]) if 0 <= kind < 3]
+    nships = len(spec["ships"])
+    rounds = su["rounds"]
+    market = spec["market"]
+    slots_max = [max(s["slots"][k] for s in spec["ships"]) for k in range(5)]
+    ship_total = max(sum(s["slots"]) for s in spec["ships"])
+    limits = [UNLIMITED if b["limit"] is None else b["limit"] for b in spec["buildings"]]
+    pick_max = max(limits + [su["storage_capacity_crops"], 1])
+    player = (
+        Feature("pesos", 1, 0, pesos_high, coins, "unlimited bank (D46); cap: the 60 coins"),
+        Feature("vp", 1, 0, INF, VP_TRACK, "no finite bound in the rules; cap: the VP track 0-80"),
+        Feature("yard", len(items), 0, item_high, supply,
+                "per item; unlimited supply (D46); cap: the physical count"),
+    )
+    for k in range(3):
+        player += (Feature(f"{items[k]} warehouse", 1, 0, crop_high[k] if game._supply_limited else INF,
+                           supply[k], "unlimited supply; cap: the physical count"),
+                   Feature(f"{items[k]} storage", 1, 0, su["storage_capacity_crops"], note="the Storage's capacity"))
+    fields = ()
+    for f in range(nf):
+        warehouse = spec["plantation"][f] == 8           # FIELD_WAREHOUSE: no building there
+        fields += (Feature(f"field {f} pawn", 1),
+                   Feature(f"field {f} building one-hot", nb, 0, 0 if warehouse else 1,
+                           note="the warehouse field takes no building" if warehouse else ""))
+    player += fields + (
+        Feature("hand", 5), Feature("4th card one-hot", 5), Feature("last veto stack one-hot", 4),
+        Feature("paid tax", 1),
+        Feature("bought votes", 1, 0, bought, note="bid and re-bid, 200 pesos each at most"),
+        Feature("votes", 1, 0, votes, note="character + Town hall + bought"),
+        Feature("has bid", 1), Feature("own bid", 1, 0, bid_high, note="0..200 (X3)"),
+        Feature("to act", 1), Feature("start player", 1), Feature("town hall used", 1),
+        Feature("tied", 1), Feature("parliament winner", 1),
+    )
+    layout = [
+        Block("player", 5, player, present=n),
+        Feature("round one-hot", 12, 0, [1 if r < rounds else 0 for r in range(12)]),
+        Feature("phase one-hot", 7), Feature("step one-hot", 22),
+        Feature("lap", 1, 0, su["cards_played_per_round"]), Feature("turn", 1, 0, n),
+        Feature("character one-hot", 5), Feature("black markers", 6),
+    ]
+    for k in range(5):
+        prices = market[k]["prices"]
+        layout += [Feature(f"{items[k]} tokens", 1, 0, len(prices), note="spaces of the track"),
+                   Feature(f"{items[k]} buy price", 1, min(prices + [su["market_buy_from_supply_price"]]),
+                           max(prices + [su["market_buy_from_supply_price"]])),
+                   Feature(f"{items[k]} sell price", 1,
+                           min(prices + [su["market_sell_to_supply_price_crop" if k < 3 else
+                                            "market_sell_to_supply_price_good"]]),
+                           max(prices + [su["market_sell_to_supply_price_crop" if k < 3 else
+                                            "market_sell_to_supply_price_good"]]))]
+    dock = (Feature("ship one-hot", nships),)
+    for k in range(5):
+        dock += (Feature(f"{items[k]} cargo", 1, 0, slots_max[k], note="the ships' slots"),
+                 Feature(f"{items[k]} free slots", 1, 0, slots_max[k]))
+    layout += [
+        Block("dock", 3, dock, desc="one block per dock 1..3"),
+        Feature("at sea one-hot", nships),
+        Block("ship card", nships, (Feature("never seen", 1),
+                                    Feature("returned position", 1, 0, nships, note="1 = next")),
+              desc="one block per ship card (cuba_ships.csv order)"),
+        Block("law card", len(spec["laws"]), (Feature("in force", 1), Feature("proposed", 1),
+                                              Feature("vetoed", 1), Feature("revealed", 1)),
+              desc="one block per law card (cuba_laws.csv order)"),
+    ]
+    layout += [
+        Feature("initial tax in force", 1), Feature("initial levy in force", 1), Feature("re-bid", 1),
+        Feature("setup items left", 1, 0, su["start_materials_chosen"] + su["start_crops_chosen"]),
+        Feature("setup last item + 1", 1, 0, len(items)),
+        Feature("harvest count", 1, 0, len(crop_fields), note="the crop fields of the plantation"),
+        Feature("harvest last field + 1", 1, 0, max(crop_fields, default=-1) + 1),
+        Feature("harvest activated fields", nf, 0, [1 if f in crop_fields else 0 for f in range(nf)],
+                note="crop fields only"),
+        Feature("trade last + 1", 1, 0, 10, note="sell k = k, buy k = 5 + k"),
+        Feature("sold kinds", 5),
+        Feature("building to place one-hot", nb),
+        Feature("foreman activated / used", 2 * (nb + 1)),
+        Feature("building in use one-hot", nb),
+        Feature("picks left", 1, 0, pick_max, note="the largest per-round limit (127: unlimited)"),
+        Feature("picks made", 1, 0, pick_max),
+        Feature("pick last item", 1, 0, len(items) - 1),
+        Feature("black market item + 1", 1, 0, len(items)),
+        Feature("loading context one-hot", 3),
+        Feature("loading dock + 1", 1, 0, 3),
+        Feature("loads left", 1, 0, UNLIMITED, note="Mayor: unlimited (127); offices 1 or 2"),
+        Feature("loads made", 1, 0, max(ship_total, 2), note="one ship's slots"),
+        Feature("last loaded kind + 1", 1, 0, 5),
+    ]
+    return layout

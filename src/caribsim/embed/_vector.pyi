@@ -37,16 +37,20 @@ class VectorGame:
     def sample_legal(self) -> npt.NDArray[np.intp]:
         """(n,): a uniformly random legal action per game, drawn in C from each game's
         sampler generator (seeded from (seed, i, episode)); each call draws anew."""
-    def observations(self, seat: npt.ArrayLike | None = None) -> npt.NDArray[np.float32]:
+    def observations(self, seat: npt.ArrayLike | None = None,
+                     normalized: bool = False) -> npt.NDArray[np.float32]:
         """(n, observation_size): each game from its acting player's seat (None), from
-        ``seat`` (an int) or from ``seat[i]`` in game i."""
+        ``seat`` (an int) or from ``seat[i]`` in game i; ``normalized=True``: in [0, 1]
+        (``game.normalize_observation``, a new array)."""
     def final_returns(self) -> npt.NDArray[np.float32]:
         """(n, players): returns of each slot's last finished episode (0 before any)."""
     def final_scores(self) -> npt.NDArray[np.float64]:
         """(n, players): scores each slot's last finished episode ended with (0 before any)."""
-    def final_observations(self, seat: npt.ArrayLike) -> npt.NDArray[np.float32]:
+    def final_observations(self, seat: npt.ArrayLike,
+                           normalized: bool = False) -> npt.NDArray[np.float32]:
         """(n, observation_size): the last finished episode's final position from ``seat``
-        (an int or one per game); zeros for slots that have not finished one."""
+        (an int or one per game); zeros for slots that have not finished one;
+        ``normalized=True``: in [0, 1] as ``observations``."""
     def final_state(self, i: SupportsIndex) -> Any:
         """A copy of slot i's last final (terminal) position; ValueError before any."""
     def current_players(self) -> npt.NDArray[np.int32]:

@@ -26,9 +26,11 @@ from pettingzoo import AECEnv
 
 import caribsim
 
-# Observations are counts and flags; the Box bounds only say "finite" (exact floats).
-OBS_BOUND = float(2 ** 24)
 ILLEGAL_MODES = ("lose", "raise")
+OBSERVATION_MODES = ("normalized", "raw")
+"""``observation="normalized"`` (the default): ``game.normalize_observation`` of the game's
+observation, every entry in [0, 1], space ``Box(0, 1)``; ``"raw"``: the game's observation
+as it is (counts and flags), space ``Box(low, high)`` of ``game.observation_bounds()``."""
 
 
 def _load(game, players, options):
@@ -41,10 +43,34 @@ def _load(game, players, options):
     return game
 
 
-def _observation_space(game):
+def _check_observation_mode(mode):
+    if mode not in OBSERVATION_MODES:
+        raise ValueError(f"observation must be one of {OBSERVATION_MODES}, got {mode!r}")
+    return mode
+
+
+# The raw Box's high of an entry the rules leave unbounded (high = inf): the range of the C
+# counter that holds it (int16: doubloons, VP, pesos, items), since Gymnasium's checker warns
+# about an infinite Box bound.
+COUNTER_MAX = float(2 ** 15 - 1)
+
+
+def _raw_box(game):
+    """The raw view's Box: the true bounds of ``game.observation_bounds()``, except that an
+    entry whose true range is one value (a constant of the game: a ship's capacity, an absent
+    seat's zeros, a building not in play) gets ``high = low + 1`` (Gymnasium's checker warns
+    about a Box whose low equals its high; the widened range still contains the value), and
+    an unbounded entry gets ``COUNTER_MAX``, its C counter's largest value."""
+    low, high = game.observation_bounds()
+    high = np.where(high == low, low + 1, np.where(np.isfinite(high), high, COUNTER_MAX)).astype(np.float32)
+    return spaces.Box(low.copy(), high, (low.shape[0],), np.float32)
+
+
+def _observation_space(game, observation="normalized"):
     n_obs = int(np.prod(game.observation_tensor_shape()))
+    box = spaces.Box(0.0, 1.0, (n_obs,), np.float32) if observation == "normalized" else _raw_box(game)
     return spaces.Dict({
-        "observation": spaces.Box(-OBS_BOUND, OBS_BOUND, (n_obs,), np.float32),
+        "observation": box,
         "action_mask": spaces.Box(0, 1, (game.num_distinct_actions(),), np.int8),
     })
 
@@ -66,6 +92,11 @@ def _action_id(action, n_actions):
 def _resolve(state):
     while state.is_chance_node():
         state.resolve_chance()
+
+
+def _view(game, state, seat, mode):
+    obs = np.asarray(state.observation_tensor(seat), dtype=np.float32)
+    return game.normalize_observation(obs) if mode == "normalized" else obs
 
 
 def _mask(state, seat, n_actions):
@@ -178,9 +209,10 @@ class CaribsimAECEnv(AECEnv):
     metadata = {"render_modes": RENDER_MODES, "name": "caribsim_v0", "is_parallelizable": False,
                 "render_fps": 4}
 
-    def __init__(self, game, render_mode=None, bots=None):
+    def __init__(self, game, render_mode=None, bots=None, observation="normalized"):
         super().__init__()
         _check_render_mode(render_mode)
+        self.observation_mode = _check_observation_mode(observation)
         n = game.num_players()
         bots = dict(bots or {})
         for seat in bots:
@@ -196,9 +228,9 @@ class CaribsimAECEnv(AECEnv):
         self.possible_agents = [f"player_{i}" for i in range(n) if i not in self.bots]
         self._seat = {a: int(a.split("_")[1]) for a in self.possible_agents}
         self._agent = {seat: a for a, seat in self._seat.items()}
-        obs_space = _observation_space(game)
+        obs_space = _observation_space(game, observation)
         # one space object per agent (seeded separately by PettingZoo's tests)
-        self.observation_spaces = {a: _observation_space(game) if i else obs_space
+        self.observation_spaces = {a: _observation_space(game, observation) if i else obs_space
                                    for i, a in enumerate(self.possible_agents)}
         self.action_spaces = {a: spaces.Discrete(self._n_actions) for a in self.possible_agents}
         self._rng = np.random.default_rng()
@@ -243,7 +275,7 @@ class CaribsimAECEnv(AECEnv):
     def observe(self, agent):
         seat = self._seat[agent]
         return {
-            "observation": np.asarray(self.state.observation_tensor(seat), dtype=np.float32),
+            "observation": _view(self.game, self.state, seat, self.observation_mode),
             "action_mask": _mask(self.state, seat, self._n_actions),
         }
 
@@ -285,14 +317,18 @@ class CaribsimAECEnv(AECEnv):
         return self.metadata["name"]
 
 
-def pettingzoo_env(game, players=None, render_mode=None, bots=None, **options) -> CaribsimAECEnv:
+def pettingzoo_env(game, players=None, render_mode=None, bots=None, observation="normalized",
+                   **options) -> CaribsimAECEnv:
     """A PettingZoo AEC environment of ``game`` (a name, with ``players`` and options,
     or a loaded game). Each seat is an agent ``player_<seat>`` (self-play: give every agent
     the same policy), except the seats of ``bots`` ({seat: bot or spec string}), which the
     environment plays itself. An agent's observation is ``{"observation": float32 game
     observation from its seat, "action_mask": int8}`` (the mask is all zeros when it is not
-    the agent's turn). An illegal action raises ValueError and leaves the game unchanged."""
-    return CaribsimAECEnv(_load(game, players, options), render_mode=render_mode, bots=bots)
+    the agent's turn); ``observation="normalized"`` (default: every entry in [0, 1], ``Box(0,
+    1)``) or ``"raw"`` (the counts and flags, ``Box`` of the game's true bounds), see
+    ``OBSERVATION_MODES``. An illegal action raises ValueError and leaves the game unchanged."""
+    return CaribsimAECEnv(_load(game, players, options), render_mode=render_mode, bots=bots,
+                          observation=observation)
 
 
 # --------------------------------------------------------------------------------------
@@ -304,8 +340,9 @@ class CaribsimGymEnv(gymnasium.Env):
     metadata = {"render_modes": RENDER_MODES, "render_fps": 4}
 
     def __init__(self, game, opponents=None, seat=0, illegal_action="lose",
-                 illegal_reward=-1.0, render_mode=None):
+                 illegal_reward=-1.0, render_mode=None, observation="normalized"):
         super().__init__()
+        self.observation_mode = _check_observation_mode(observation)
         n = game.num_players()
         if seat != "random":
             if isinstance(seat, bool) or not isinstance(seat, (int, np.integer)):
@@ -329,7 +366,7 @@ class CaribsimGymEnv(gymnasium.Env):
         self._bots = opponents
         self._seat_to(0 if seat == "random" else int(seat))
         self._n_actions = game.num_distinct_actions()
-        self.observation_space = _observation_space(game)
+        self.observation_space = _observation_space(game, observation)
         self.action_space = spaces.Discrete(self._n_actions)
         self.state = None
         self._done = True
@@ -342,7 +379,7 @@ class CaribsimGymEnv(gymnasium.Env):
 
     def _obs(self):
         return {
-            "observation": np.asarray(self.state.observation_tensor(self.seat), dtype=np.float32),
+            "observation": _view(self.game, self.state, self.seat, self.observation_mode),
             "action_mask": _mask(self.state, self.seat, self._n_actions),
         }
 
@@ -413,20 +450,21 @@ class CaribsimGymEnv(gymnasium.Env):
 
 
 def gym_env(game, players=None, opponents=None, seat=0, illegal_action="lose",
-            illegal_reward=-1.0, render_mode=None, **options) -> CaribsimGymEnv:
+            illegal_reward=-1.0, render_mode=None, observation="normalized", **options) -> CaribsimGymEnv:
     """A Gymnasium environment of ``game`` played from ``seat`` (a seat, or ``"random"``: drawn
     at each ``reset`` from the environment's seed, given in ``info["seat"]``); the other seats
     are played by ``opponents`` (one bot per other seat, in seat order; any object with
     ``step(state) -> action`` and optionally ``restart(seed)``, e.g. ``caribsim.bots.MCTSBot``,
     or a spec string such as ``"mcts:200"``; default uniform random).
 
-    Observation: ``{"observation": float32, "action_mask": int8}``; ``info["action_mask"]``
-    and ``action_masks()`` give the mask too. Reward: the seat's return at the end.
+    Observation: ``{"observation": float32, "action_mask": int8}``, the observation
+    normalised to [0, 1] (``observation="normalized"``, the default) or raw (``"raw"``, in the
+    game's true bounds); ``info["action_mask"]`` and ``action_masks()`` give the mask too. Reward: the seat's return at the end.
     An illegal action ends the episode with ``illegal_reward`` (``illegal_action="lose"``,
     the default, as PettingZoo's classic games do) or raises ValueError (``"raise"``)."""
     return CaribsimGymEnv(_load(game, players, options), opponents=opponents, seat=seat,
                           illegal_action=illegal_action, illegal_reward=illegal_reward,
-                          render_mode=render_mode)
+                          render_mode=render_mode, observation=observation)
 
 
 # --------------------------------------------------------------------------------------

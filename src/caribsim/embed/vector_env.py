@@ -2,7 +2,10 @@
 
     >>> import gymnasium, caribsim.envs
     >>> envs = gymnasium.make_vec("caribsim/PuertoRico-v0", num_envs=1024, players=4, seat=0)
-    >>> obs, info = envs.reset(seed=0)       # obs["observation"]: (1024, 588) float32
+    >>> obs, info = envs.reset(seed=0)       # obs["observation"]: (1024, 588) float32 in [0, 1]
+
+Observations are normalised to [0, 1] by default (``observation="normalized"``, the
+Gymnasium convention; ``"raw"`` gives the game's counts, in ``Box`` of its true bounds).
 
 The learner plays ``seat`` in every sub-environment, or with ``seat="random"`` a seat drawn
 for each episode of each sub-environment (from the environment's generator, so from the
@@ -30,7 +33,7 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from caribsim.embed.envs import _load, _observation_space
+from caribsim.embed.envs import _check_observation_mode, _load, _observation_space
 from caribsim.embed.vector import VectorGame
 
 
@@ -41,8 +44,10 @@ class CaribsimVectorEnv(VectorEnv):
     metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}
     render_mode = None
 
-    def __init__(self, game, num_envs=16, seat=0, opponents=None):
+    def __init__(self, game, num_envs=16, seat=0, opponents=None, observation="normalized"):
         players = game.num_players()
+        self.observation_mode = _check_observation_mode(observation)
+        self._normalized = observation == "normalized"
         if isinstance(seat, str):
             if seat != "random":
                 raise ValueError(f"seat must be an int 0..{players - 1} or 'random', got {seat!r}")
@@ -64,7 +69,7 @@ class CaribsimVectorEnv(VectorEnv):
         # the learner's seat in each sub-environment (this episode) and in its next episode
         self.seats = np.full(self.num_envs, 0 if self.random_seat else int(seat), np.int32)
         self.next_seats = self.seats.copy()
-        self.single_observation_space = _observation_space(game)
+        self.single_observation_space = _observation_space(game, observation)
         self.single_action_space = spaces.Discrete(self.vg.num_actions)
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
@@ -81,7 +86,8 @@ class CaribsimVectorEnv(VectorEnv):
 
     def _obs(self):
         # new arrays each call: the VectorGame's buffers are overwritten by its next call
-        return {"observation": self.vg.observations(seat=self.seats).copy(),
+        obs = self.vg.observations(seat=self.seats, normalized=self._normalized)
+        return {"observation": obs if self._normalized else obs.copy(),
                 "action_mask": self.vg.legal_mask().astype(np.int8)}
 
     def reset(self, *, seed=None, options=None):
@@ -122,7 +128,7 @@ class CaribsimVectorEnv(VectorEnv):
         rewards = self.vg.rewards()[np.arange(self.num_envs), self.seats].astype(np.float64)
         infos = {}
         if terminated.any():
-            final_obs = self.vg.final_observations(self.seats)
+            final_obs = self.vg.final_observations(self.seats, normalized=self._normalized)
             returns, scores = self.vg.final_returns(), self.vg.final_scores()
             lengths = self.vg.episode_lengths()
             for i in np.flatnonzero(terminated):
@@ -146,10 +152,12 @@ class CaribsimVectorEnv(VectorEnv):
         return self.vg.legal_mask().astype(bool)
 
 
-def vector_env(game, num_envs=16, players=None, seat=0, opponents=None, **options) -> CaribsimVectorEnv:
+def vector_env(game, num_envs=16, players=None, seat=0, opponents=None, observation="normalized",
+               **options) -> CaribsimVectorEnv:
     """A ``CaribsimVectorEnv`` of ``game`` (a name with ``players`` and the game's options, or
     a loaded game): ``num_envs`` games, the learner in ``seat`` (an int, or "random": drawn
     per episode), the other seats random in C.
+    ``observation``: ``"normalized"`` (default, in [0, 1]) or ``"raw"``, as ``gym_env``.
     Also ``gymnasium.make_vec("caribsim/<Game>-v0", num_envs, ...)``."""
     return CaribsimVectorEnv(_load(game, players, options), num_envs=num_envs, seat=seat,
-                             opponents=opponents)
+                             opponents=opponents, observation=observation)

@@ -164,6 +164,11 @@ class PuertoRicoGame(Game):
     def observation_tensor_shape(self) -> tuple:
         return (_state.observation_size(self._players, self._option_bits()),)
 
+    def observation_layout(self) -> list:
+        """The observation's features in order (``caribsim._obs.Feature``/``Block`` rows with
+        their true bounds; docs/puerto_rico.md)."""
+        return _observation_layout(self)
+
     def cargo_ship_capacities(self) -> tuple:
         return self._capacities
 
@@ -187,3 +192,127 @@ class PuertoRicoGame(Game):
 
 def _make_game(options):
     return PuertoRicoGame(**options)
+
+
+# --------------------------------------------------------------------------------------
+# The observation layout and its true bounds (the order of write_observation in _core.pyx;
+# the table in docs/puerto_rico.md is generated from this and checked by the tests)
+# --------------------------------------------------------------------------------------
+def _setup_rows():
+    return {int(r["players"]): r for r in _core._read_csv("puerto_rico_setup.csv")}
+
+
+def _observation_layout(game):
+    from caribsim._obs import INF, Block, Feature
+    n = game._players
+    su = _setup_rows()[n]
+    expansion = game._expansion
+    plant = [int(su["plantations_" + g]) for g in GOODS]
+    # the plantations of a kind: a tile may be anywhere (the start tiles never leave their
+    # islands in a game, but positions built with state_from_dict may hold them elsewhere)
+    loose = plant
+    own_tiles = [min(12, plant[k]) for k in range(5)]      # at most the 12 island spaces
+    goods = [int(su["goods_" + g]) for g in GOODS]
+    quarries = int(su["quarries"])
+    forests = 12 if expansion else 0
+    colonists = 100 if game._all_colonists_and_vp else int(su["colonists_total"])
+    vp_pool = 122 if game._all_colonists_and_vp else int(su["vp_total"])
+    bank = int(su["bank_doubloons_physical"])      # the cap of the money features (OPEN-6)
+    face_up = int(su["face_up_plantations"])
+    selections = int(su["role_selections_per_round"])
+    n_ships = int(su["cargo_ships"])
+    caps = [int(c) for c in su["cargo_ship_capacities"].split(";")] + [0] * 3
+    cards = [1] * 6 + [1 if i < int(su["prospector_cards"]) else 0 for i in range(2)]
+    rows = _core.BUILDING_ROWS
+    violet = [r["kind"] in ("small_violet", "large_violet") for r in rows]
+    if not expansion:
+        maybe = [r["set"] == "base" for r in rows]              # BASE_MASK
+    elif game._all_31 or game._draft:
+        maybe = [True] * len(rows)                              # the draft may pick any violet kind
+    else:
+        chosen = set(game._buildings)
+        maybe = [not v or r["id"] in chosen for r, v in zip(rows, violet)]
+    if expansion:                                               # production: the 6 base rows
+        maybe = [m and (r["set"] == "base" or violet[b]) for b, (r, m) in enumerate(zip(rows, maybe))]
+    copies = [0 if not maybe[b] else 1 if (game._all_31 and violet[b])
+              else int(r["copies_2p" if n == 2 else "copies_3to5p"]) for b, r in enumerate(rows)]
+    circles = [int(r["circles"]) if maybe[b] else 0 for b, r in enumerate(rows)]
+    owned = [1 if maybe[b] else 0 for b in range(len(rows))]
+    tiles_high = own_tiles + [min(12, quarries), forests]
+    last_slot = 6 + max(b for b in range(len(rows)) if maybe[b] and int(rows[b]["circles"]) > 0)
+    phases = [1] * 10
+    phases[6] = 1 if cards[6] else 0                            # no Prospector card: no Prospector phase
+    player = (
+        Feature("doubloons", 1, 0, INF, bank, "unlimited bank (OPEN-6); cap: the published game's coins"),
+        Feature("vp chips", 1, 0, INF, vp_pool, "recorded beyond the pool (OPEN-9); cap: the VP pool"),
+        Feature("goods", 5, 0, goods, note="per kind: the goods of that kind"),
+        Feature("island tiles", 7, 0, tiles_high,
+                note="per plantation kind, quarry, forest: the tiles a player can hold, at most 12 spaces"),
+        Feature("manned tiles", 6, 0, tiles_high[:6], note="tiles of a kind carrying a colonist"),
+        Feature("san juan", 1, 0, colonists, note="colonists: all colonists of the game"),
+        Feature("owns building", 37, 0, owned, note="0 for buildings not in this game"),
+        Feature("building colonists", 37, 0, circles, note="the building's circles"),
+        Feature("is governor", 1), Feature("is role chooser", 1), Feature("used wharf", 1),
+        Feature("to act", 1),
+    )
+    layout = [
+        Block("player", n, player),
+        Feature("phase one-hot", 10, 0, phases), Feature("step one-hot (base steps)", 14),
+    ]
+    card = []
+    for k in range(8):
+        card += [Feature(f"{ROLES[k]} doubloons", 1, 0, INF if cards[k] else 0, bank if cards[k] else None,
+                         "doubloons on the card: unlimited bank (OPEN-6); 0 if not in play"),
+                 Feature(f"{ROLES[k]} available", 1, 0, cards[k])]
+    layout += card
+    for k, g in enumerate(GOODS):
+        layout += [Feature(f"{g} face-up", 1, 0, min(face_up, loose[k]), note="N + 1 turned up"),
+                   Feature(f"{g} stack", 1, 0, loose[k], note="the plantations of the kind"),
+                   Feature(f"{g} discard", 1, 0, loose[k]),
+                   Feature(f"{g} supply", 1, 0, goods[k]),
+                   Feature(f"{g} trading house", 1, 0, min(4, goods[k]), note="4 spaces"),
+                   Feature(f"{g} craftsman received", 1), Feature(f"{g} kept", 1)]
+    for i in range(3):
+        present = 1 if i < n_ships else 0
+        layout += [Feature(f"ship {i} capacity", 1, caps[i], caps[i], note="fixed for the game"),
+                   Feature(f"ship {i} load", 1, 0, caps[i]),
+                   Feature(f"ship {i} good one-hot", 5, 0, present)]
+    layout += [
+        Feature("building supply", 37, 0, copies, note="copies in this game"),
+        Feature("quarries", 1, 0, quarries),
+        Feature("to draw", 1, 0, face_up),
+        Feature("colonist supply", 1, 0, colonists - int(su["colonists_ship_start"]),
+                note="its setup value: it only gives colonists (a Black-market colonist returns one it gave)"),
+        Feature("colonist ship", 1, 0, colonists),
+        Feature("to place", 1, 0, colonists),
+        Feature("last mayor slot", 1, 0, last_slot, note="6 + the last building with a circle"),
+        Feature("vp pool", 1, 0, vp_pool),
+        Feature("trading house count", 1, 0, 4),
+        Feature("selections done", 1, 0, selections),
+        Feature("idle captain turns", 1, 0, n),
+        Feature("end triggered", 1), Feature("hacienda used", 1), Feature("captain bonus given", 1),
+        Feature("warehouse kinds left", 1, 0, 3),
+        Feature("last warehouse kind + 1", 1, 0, 5),
+        Feature("last tile one-hot", 7, 0, [1] * 6 + [1 if expansion else 0]),
+        Feature("last building one-hot", 37, 0, owned),
+    ]
+    if expansion:
+        layout += [
+            Block("small wharf used", n, (Feature("small wharf used", 1),)),
+            Feature("step one-hot (expansion steps)", 5, 0, [1 if game._draft else 0, 1, 1, 1, 1],
+                    note="draft, library, black market, small wharf, guest"),
+            Feature("violet kind in play", 31, [1 if game._all_31 else 0] * 31 if game._all_31 or game._draft
+                    else owned[6:], owned[6:]),
+            Feature("forests", 1, 0, 12),
+        ]
+        for k, g in enumerate(GOODS):
+            layout += [Feature(f"{g} removed", 1, 0, loose[k], note="face-up plantations removed by forests"),
+                       Feature(f"{g} craftsman amount", 1, 0, goods[k]),
+                       Feature(f"{g} single barrels kept", 1, 0, min(4, goods[k]), note="1 + Storehouse 3")]
+        layout += [
+            Feature("library done", 1), Feature("privilege left", 1, 0, 2),
+            Feature("black market items left", 1, 0, 3), Feature("black market last + 1", 1, 0, 3),
+            Feature("small wharf goods", 1, 0, sum(goods)), Feature("small wharf last + 1", 1, 0, 5),
+            Feature("barrels left", 1, 0, 4), Feature("last keep + 1", 1, 0, 5),
+        ]
+    return layout
