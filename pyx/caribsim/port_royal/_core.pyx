@@ -836,13 +836,14 @@ cdef void pry_determinize(PRYState* s, int observer) noexcept nogil:
     coins drawn from the pile of reshuffle generation g, plus the draw pile itself for the
     current generation. Every hand keeps its size (and its coins per generation), every
     public zone is untouched, so the 120 cards stay accounted for."""
-    cdef uint8 pool[DECK_SIZE]
     cdef uint8* where[DECK_SIZE]
     cdef uint64 seen[4]
+    cdef uint64 present
     cdef uint8 per_variant[NUM_VARIANTS]
     cdef int i, j, k, n, g, t, v
     cdef PRYPlayer* p
     memset(seen, 0, sizeof(seen))
+    memset(per_variant, 0, sizeof(per_variant))
     seen[s.generation >> 6] |= (<uint64>1) << (s.generation & 63)
     for i in range(s.n_players):
         p = &s.players[i]
@@ -851,37 +852,41 @@ cdef void pry_determinize(PRYState* s, int observer) noexcept nogil:
     for g in range(256):
         if not (seen[g >> 6] >> (g & 63)) & 1:
             continue
+        # The hidden cards of this origin, counted per variant: the sample is drawn from this
+        # multiset, which is public, in a canonical order, not from the true hidden order, so
+        # two states of one information set give the same world for the same RNG state.
         n = 0
+        present = 0                            # variants with a hidden card (62 fit in 64 bits)
         for i in range(s.n_players):
             p = &s.players[i]
             for k in range(p.n_coins):
                 if p.coin_gen[k] == g:
                     where[n] = &p.coin_card[k]
-                    pool[n] = p.coin_card[k]
+                    per_variant[p.coin_card[k]] += 1
+                    present |= (<uint64>1) << p.coin_card[k]
                     n += 1
         if g == s.generation:
             for k in range(s.n_draw):
                 where[n] = &s.draw[k]
-                pool[n] = s.draw[k]
+                per_variant[s.draw[k]] += 1
+                present |= (<uint64>1) << s.draw[k]
                 n += 1
-        # canonical order first (a counting sort by card variant), so that the sample depends
-        # only on the multiset of hidden cards, which is public, and not on the true order:
-        # two states of one information set give the same world for the same RNG state
-        memset(per_variant, 0, sizeof(per_variant))
-        for k in range(n):
-            per_variant[pool[k]] += 1
+        # inside-out Fisher-Yates with the state's RNG: card k of the canonical sequence
+        # (variants in order, each as often as it is hidden) goes to a uniform place among
+        # the first k + 1, straight into the hand and pile slots
         k = 0
-        for v in range(NUM_VARIANTS):
-            for j in range(per_variant[v]):
-                pool[k] = <uint8>v
+        while present:
+            v = ctz64(present)
+            present &= present - 1
+            for t in range(per_variant[v]):
+                if k == 0:
+                    where[0][0] = <uint8>v
+                else:
+                    j = rng_below(&s.rng, k + 1)
+                    where[k][0] = where[j][0]
+                    where[j][0] = <uint8>v
                 k += 1
-        for k in range(n - 1, 0, -1):          # Fisher-Yates with the state's RNG
-            j = rng_below(&s.rng, k + 1)
-            t = pool[k]
-            pool[k] = pool[j]
-            pool[j] = t
-        for k in range(n):
-            where[k][0] = pool[k]
+            per_variant[v] = 0                 # zero again for the next origin
 
 
 cdef inline int put(float* out, int i, double v) noexcept nogil:
