@@ -73,7 +73,10 @@ def cuba_length_terms(game) -> dict:
     pesos one item can bring), per round r (lists of ``rounds``): ``wealth`` (W_r, the most
     pesos + v x items a player can hold in round r), ``items``, ``pesos``, ``player_round``
     (a player's decisions in the action phase), ``others`` (parliament and law execution,
-    all players), and ``total``."""
+    all players), ``total``; and the step terms ``gain`` (Delta W), ``harvests`` (H), ``cross``
+    (C), ``tokens`` (T), ``supply_price``, ``slots``, ``extras(held)`` (per building, the
+    decisions one Foreman use adds, ``held`` standing for the stock of a building without
+    limit)."""
     d = game.component_data()
     st, opts = d["setup"], game.options()
     n, rounds = game.num_players(), st["rounds"]
@@ -109,7 +112,9 @@ def cuba_length_terms(game) -> dict:
     # (3) setup: one decision per starting item
     setup = st["start_materials_chosen"] + st["start_crops_chosen"]
     total = n * setup
-    terms = {"setup": setup, "v": v, "wealth": [], "items": [], "pesos": [], "player_round": [], "others": []}
+    terms = {"setup": setup, "v": v, "gain": gain, "factor": factor, "harvests": harvests,
+             "cross": cross_size, "tokens": tokens, "supply_price": p_supply, "slots": slots,
+             "wealth": [], "items": [], "pesos": [], "player_round": [], "others": []}
     for _ in range(rounds):
         wealth = (wealth + gain) * factor
         items = int(wealth // v)
@@ -122,18 +127,7 @@ def cuba_length_terms(game) -> dict:
         if supply_total is not None:
             supply_buys = min(supply_buys, supply_total)
         # (4) the five characters' actions, each at most once per player and round
-        extras = []
-        for name, b in zip(_CU_BUILDINGS, d["buildings"]):
-            if name in _CU_PICK:
-                extras.append(items if b["limit"] is None else b["limit"])
-            elif name == "storage":
-                extras.append(st["storage_capacity_crops"])
-            elif name in ("black_market", "large_office"):
-                extras.append(2 if name == "black_market" else _CU_LARGE_OFFICE_ITEMS)
-            elif name in ("small_office", "lighthouse", "church"):
-                extras.append(1)
-            else:
-                extras.append(0)
+        extras = _cu_extras(d, st, items)
         actions = sorted([
             1 + harvests,                                           # Worker
             max(1, items + tokens + supply_buys + 1),               # Trader
@@ -143,12 +137,32 @@ def cuba_length_terms(game) -> dict:
         ])
         per_player = laps + sum(actions[-laps:])
         # (5) parliament: a bid, a re-bid, the winner's enactment; (6) tax and levy
-        total += n * per_player + (2 * n + 1) + 2 * n
+        others = (2 * n + 1) + 2 * n
+        total += n * per_player + others
         for key, val in (("wealth", wealth), ("items", items), ("pesos", pesos),
-                         ("player_round", per_player), ("others", 4 * n + 1)):
+                         ("player_round", per_player), ("others", others)):
             terms[key].append(val)
     terms["total"] = int(total)
+    terms["extras"] = lambda held: _cu_extras(d, st, held)
     return terms
+
+
+def _cu_extras(d, st, items):
+    """Per building (engine order), the most decisions one Foreman use of it adds after the
+    `use` itself (step 4); ``items`` stands for the stock a building without limit picks from."""
+    extras = []
+    for name, b in zip(_CU_BUILDINGS, d["buildings"]):
+        if name in _CU_PICK:
+            extras.append(items if b["limit"] is None else b["limit"])
+        elif name == "storage":
+            extras.append(st["storage_capacity_crops"])
+        elif name in ("black_market", "large_office"):
+            extras.append(2 if name == "black_market" else _CU_LARGE_OFFICE_ITEMS)
+        elif name in ("small_office", "lighthouse", "church"):
+            extras.append(1)
+        else:
+            extras.append(0)
+    return extras
 
 
 def game_length_bound(game):
