@@ -4,7 +4,6 @@ policy, nor by a search that maximises the game's length, and follows the compon
 Puerto Rico with 2 players, like 3-5, has no finite length (a legal stalling game never ends)."""
 from __future__ import annotations
 
-import shutil
 from importlib import resources
 
 import numpy as np
@@ -34,6 +33,10 @@ def test_cuba_max_game_length_is_the_derived_bound(players):
     game = pyspiel.load_game("caribsim_cuba", {"players": players})
     assert game.max_game_length() == _bound(players) == game.length_bound
     assert game.max_game_length() != cos.MAX_GAME_LENGTH
+    # the derivation's building table is the engine's order and the data's field kinds
+    data = game.caribsim_game.component_data()
+    assert [b["name"].lower().replace(" ", "_") for b in data["buildings"]] == list(cos._CU_BUILDINGS)
+    assert data["plantation"].count(cos._CU_WAREHOUSE) == 1
     for opts in ({"supply_limited": True}, {"pesos_limited": True}):
         # a limited supply / bank can only shorten the game: the bound does not grow
         assert _bound(players, **opts) <= _bound(players)
@@ -111,7 +114,7 @@ def _check_terms(game, choose, games):
     bound (step 4), and the parliament and law-execution decisions within 4n + 1 (5, 6).
     Returns the longest game."""
     terms = cos.cuba_length_terms(game)
-    n, v, longest = game.num_players(), terms["v"], 0
+    v, longest = terms["v"], 0
     for seed in range(games):
         state = game.new_initial_state(seed=seed)
         acts, others, decisions = {}, {}, 0

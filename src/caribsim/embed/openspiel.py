@@ -14,9 +14,9 @@ returns (1 for the winner, a shared win split, 0 otherwise) at the end, terminal
 rewards only, constant sum 1. ``max_game_length()`` (decisions, chance outcomes not
 counted) is a derived upper bound for Cuba (``cuba_length_bound``, following the game's
 options and component data) and the working limit ``MAX_GAME_LENGTH`` for Puerto Rico and
-Port Royal, which have no finite bound (docs/embedding.md, "Game length"). The observation tensor is the game's
-``observation_tensor(player)``, the observation string the player's readable view; the
-information state (string and tensor, perfect recall) is every event the player has seen
+Port Royal, which have no finite bound (docs/embedding.md, "Game length"). The observation
+tensor is the game's ``observation_tensor(player)``, the observation string the player's
+readable view; the information state (string and tensor, perfect recall) is every event the player has seen
 (``caribsim.infostate``), and ``resample_from_infostate`` draws the hidden facts again, so
 OpenSpiel's Python ``ISMCTSBot`` runs on the hidden-information games.
 
