@@ -57,6 +57,7 @@ _CU_DAM_WATER = 2
 _CU_LARGE_OFFICE_ITEMS = 2
 _CU_CROPS = (0, 1, 2)               # plantation field kinds sugar, citrus, tobacco
 _CU_WAREHOUSE = 8                   # plantation field kind of the warehouse
+_CU_LAW_DROUGHT = 6                 # law kind of the Drought (its parameter: free crop fields)
 
 
 def cuba_length_bound(game) -> int:
@@ -89,8 +90,15 @@ def cuba_length_terms(game) -> dict:
         return [g for g in fields if g // cols == f // cols or g % cols == f % cols]
     # (1) the board: harvests per Worker, items per Worker, buildings activated per Foreman
     harvests = max(sum(plant[g] in _CU_CROPS for g in cross(f)) for f in fields)
-    worker_items = st["plantation_yield_per_field"] * max(
-        sum(plant[g] != _CU_WAREHOUSE for g in cross(f)) for f in fields)
+    # net items of one Worker: y per material field and per harvest, less the irrigation
+    # water of each harvest beyond the free ones (the Drought law can only lower those)
+    y, irrigation = st["plantation_yield_per_field"], st["irrigation_water_per_extra_crop_field"]
+    free = max([st["worker_free_crop_fields"]] + [law["param"][0] for law in d["laws"]
+                                                  if law["kind"] == _CU_LAW_DROUGHT])
+    worker_items = max(
+        y * (sum(plant[g] not in _CU_CROPS and plant[g] != _CU_WAREHOUSE for g in cross(f)) + k)
+        - irrigation * max(0, k - free)
+        for f in fields for k in range(sum(plant[g] in _CU_CROPS for g in cross(f)) + 1))
     cross_size = rows + cols - 1
     # (2) wealth W = pesos + v * items held; v = the most pesos one item can ever bring
     tracks = [m["prices"] for m in d["market"]]
