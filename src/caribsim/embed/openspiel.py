@@ -11,9 +11,12 @@ OpenSpiel parameters. Chance nodes are explicit (``chance_outcomes()`` with the 
 probabilities); decisions and chance outcomes share the game's flat action ids, so
 ``max_chance_outcomes()`` is the size of the action space. Returns are the game's
 returns (1 for the winner, a shared win split, 0 otherwise) at the end, terminal
-rewards only, constant sum 1. The observation tensor is the game's
-``observation_tensor(player)``, the observation string the player's readable view; the
-information state (string and tensor, perfect recall) is every event the player has seen
+rewards only, constant sum 1. ``max_game_length()`` (decisions, chance outcomes not
+counted) is a derived upper bound for Cuba (``cuba_length_bound``, following the game's
+options and component data) and the working limit ``MAX_GAME_LENGTH`` for Puerto Rico and
+Port Royal, which have no finite bound (docs/embedding.md, "Game length"). The observation
+tensor is the game's ``observation_tensor(player)``, the observation string the player's
+readable view; the information state (string and tensor, perfect recall) is every event the player has seen
 (``caribsim.infostate``), and ``resample_from_infostate`` draws the hidden facts again, so
 OpenSpiel's Python ``ISMCTSBot`` runs on the hidden-information games.
 
@@ -33,11 +36,154 @@ from caribsim.embed._vector import game_info
 
 PREFIX = "caribsim_"
 _PLAYER_PROBE = range(1, 11)
-# Puerto Rico (3-5 players) and Port Royal have no finite game length (docs/embedding.md):
-# OpenSpiel needs one, so these are working limits, >= 2.8x the longest of 20,000 random
-# games of every game and player count; the information-state tensor holds MAX_EVENTS events.
+# Puerto Rico (2-5 players) and Port Royal have no finite game length (docs/embedding.md):
+# OpenSpiel needs one, so their max_game_length() is this working limit, >= 2.8x the longest
+# of 20,000 random games of every game and player count. Cuba's is the derived bound
+# (cuba_length_bound). The information-state tensor holds MAX_EVENTS events.
 MAX_GAME_LENGTH = 2000
 MAX_EVENTS = 5000
+
+# Cuba's buildings in the engine's order (docs/cuba.md) and the effect numbers the engine
+# fixes (the printed rules text, not the data files; pyx/caribsim/cuba/_core.pyx).
+_CU_BUILDINGS = ("cement_factory sawmill golf_course abbey tavern smoking_lounge small_office "
+                 "large_office hotel inn main_warehouse production_building supply_depot small_bank "
+                 "large_bank cigar_factory distillery black_market lighthouse storage dam church "
+                 "town_hall").split()
+_CU_PICK = {"cement_factory", "sawmill", "golf_course", "abbey", "tavern", "smoking_lounge",
+            "main_warehouse", "production_building", "supply_depot", "cigar_factory", "distillery"}
+_CU_ITEM_PESOS = (6, 4, 2)          # Main warehouse, Production building, Supply depot: pesos per item
+_CU_BANK_PESOS = 2 + 4              # Small bank + Large bank, once each per Foreman action
+_CU_DAM_WATER = 2
+_CU_LARGE_OFFICE_ITEMS = 2
+_CU_CROPS = (0, 1, 2)               # plantation field kinds sugar, citrus, tobacco
+_CU_WAREHOUSE = 8                   # plantation field kind of the warehouse
+_CU_LAW_DROUGHT = 6                 # law kind of the Drought (its parameter: free crop fields)
+
+
+def cuba_length_bound(game) -> int:
+    """An upper bound on the decisions (chance outcomes not counted) of every Cuba game
+    ``game`` (a ``caribsim.load_game("cuba", ...)``) can play, derived from its player count,
+    options and component data as in docs/embedding.md, "Game length" (the steps are
+    numbered as there). Raises ``ValueError`` if the data allow an unbounded Trader
+    action (free purchases from an unlimited supply)."""
+    return cuba_length_terms(game)["total"]
+
+
+def cuba_length_terms(game) -> dict:
+    """The terms of ``cuba_length_bound``: ``setup`` (decisions per player), ``v`` (the most
+    pesos one item can bring), per round r (lists of ``rounds``): ``wealth`` (W_r, the most
+    pesos + v x items a player can hold in round r), ``items``, ``pesos``, ``player_round``
+    (a player's decisions in the action phase), ``others`` (parliament and law execution,
+    all players), ``total``; and the step terms ``gain`` (Delta W), ``harvests`` (H), ``cross``
+    (C), ``tokens`` (T), ``supply_price``, ``slots``, ``extras(held)`` (per building, the
+    decisions one Foreman use adds, ``held`` standing for the stock of a building without
+    limit)."""
+    d = game.component_data()
+    st, opts = d["setup"], game.options()
+    n, rounds = game.num_players(), st["rounds"]
+    laps = st["cards_played_per_round"]
+    rows, cols = st["plantation_rows"], st["plantation_cols"]
+    plant = d["plantation"]
+    fields = range(rows * cols)
+
+    def cross(f):
+        return [g for g in fields if g // cols == f // cols or g % cols == f % cols]
+    # (1) the board: harvests per Worker, items per Worker, buildings activated per Foreman
+    harvests = max(sum(plant[g] in _CU_CROPS for g in cross(f)) for f in fields)
+    # net items of one Worker: y per material field and per harvest, less the irrigation
+    # water of each harvest beyond the free ones (the Drought law can only lower those)
+    y, irrigation = st["plantation_yield_per_field"], st["irrigation_water_per_extra_crop_field"]
+    free = max([st["worker_free_crop_fields"]] + [law["param"][0] for law in d["laws"]
+                                                  if law["kind"] == _CU_LAW_DROUGHT])
+    worker_items = max(
+        y * (sum(plant[g] not in _CU_CROPS and plant[g] != _CU_WAREHOUSE for g in cross(f)) + k)
+        - irrigation * max(0, k - free)
+        for f in fields for k in range(sum(plant[g] in _CU_CROPS for g in cross(f)) + 1))
+    cross_size = rows + cols - 1
+    # (2) wealth W = pesos + v * items held; v = the most pesos one item can ever bring
+    tracks = [m["prices"] for m in d["market"]]
+    v = max([max(t) for t in tracks] + [st["market_sell_to_supply_price_crop"],
+                                        st["market_sell_to_supply_price_good"], *_CU_ITEM_PESOS])
+    p_supply = st["market_buy_from_supply_price"]
+    tokens = sum(len(t) for t in tracks)
+    track_gain = sum(max(0, v - price) for t in tracks for price in t)
+    alt = max(st["trader_alt_material_count"], st["trader_alt_cheapest_crop_count"])
+    gain = (v * worker_items + max(v * alt, track_gain) + v * _CU_DAM_WATER + _CU_BANK_PESOS
+            + max(st["mayor_alt_pesos"]))
+    supply_total = sum(st["supply_count"]) if opts["supply_limited"] else None
+    if p_supply == 0 and supply_total is None:
+        raise ValueError("Cuba: purchases from the unlimited supply cost 0 pesos "
+                         "(market_buy_from_supply_price = 0): a Trader action has no bound")
+    factor = v / p_supply if 0 < p_supply < v else 1.0     # supply purchases below an item's value
+    wealth = st["start_pesos"] + v * (st["start_materials_chosen"] + st["start_crops_chosen"])
+    slots = max([sum(sh["slots"]) for sh in d["ships"]] + [1])
+    # (3) setup: one decision per starting item
+    setup = st["start_materials_chosen"] + st["start_crops_chosen"]
+    total = n * setup
+    terms = {"setup": setup, "v": v, "gain": gain, "factor": factor, "harvests": harvests,
+             "cross": cross_size, "tokens": tokens, "supply_price": p_supply, "slots": slots,
+             "wealth": [], "items": [], "pesos": [], "player_round": [], "others": []}
+    for _ in range(rounds):
+        wealth = (wealth + gain) * factor
+        items = int(wealth // v)
+        pesos = int(wealth)
+        if opts["pesos_limited"]:
+            pesos = min(pesos, st["coins"])
+        if supply_total is not None:
+            items = min(items, supply_total)
+        supply_buys = pesos // p_supply if p_supply > 0 else supply_total
+        if supply_total is not None:
+            supply_buys = min(supply_buys, supply_total)
+        # (4) the five characters' actions, each at most once per player and round
+        extras = _cu_extras(d, st, items)
+        actions = sorted([
+            1 + harvests,                                           # Worker
+            max(1, items + tokens + supply_buys + 1),               # Trader
+            2,                                                      # Architect
+            1 + cross_size + sum(sorted(extras)[-cross_size:]),     # Foreman
+            slots,                                                  # Mayor
+        ])
+        per_player = laps + sum(actions[-laps:])
+        # (5) parliament: a bid, a re-bid, the winner's enactment; (6) tax and levy
+        others = (2 * n + 1) + 2 * n
+        total += n * per_player + others
+        for key, val in (("wealth", wealth), ("items", items), ("pesos", pesos),
+                         ("player_round", per_player), ("others", others)):
+            terms[key].append(val)
+    terms["total"] = int(total)
+    terms["extras"] = lambda held: _cu_extras(d, st, held)
+    return terms
+
+
+def _cu_extras(d, st, items):
+    """Per building (engine order), the most decisions one Foreman use of it adds after the
+    `use` itself (step 4); ``items`` stands for the stock a building without limit picks from."""
+    extras = []
+    for name, b in zip(_CU_BUILDINGS, d["buildings"]):
+        if name in _CU_PICK:
+            extras.append(items if b["limit"] is None else b["limit"])
+        elif name == "storage":
+            extras.append(st["storage_capacity_crops"])
+        elif name in ("black_market", "large_office"):
+            extras.append(2 if name == "black_market" else _CU_LARGE_OFFICE_ITEMS)
+        elif name in ("small_office", "lighthouse", "church"):
+            extras.append(1)
+        else:
+            extras.append(0)
+    return extras
+
+
+def game_length_bound(game):
+    """The derived bound on a caribsim game's decisions, or ``None`` where none exists:
+    Cuba (every player count) has one (``cuba_length_bound``); Puerto Rico (2-5 players)
+    and Port Royal have none (docs/embedding.md, "Game length"), and neither does a Cuba
+    whose data make purchases free from an unlimited supply."""
+    if game.name != "cuba":
+        return None
+    try:
+        return cuba_length_bound(game)
+    except ValueError:
+        return None
 _registered: dict[str, pyspiel.GameType] = {}
 _factories: dict[str, type] = {}
 
@@ -105,6 +251,8 @@ class CaribsimGame(pyspiel.Game):
         gtype = _registered.get(name) or game_type(name)
         self._perfect = gtype.information == pyspiel.GameType.Information.PERFECT_INFORMATION
         n_actions = self.caribsim_game.num_distinct_actions()
+        # a true bound where one exists (Cuba), else the working limit (docs/embedding.md)
+        self.length_bound = game_length_bound(self.caribsim_game)
         ginfo = pyspiel.GameInfo(
             num_distinct_actions=n_actions,
             # chance outcomes are ids of the same flat action space
@@ -113,7 +261,7 @@ class CaribsimGame(pyspiel.Game):
             min_utility=0.0,
             max_utility=1.0,
             utility_sum=1.0,
-            max_game_length=MAX_GAME_LENGTH,
+            max_game_length=self.length_bound or MAX_GAME_LENGTH,
         )
         super().__init__(gtype, ginfo, options)
 
