@@ -15,11 +15,16 @@ def add_parser(sub):
         description="Play K games between the bots (one per seat, seats rotated every game) "
         "and report each bot's win rate with a 95%% Wilson interval, mean score and the mean "
         "game length. Bots: random, greedy, mcts:ITERATIONS[:key=value...] "
-        "(keys: iterations, seconds, c, reward, rollout, max_depth, threads, reuse).",
+        "(keys: iterations, seconds, c, reward, rollout, max_depth, threads, reuse); guided search "
+        "(AlphaZeroBot): puct:SIMULATIONS or gumbel:SIMULATIONS with the C rollout evaluator "
+        "(rollouts=N) or an MLP file (model=FILE.npz), alphazero:SIMULATIONS:model=FILE.npz"
+        "[:gumbel=true], and key=value options of guided.BatchSearch (c_puct, temperature, "
+        "leaves_per_tree, ...).",
     )
     p.add_argument("game", metavar="GAME", help=f"game name ({', '.join(caribsim.games())})")
     p.add_argument("--bots", "-b", required=True,
-                   help="comma-separated bot specs, one per seat, e.g. mcts:1000,greedy,random,random")
+                   help="comma-separated bot specs, one per seat, e.g. mcts:1000,greedy,random,random or "
+                   "puct:200,alphazero:200:model=net.npz,random")
     p.add_argument("--games", "-n", type=int_at_least(1, "games", MAX_GAMES["arena"]), default=100,
                    help=f"number of games, at most {MAX_GAMES['arena']:,} (default 100)")
     p.add_argument("--seed", "-s", type=parse_seed, default=0, help="match seed (default 0)")

@@ -15,7 +15,9 @@ def add_parser(sub):
                    help="number of players (default: one more than the bots)")
     p.add_argument("--seat", type=int_at_least(0, "seat"), default=0, help="your seat (default 0)")
     p.add_argument("--bots", "-b", default=None,
-                   help="comma-separated bot specs for the other seats (default: mcts:2000 each)")
+                   help="comma-separated bot specs for the other seats (default: mcts:2000 each): random, "
+                   "greedy, mcts:ITERATIONS[:key=value...], puct:SIMULATIONS, gumbel:SIMULATIONS, "
+                   "alphazero:SIMULATIONS:model=FILE.npz[:gumbel=true] (see 'caribsim arena -h')")
     p.add_argument("--seed", "-s", type=parse_seed, default=0, help="game seed (default 0)")
     p.add_argument("--record", metavar="FILE", type=output_file("--record"),
                    help="write the game record when the game ends")

@@ -10,14 +10,22 @@ from caribsim.cli._args import (
 
 def add_parser(sub):
     p = sub.add_parser("selfplay", help="write self-play training data (observations, legal masks, "
-                       "MCTS visit distributions, returns) as compressed numpy shards",
-                       description="Every seat is played by the MCTS bot; see docs/selfplay.md for "
+                       "search policies, returns) as compressed numpy shards",
+                       description="Every seat is played by the bot: an MCTS bot (mcts:N, its "
+                       "visit shares are the policy target) or a guided-search AlphaZeroBot "
+                       "(puct:N, gumbel:N, alphazero:N:model=FILE.npz; its search policy is the "
+                       "target); see docs/selfplay.md for "
                        "the format. Rerunning the same command on the same --out finishes an "
                        "interrupted run.")
     p.add_argument("game", metavar="GAME", help=f"game name ({', '.join(caribsim.games())})")
     p.add_argument("--out", required=True, metavar="DIR", type=output_dir("--out"),
                    help="folder of the shards and manifest.json")
-    p.add_argument("--bot", default="mcts:200", help="MCTS bot spec (default mcts:200)")
+    p.add_argument("--bot", default="mcts:200",
+                   help="bot spec: mcts:N[:key=value...], puct:N, gumbel:N or "
+                   "alphazero:N:model=FILE.npz[:gumbel=true] (default mcts:200)")
+    p.add_argument("--batch", type=int_at_least(1, "batch"), default=None,
+                   help="guided bots only: play B games of each task at once, one batched "
+                   "search per step for all of them")
     p.add_argument("--players", "-p", type=int_at_least(1, "players"), default=None,
                    help="number of players (default: the game's default)")
     p.add_argument("--games", "-n", type=int_at_least(1, "games", MAX_GAMES["selfplay"]), default=100,
@@ -47,7 +55,7 @@ def run(args, out) -> int:
     try:
         m = selfplay.generate(args.game, args.bot, args.games, args.out, seed=args.seed, backend=args.backend,
                               workers=args.workers, address=args.address, games_per_shard=args.games_per_shard,
-                              include_forced=args.include_forced, progress=show_progress(args),
+                              include_forced=args.include_forced, progress=show_progress(args), batch=args.batch,
                               retries=args.retries, **options)
     except (ValueError, TypeError, RuntimeError) as e:
         parser.error(str(e))

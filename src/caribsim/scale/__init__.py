@@ -4,8 +4,8 @@
 - ``arena``: seat-rotated matches between bots, win rates with their intervals;
 - ``distributed``: chunks of games on the local, processes or Ray backends, with resume
   and retries (results do not depend on the backend);
-- ``selfplay``: self-play games written as training shards (observations, masks, visit
-  policies, returns).
+- ``selfplay``: self-play games written as training shards (observations, masks, search
+  policies, returns), one game at a time or many through one batched guided search.
 
 May import: the games, ``caribsim.search`` (bots), ``caribsim.human.records`` (saved games),
 the shared modules and Ray (extra ``ray``); never embed or cli.

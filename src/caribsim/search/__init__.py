@@ -8,7 +8,8 @@
   (compiled, ``pyx/caribsim/search/_guided.pyx``);
 - ``evaluators``: leaf evaluators for the guided search (a numpy MLP and its training,
   a PyTorch adapter, an LRU cache, the protocol's checks);
-- ``bots``: RandomBot, GreedyBot, MCTSBot and the bot spec strings (``mcts:1000``).
+- ``bots``: RandomBot, GreedyBot, MCTSBot, AlphaZeroBot (the guided search as a bot) and
+  the bot spec strings (``mcts:1000``, ``puct:200``, ``alphazero:200:model=net.npz``).
 
 May import: the games (through ``caribsim.load_game`` and the C game interface) and the
 shared modules; never human, embed, scale or cli, which build on it.

@@ -5,6 +5,8 @@ matches are reproducible whatever the number of processes.
 """
 from __future__ import annotations
 
+import hashlib
+import os
 import random
 
 from caribsim._common import _int_in
@@ -138,9 +140,205 @@ def _make_mcts_bot(seed, options):
     return MCTSBot(seed=seed, **options)
 
 
+_GUIDED_OPTIONS = ("leaves_per_tree", "c_puct", "fpu_reduction", "dirichlet_alpha",
+                   "dirichlet_fraction", "temperature", "max_considered", "gumbel_scale",
+                   "c_visit", "c_scale", "interior")
+
+
+class AlphaZeroBot(Bot):
+    """A search guided by an evaluator (caribsim.search.guided): PUCT, or a Gumbel root.
+
+    ``AlphaZeroBot(evaluator, simulations=200, gumbel=False, seed=0, **options)``:
+
+    evaluator:   an evaluator ``evaluator(obs, mask) -> (logits, values)`` (an
+                 ``evaluators.MLPEvaluator``, a ``TorchEvaluator``, ...), a
+                 ``guided.RolloutEvaluator`` (evaluated in C), or the path of an
+                 ``MLPEvaluator`` file (``.npz``, read with ``MLPEvaluator.load``).
+    simulations: simulations per decision; ``gumbel``: the Gumbel root instead of PUCT.
+    options:     the other options of ``guided.BatchSearch``: leaves_per_tree (default 1, as
+                 ``guided.search``), c_puct, fpu_reduction, dirichlet_alpha,
+                 dirichlet_fraction, temperature, max_considered, gumbel_scale, c_visit,
+                 c_scale, interior. They are checked now (TypeError / ValueError).
+
+    Each search draws its seed from the bot's RNG (``random.Random(seed)``, reset by
+    ``restart``): ``search_seed = rng.getrandbits(64)``, one draw per search. A decision
+    with one legal action is played without searching (no draw). ``last_result`` holds the
+    last search's ``GuidedResult``; its ``policy`` is the training target (visit shares
+    for PUCT, the improved policy for Gumbel). The trees are not kept between moves.
+    A copy (copy, deepcopy, pickle: the processes and Ray backends) is a fresh bot with
+    the same options and the same seed over a copy of the evaluator (the evaluator must
+    pickle: the numpy MLP and the rollout evaluator do). One call at a time, as MCTSBot.
+    """
+
+    name = "alphazero"
+
+    def __init__(self, evaluator, simulations: int = 200, *, gumbel: bool = False, seed: int = 0,
+                 **options):
+        from caribsim.search import guided
+
+        model = None
+        if isinstance(evaluator, (str, os.PathLike)):
+            from caribsim.search.evaluators import MLPEvaluator
+            model = os.fspath(evaluator)
+            evaluator = MLPEvaluator.load(model)
+        unknown = sorted(set(options) - set(_GUIDED_OPTIONS))
+        if unknown:
+            raise TypeError(f"AlphaZeroBot: unknown option {unknown[0]!r}; allowed: simulations, "
+                            f"gumbel, seed, {', '.join(_GUIDED_OPTIONS)}")
+        options = dict(options)
+        options.setdefault("leaves_per_tree", 1)
+        search = guided.BatchSearch(evaluator, simulations, gumbel=gumbel, seed=0, **options)
+        self._guard = self.__dict__.get("_guard") or _Exclusive("AlphaZeroBot")
+        with self._guard:
+            self.evaluator = evaluator
+            self.model = model
+            self.search = search
+            self.options = {"simulations": search.simulations, "gumbel": search.gumbel,
+                            **{k: options[k] for k in _GUIDED_OPTIONS if k in options}}
+            self._restart(seed)
+
+    def restart(self, seed: int = 0) -> None:
+        with _guard_of(self, "AlphaZeroBot"):
+            self._restart(seed)
+
+    def _restart(self, seed):
+        super().restart(seed)
+        self.last_result = None
+
+    def next_seed(self) -> int:
+        """Draw the seed of the next search from the bot's RNG (what ``step`` does)."""
+        return self.rng.getrandbits(64)
+
+    def step(self, state) -> int:
+        with _guard_of(self, "AlphaZeroBot"):
+            legal = self._legal(state)
+            if len(legal) == 1:
+                return legal[0]
+            self.last_result = self.search.run([state], seeds=[self.next_seed()])[0]
+            return self.last_result.action
+
+    def describe(self) -> dict:
+        """A JSON-able description: the options, the evaluator's repr, the model file (or
+        None) and, for an MLPEvaluator, the SHA-256 of its weights (self-play runs are
+        identified by it)."""
+        out = {"kind": "alphazero", **self.options, "evaluator": repr(self.evaluator),
+               "model": self.model}
+        params = getattr(self.evaluator, "parameters", None)
+        if callable(params):
+            h = hashlib.sha256()
+            for k, v in sorted(params().items()):
+                h.update(k.encode())
+                h.update(str(v.shape).encode())
+                h.update(v.tobytes())
+            out["weights_sha256"] = h.hexdigest()
+        return out
+
+    def to_spec(self) -> str:
+        """The ``parse_bot`` spec of this bot (its seed aside): ``puct:...`` / ``gumbel:...``
+        over a RolloutEvaluator, ``alphazero:...:model=FILE`` for a bot made from a file.
+        ValueError for another evaluator (an object a spec cannot name)."""
+        from caribsim.search import guided
+
+        parts = [("gumbel" if self.options["gumbel"] else "puct")
+                 if self.model is None else "alphazero", str(self.options["simulations"])]
+        if self.model is not None:
+            if ":" in self.model:
+                raise ValueError(f"the model path {self.model!r} holds ':', which a spec cannot hold")
+            parts.append(f"model={self.model}")
+            if self.options["gumbel"]:
+                parts.append("gumbel=true")
+        elif isinstance(self.evaluator, guided.RolloutEvaluator):
+            if self.evaluator.rollouts != 1:
+                parts.append(f"rollouts={self.evaluator.rollouts}")
+        else:
+            raise ValueError(f"no bot spec names the evaluator {self.evaluator!r}: a spec names a "
+                             "rollout evaluator (puct:, gumbel:) or an MLP file (alphazero:...:model=FILE)")
+        for k in _GUIDED_OPTIONS:
+            if k in self.options and not (k == "leaves_per_tree" and self.options[k] == 1):
+                v = self.options[k]
+                parts.append(f"{k}={str(v).lower() if isinstance(v, bool) else v}")
+        return ":".join(parts)
+
+    def __reduce__(self):
+        return (_make_alphazero_bot, (self.evaluator, self.model, self.seed, self.options))
+
+    def __repr__(self):
+        ev = repr(self.model) if self.model is not None else repr(self.evaluator)
+        opts = ", ".join(f"{k}={v!r}" for k, v in self.options.items())
+        return f"AlphaZeroBot({ev}, {opts})"
+
+
+def _make_alphazero_bot(evaluator, model, seed, options):
+    options = dict(options)
+    bot = AlphaZeroBot(evaluator, options.pop("simulations"), seed=seed, **options)
+    bot.model = model
+    return bot
+
+
+_GUIDED_TYPES = {"simulations": int, "model": str, "rollouts": int, "gumbel": bool,
+                 "leaves_per_tree": int, "c_puct": float, "fpu_reduction": float,
+                 "dirichlet_alpha": float, "dirichlet_fraction": float, "temperature": float,
+                 "max_considered": int, "gumbel_scale": float, "c_visit": float, "c_scale": float,
+                 "interior": str}
+
+_KINDS = ("random, greedy, mcts:ITERATIONS[:key=value...] (keys: iterations, seconds, c, reward, "
+          "rollout, max_depth, threads, reuse), puct:SIMULATIONS[:key=value...] or "
+          "gumbel:SIMULATIONS[:key=value...] (guided search with the C rollout evaluator, or an "
+          "MLP file with model=FILE.npz), alphazero:SIMULATIONS:model=FILE.npz[:gumbel=true]"
+          "[:key=value...] (keys: simulations, model, rollouts, gumbel (alphazero only), "
+          + ", ".join(_GUIDED_OPTIONS) + ")")
+
+
+def _spec_options(spec, parts, positional, types):
+    options = {}
+    for i, part in enumerate(parts):
+        if "=" not in part and i == 0:
+            key, value = positional, part
+        elif "=" in part:
+            key, value = part.split("=", 1)
+        else:
+            raise ValueError(f"bot spec {spec!r}: expected key=value, got {part!r}")
+        if key in options:
+            raise ValueError(f"bot spec {spec!r}: option {key!r} is given twice")
+        options[key] = _parse_value(key, value, spec, types)
+    return options
+
+
+def _parse_guided(spec, kind, parts):
+    options = _spec_options(spec, parts, "simulations", _GUIDED_TYPES)
+    if kind != "alphazero" and "gumbel" in options:
+        raise ValueError(f"bot spec {spec!r}: {kind}: already says whether the root is Gumbel; "
+                         f"gumbel= is an option of alphazero: specs only")
+    gumbel = options.pop("gumbel", kind == "gumbel")
+    model = options.pop("model", None)
+    if kind == "alphazero" and model is None:
+        raise ValueError(f"bot spec {spec!r}: alphazero: needs the MLP file, e.g. "
+                         f"alphazero:200:model=net.npz (or use puct:200 / gumbel:200 for the C "
+                         f"rollout evaluator)")
+    if model is not None and "rollouts" in options:
+        raise ValueError(f"bot spec {spec!r}: rollouts= sets the C rollout evaluator; it does not "
+                         f"apply with model=")
+    simulations = options.pop("simulations", 200)
+    if model is not None:
+        if not model:
+            raise ValueError(f"bot spec {spec!r}: model= needs a file name")
+        evaluator = model
+    else:
+        from caribsim.search import guided
+        evaluator = guided.RolloutEvaluator(options.pop("rollouts", 1))
+    try:
+        return AlphaZeroBot(evaluator, simulations, gumbel=gumbel, **options)
+    except (TypeError, ValueError) as e:
+        raise ValueError(f"bot spec {spec!r}: {e}") from None
+
+
 def parse_bot(spec: str) -> Bot:
     """A bot from a command-line spec: ``random``, ``greedy``, ``mcts:1000`` (iterations) or
-    ``mcts:1000:rollout=heuristic:c=1.0`` (more options of caribsim.mcts.search)."""
+    ``mcts:1000:rollout=heuristic:c=1.0`` (more options of caribsim.mcts.search); guided
+    search (AlphaZeroBot): ``puct:200`` / ``gumbel:200`` (simulations; the C rollout
+    evaluator, ``rollouts=N`` playouts per leaf, or ``model=FILE.npz``, an MLPEvaluator
+    file) and ``alphazero:200:model=FILE.npz[:gumbel=true]``, with more options of
+    guided.BatchSearch as ``key=value`` (``c_puct=1.5``, ``temperature=1``, ...)."""
     if not isinstance(spec, str) or not spec:
         raise ValueError(f"bot spec must be a non-empty string, got {spec!r}")
     parts = spec.strip().split(":")
@@ -150,33 +348,25 @@ def parse_bot(spec: str) -> Bot:
     if kind == "greedy" and len(parts) == 1:
         return GreedyBot()
     if kind == "mcts":
-        options = {}
-        for i, part in enumerate(parts[1:]):
-            if "=" not in part and i == 0:
-                key, value = "iterations", part
-            elif "=" in part:
-                key, value = part.split("=", 1)
-            else:
-                raise ValueError(f"bot spec {spec!r}: expected key=value, got {part!r}")
-            if key in options:
-                raise ValueError(f"bot spec {spec!r}: option {key!r} is given twice")
-            options[key] = _parse_value(key, value, spec)
+        options = _spec_options(spec, parts[1:], "iterations", _OPTION_TYPES)
         if "iterations" not in options and "seconds" not in options:
             options["iterations"] = 1000
         return MCTSBot(**options)
-    raise ValueError(f"unknown bot spec {spec!r}; use random, greedy, mcts:ITERATIONS "
-                     f"or mcts:ITERATIONS:key=value (keys: iterations, seconds, c, reward, rollout, "
-                     f"max_depth, threads, reuse)")
+    if kind in ("puct", "gumbel", "alphazero"):
+        return _parse_guided(spec, kind, parts[1:])
+    raise ValueError(f"unknown bot spec {spec!r}; use {_KINDS}")
 
 
 _OPTION_TYPES = {"iterations": int, "seconds": float, "c": float, "reward": str, "rollout": str,
                  "max_depth": int, "threads": int, "reuse": bool}
 
 
-def _parse_value(key, value, spec):
-    if key not in _OPTION_TYPES:
-        raise ValueError(f"bot spec {spec!r}: unknown option {key!r}; allowed: {sorted(_OPTION_TYPES)}")
-    kind = _OPTION_TYPES[key]
+def _parse_value(key, value, spec, types=_OPTION_TYPES):
+    if key not in types:
+        raise ValueError(f"bot spec {spec!r}: unknown option {key!r}; allowed: {sorted(types)}")
+    kind = types[key]
+    if kind is str:
+        return value
     try:
         if kind is bool:
             if value.lower() not in ("true", "false", "1", "0"):
