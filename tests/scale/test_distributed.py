@@ -381,3 +381,32 @@ def test_cli_rejects_bad_backend_arguments(argv, message, capsys):
         main(argv)
     assert e.value.code == 2
     assert message in capsys.readouterr().err
+
+
+class _Stalling:
+    """A legal bot that never ends Port Royal: it takes nothing and passes whenever it can."""
+    name = "stalling"
+
+    def restart(self, seed):
+        pass
+
+    def step(self, state):
+        legal = state.legal_actions()
+        names = [state.action_to_string(a) for a in legal]
+        for a, name in zip(legal, names):
+            if name.startswith(("pass", "stop", "decline", "end")):
+                return a
+        return legal[0]
+
+
+def test_a_game_of_stalling_bots_stops_with_a_clear_error(monkeypatch):
+    """Port Royal has no bound on a game's length: a match of bots that never end it stops
+    at MAX_DECISIONS with an error naming the game, instead of running for ever."""
+    from caribsim.scale import arena
+    monkeypatch.setattr(arena, "MAX_DECISIONS", 3000)
+    game = caribsim.load_game("port_royal", players=2)
+    with pytest.raises(RuntimeError, match=r"seed 7 has not ended after 3,000 decisions: the bots are stalling"):
+        arena.play_game(game, [_Stalling(), _Stalling()], seed=7)
+    # ordinary games are far below the limit
+    r = arena.play_game(game, [caribsim.bots.RandomBot(), caribsim.bots.RandomBot()], seed=7)
+    assert 0 < r["length"] < 3000

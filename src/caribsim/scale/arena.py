@@ -78,6 +78,21 @@ class MatchResult:
             f.write(self.to_json())
 
 
+# Puerto Rico and Port Royal have no bound on a game's length (a stalling player never ends
+# them, docs/embedding.md "Game length"): a game of bots that has not ended after this many
+# decisions is stopped with an error instead of running for ever. 20,000 is above Cuba's
+# derived bound (8,846 for 5 players) and 25x the longest random or MCTS game seen.
+MAX_DECISIONS = 20_000
+
+
+def check_length(decisions: int, game, seed) -> None:
+    """RuntimeError once a game of bots has run past MAX_DECISIONS decisions."""
+    if decisions > MAX_DECISIONS:
+        raise RuntimeError(f"the {game!r} game of seed {seed} has not ended after {MAX_DECISIONS:,} "
+                           f"decisions: the bots are stalling (Puerto Rico and Port Royal have no bound "
+                           f"on a game's length; an untrained or passing bot can play for ever)")
+
+
 def play_game(game, bots, seed: int, rotation: int = 0, record_path=None):
     """One game: bot ``b`` plays seat ``(b + rotation) % players``. Returns a dict with
     the seats, returns, total scores and number of decisions; ``record_path`` also writes
@@ -97,6 +112,7 @@ def play_game(game, bots, seed: int, rotation: int = 0, record_path=None):
         action = bots[seat_bot[state.current_player()]].step(state)
         state.apply_action(action)
         decisions += 1
+        check_length(decisions, game, seed)
     scores = state.scores()
     totals = [s["total"] if isinstance(s, dict) else s for s in scores]
     returns = state.returns()

@@ -26,7 +26,7 @@ import numpy as np
 import caribsim
 from caribsim.scale import distributed
 from caribsim._common import _int_in
-from caribsim.scale.arena import derive_seed
+from caribsim.scale.arena import check_length, derive_seed
 
 FORMAT = "caribsim-selfplay"
 VERSION = 1
@@ -132,6 +132,7 @@ def selfplay_chunk(spec: dict) -> dict:
                 rows += 1
             state.apply_action(action)
             move += 1
+            check_length(move, game, seed)
         _finish_game(cols, g, rows, state)
     return _arrays(cols, game)
 
@@ -174,6 +175,7 @@ def _batched_chunk(spec):
                     run["rows"] += 1
                 state.apply_action(legal[0])
                 run["move"] += 1
+                check_length(run["move"], game, derive_seed(spec["seed"], run["g"]))
             if state.is_terminal():
                 _finish_game(run["cols"], run["g"], run["rows"], state)
                 done[run["g"]] = run["cols"]
@@ -191,6 +193,7 @@ def _batched_chunk(spec):
             run["rows"] += 1
             run["state"].apply_action(result.action)
             run["move"] += 1
+            check_length(run["move"], game, derive_seed(spec["seed"], run["g"]))
     cols = _empty_columns()
     for g in sorted(done):
         for k in cols:
