@@ -23,6 +23,7 @@ from libc.string cimport memcpy, memset
 from caribsim._types cimport int16, int32, int64, uint8, uint64, PLAYER_CHANCE, PLAYER_TERMINAL
 from caribsim._rng cimport Rng, rng_seed, rng_next
 from caribsim._game cimport GameVTable, GameState
+from caribsim.search._pool cimport grow_pool
 
 import time
 
@@ -109,18 +110,9 @@ cdef void tree_free(GTree* t) noexcept nogil:
 
 cdef int32 new_node(GTree* t, int action, int mover) except -1 nogil:
     """A node from the pool (grown by doubling: no allocation per node)."""
-    cdef GNode* grown
     cdef int32 i
     if t.size == t.capacity:
-        if t.capacity > 0x3fffffff:               # node indices are int32
-            with gil:
-                raise MemoryError(f"guided search: the tree is full ({t.capacity} nodes)")
-        grown = <GNode*>realloc(t.nodes, 2 * t.capacity * sizeof(GNode))
-        if grown == NULL:
-            with gil:
-                raise MemoryError(f"guided search: cannot grow the node pool beyond {t.capacity} nodes")
-        t.nodes = grown
-        t.capacity *= 2
+        grow_pool(<void**>&t.nodes, &t.capacity, sizeof(GNode), b"guided search")
     i = t.size
     t.size += 1
     memset(&t.nodes[i], 0, sizeof(GNode))

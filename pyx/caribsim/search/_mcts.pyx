@@ -15,6 +15,7 @@ from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 from caribsim._types cimport int16, int32, int64, uint64, PLAYER_CHANCE, PLAYER_TERMINAL
 from caribsim._rng cimport Rng, rng_seed, rng_next, rng_below
 from caribsim._game cimport GameVTable, GameState
+from caribsim.search._pool cimport grow_pool
 
 import threading
 import time
@@ -76,18 +77,9 @@ cdef void tree_free(Tree* t) noexcept nogil:
 
 cdef int32 new_node(Tree* t, int action, int mover) except -1 nogil:
     """A node from the pool (grown by doubling: no allocation per node)."""
-    cdef Node* grown
     cdef int32 i
     if t.size == t.capacity:
-        if t.capacity > 0x3fffffff:               # node indices are int32
-            with gil:
-                raise MemoryError(f"MCTS: the tree is full ({t.capacity} nodes)")
-        grown = <Node*>realloc(t.nodes, 2 * t.capacity * sizeof(Node))
-        if grown == NULL:
-            with gil:
-                raise MemoryError(f"MCTS: cannot grow the node pool beyond {t.capacity} nodes")
-        t.nodes = grown
-        t.capacity *= 2
+        grow_pool(<void**>&t.nodes, &t.capacity, sizeof(Node), b"MCTS")
     i = t.size
     t.size += 1
     memset(&t.nodes[i], 0, sizeof(Node))
