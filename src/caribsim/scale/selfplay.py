@@ -24,22 +24,11 @@ import os
 import numpy as np
 
 import caribsim
-from caribsim.scale import distributed
+from caribsim import _shards
 from caribsim._common import _int_in
+from caribsim._shards import ARRAYS, FORMAT, VERSION  # noqa: F401  (the format, shared with its readers)
+from caribsim.scale import distributed
 from caribsim.scale.arena import check_length, derive_seed
-
-FORMAT = "caribsim-selfplay"
-VERSION = 1
-ARRAYS = {   # name: (dtype, shape; N = decisions in the shard, O = observation, A = actions, P = players)
-    "observation": ("float32", "N, O"),
-    "legal_mask": ("uint8", "N, A"),
-    "policy": ("float32", "N, A"),
-    "player": ("int8", "N"),
-    "returns": ("float32", "N, P"),
-    "value": ("float32", "N"),
-    "game": ("int64", "N"),
-    "move": ("int32", "N"),
-}
 
 
 def _selfplay_bot(bot):
@@ -282,12 +271,4 @@ def generate(game, bot, n_games: int, out, *, seed: int = 0, backend: str = "loc
 
 def load(path) -> dict:
     """Every shard of a finished run, concatenated: {array name: numpy array} (see ARRAYS)."""
-    with open(os.path.join(path, "manifest.json"), encoding="utf-8") as f:
-        manifest = json.load(f)
-    if manifest.get("format") != FORMAT:
-        raise ValueError(f"{path}/manifest.json is not a {FORMAT} manifest")
-    parts = []
-    for shard in manifest["shards"]:
-        with np.load(os.path.join(path, shard["file"]), allow_pickle=False) as z:
-            parts.append({k: z[k] for k in z.files})
-    return {k: np.concatenate([p[k] for p in parts]) for k in ARRAYS}
+    return _shards.read(path)

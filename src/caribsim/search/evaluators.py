@@ -43,11 +43,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from caribsim import _shards
 from caribsim._common import _int_in
 
 FORMAT = "caribsim-mlp"          # the "format" array of an MLPEvaluator file
 VERSION = 1                      # its "version"; load() refuses any other
-SELFPLAY_FORMAT = "caribsim-selfplay"
 INSTALL_HINT = "PyTorch is not installed; install the extra: pip install 'caribsim[nn]'"
 _MAX_SIZE = 1 << 24              # bound on O, A, P and hidden widths (a corrupt file says 10**18)
 
@@ -188,7 +188,7 @@ def training_arrays(data, obs_size=None, num_actions=None, num_players=None) -> 
     match. Errors name the array and what is wrong.
     """
     if isinstance(data, (str, os.PathLike)):
-        data = _read_selfplay(os.fspath(data))
+        data = _shards.read(data, ("observation", "legal_mask", "policy", "returns"))
     if not hasattr(data, "keys") or not hasattr(data, "__getitem__"):
         raise TypeError(f"data must be a self-play folder, a shard .npz or a mapping of arrays, got "
                         f"{type(data).__name__}")
@@ -237,46 +237,6 @@ def training_arrays(data, obs_size=None, num_actions=None, num_players=None) -> 
     if ((returns < 0) | (returns > 1)).any():
         raise ValueError("data['returns'] must be in [0, 1] (the games' returns)")
     return {"observation": obs, "legal_mask": mask, "policy": policy / total, "returns": returns}
-
-
-def _read_selfplay(path):
-    """A self-play folder (through its manifest) or one shard, as {name: array}."""
-    import json
-
-    if os.path.isdir(path):
-        manifest_path = os.path.join(path, "manifest.json")
-        try:
-            with open(manifest_path, encoding="utf-8") as f:
-                manifest = json.load(f)
-        except OSError as e:
-            raise ValueError(f"{path!r} is not a finished self-play folder: cannot read manifest.json "
-                             f"({e.strerror or e})") from None
-        except ValueError as e:
-            raise ValueError(f"{manifest_path!r} is not valid JSON: {e}") from None
-        if not isinstance(manifest, dict) or manifest.get("format") != SELFPLAY_FORMAT \
-                or not isinstance(manifest.get("shards"), list):
-            raise ValueError(f"{manifest_path!r} is not a {SELFPLAY_FORMAT} manifest")
-        files = []
-        for shard in manifest["shards"]:
-            if not isinstance(shard, dict) or not isinstance(shard.get("file"), str):
-                raise ValueError(f"{manifest_path!r}: a shard entry has no file name")
-            files.append(os.path.join(path, os.path.basename(shard["file"])))
-    else:
-        files = [path]
-    parts = []
-    for file in files:
-        try:
-            with np.load(file, allow_pickle=False) as z:
-                parts.append({k: z[k] for k in ("observation", "legal_mask", "policy", "returns")})
-        except FileNotFoundError:
-            raise ValueError(f"cannot read self-play shard {file!r}: no such file") from None
-        except KeyError as e:
-            raise ValueError(f"self-play shard {file!r} has no array {e}") from None
-        except (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error, AttributeError, TypeError) as e:
-            raise ValueError(f"{file!r} is not a readable self-play shard (.npz): {e}") from None
-    if not parts:
-        raise ValueError(f"self-play folder {path!r} lists no shard")
-    return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
 
 
 def observation_stats(data):
