@@ -6,6 +6,8 @@ Used by the Puerto Rico, Port Royal and Cuba cores.
 from __future__ import annotations
 
 import json
+import math
+import numbers
 import operator
 import os
 
@@ -29,6 +31,18 @@ def _int_in(value, what, lo, hi=None):
     if hi is not None and not lo <= v <= hi:
         raise ValueError(f"{what} must be in {lo}..{hi}, got {v}")
     return v
+
+
+def _number(value, what, lo=0.0, hi=None, lo_open=False):
+    """A finite float from Python (numpy numbers too, not bool) >= lo (> lo with lo_open) and
+    <= hi (hi None: no upper bound), or a clear error."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{what} must be a number, got {type(value).__name__}")
+    value = float(value)
+    if not (math.isfinite(value) and (value > lo if lo_open else value >= lo) and (hi is None or value <= hi)):
+        bound = f"{'>' if lo_open else '>='} {lo}" + (f" and <= {hi}" if hi is not None else "")
+        raise ValueError(f"{what} must be a finite number {bound}, got {value}")
+    return value
 
 
 def _check_options(given, opts):

@@ -44,7 +44,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from caribsim import _shards
-from caribsim._common import _int_in
+from caribsim._common import _int_in, _number
+from caribsim.search.mcts import _Exclusive
 
 FORMAT = "caribsim-mlp"          # the "format" array of an MLPEvaluator file
 VERSION = 1                      # its "version"; load() refuses any other
@@ -146,32 +147,6 @@ def _hidden_sizes(hidden, what="hidden"):
     if len(hidden) > 64:
         raise ValueError(f"{what} may list at most 64 layers, got {len(hidden)}")
     return tuple(_int_in(h, f"{what} width", 1, _MAX_SIZE) for h in hidden)
-
-
-def _number(value, what, lo, hi=math.inf, lo_open=False):
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{what} must be a number, got {type(value).__name__}")
-    value = float(value)
-    if not (math.isfinite(value) and (value > lo if lo_open else value >= lo) and value <= hi):
-        bound = f"> {lo}" if lo_open else f">= {lo}"
-        raise ValueError(f"{what} must be a finite number {bound}" +
-                         (f" and <= {hi}" if hi != math.inf else "") + f", got {value}")
-    return value
-
-
-class _Busy:
-    """A non-blocking lock: a second concurrent use raises RuntimeError with ``message``."""
-
-    def __init__(self, message):
-        self._lock = threading.Lock()
-        self._message = message
-
-    def __enter__(self):
-        if not self._lock.acquire(blocking=False):
-            raise RuntimeError(self._message)
-
-    def __exit__(self, *exc):
-        self._lock.release()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -316,8 +291,8 @@ class MLPEvaluator:
 
     def _init(self, obs_size, num_actions, num_players, hidden, params):
         self._sizes = (obs_size, num_actions, num_players, hidden)
-        self._fit_guard = _Busy("this MLPEvaluator is being trained by another thread; "
-                                "train one MLPEvaluator per thread")
+        self._fit_guard = _Exclusive("MLPEvaluator", "this MLPEvaluator is being trained by another "
+                                     "thread; train one MLPEvaluator per thread")
         self._publish(params)
 
     @classmethod

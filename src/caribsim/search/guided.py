@@ -21,12 +21,11 @@ call ``evaluator(obs, mask) -> (logits, values)`` for the leaves of every tree.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from caribsim._common import _int_in
+from caribsim._common import _int_in, _number
 from caribsim.search._guided import INTERIORS, MAX_PLAYERS, Engine
 from caribsim.search._mcts import check_game_state
 from caribsim.search.mcts import _Exclusive, _guard_of
@@ -89,17 +88,6 @@ class GuidedResult:
     simulations: int
     seconds: float
     nodes: int
-
-
-def _number(value, what, lo=0.0, hi=None, lo_open=False):
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{what} must be a number, got {type(value).__name__}")
-    value = float(value)
-    ok = math.isfinite(value) and (value > lo if lo_open else value >= lo) and (hi is None or value <= hi)
-    if not ok:
-        rng = f"{'>' if lo_open else '>='} {lo}" + (f" and <= {hi}" if hi is not None else "")
-        raise ValueError(f"{what} must be a finite number {rng}, got {value}")
-    return value
 
 
 def _bool(value, what):

@@ -87,14 +87,13 @@ class _Exclusive:
     """Refuses a second concurrent use of an object with a clear RuntimeError (as
     VectorGame does) instead of letting two threads share its C data."""
 
-    def __init__(self, what):
+    def __init__(self, what, message=None):
         self._lock = threading.Lock()
-        self._what = what
+        self._message = message or f"this {what} is in use by another thread; use one {what} per thread"
 
     def __enter__(self):
         if not self._lock.acquire(blocking=False):
-            raise RuntimeError(f"this {self._what} is in use by another thread; "
-                               f"use one {self._what} per thread")
+            raise RuntimeError(self._message)
 
     def __exit__(self, *exc):
         self._lock.release()
