@@ -112,7 +112,7 @@ cdef int32 new_node(GTree* t, int action, int mover) except -1 nogil:
     """A node from the pool (grown by doubling: no allocation per node)."""
     cdef int32 i
     if t.size == t.capacity:
-        grow_pool(<void**>&t.nodes, &t.capacity, sizeof(GNode), b"guided search")
+        grow_pool(<void**>&t.nodes, &t.capacity, sizeof(GNode), b"the guided search's node pool")
     i = t.size
     t.size += 1
     memset(&t.nodes[i], 0, sizeof(GNode))
@@ -355,14 +355,8 @@ cdef int32 select_gumbel_root(GTree* t, const GParams* p, bint check) noexcept n
 # ---------------------------------------------------------------------------
 
 cdef inline int push_path(Leaves* lv, int32 node) except -1 nogil:
-    cdef int32* grown
     if lv.paths_size == lv.paths_capacity:
-        grown = <int32*>realloc(lv.paths, 2 * lv.paths_capacity * sizeof(int32))
-        if grown == NULL:
-            with gil:
-                raise MemoryError("guided search: cannot grow the paths")
-        lv.paths = grown
-        lv.paths_capacity *= 2
+        grow_pool(<void**>&lv.paths, &lv.paths_capacity, sizeof(int32), b"the guided search's paths")
     lv.paths[lv.paths_size] = node
     lv.paths_size += 1
     return 0

@@ -79,7 +79,7 @@ cdef int32 new_node(Tree* t, int action, int mover) except -1 nogil:
     """A node from the pool (grown by doubling: no allocation per node)."""
     cdef int32 i
     if t.size == t.capacity:
-        grow_pool(<void**>&t.nodes, &t.capacity, sizeof(Node), b"MCTS")
+        grow_pool(<void**>&t.nodes, &t.capacity, sizeof(Node), b"the MCTS node pool")
     i = t.size
     t.size += 1
     memset(&t.nodes[i], 0, sizeof(Node))
@@ -209,14 +209,8 @@ cdef bint same_position(Tree* t, const void* state, const int16* actions, int n_
 # ---------------------------------------------------------------------------
 
 cdef inline int push_path(Tree* t, int depth, int32 node) except -1 nogil:
-    cdef int32* grown
     if depth == t.path_capacity:
-        grown = <int32*>realloc(t.path, 2 * t.path_capacity * sizeof(int32))
-        if grown == NULL:
-            with gil:
-                raise MemoryError("MCTS: cannot grow the path")
-        t.path = grown
-        t.path_capacity *= 2
+        grow_pool(<void**>&t.path, &t.path_capacity, sizeof(int32), b"the MCTS path")
     t.path[depth] = node
     return depth + 1
 
