@@ -39,8 +39,6 @@ from caribsim.port_royal._core import (
     COLOUR_NAMES, SYMBOL_NAMES, PHASE_NAMES, STEP_NAMES, OP_NAMES, RESUME_NAMES,
     _CATEGORIES, _ABILITIES, CARD_IDS, CARD_ROWS, EXPEDITION_IDS, _read_csv, load_tables,
 )
-# the capsules of the core's C functions, which the single module used to export
-from caribsim.port_royal._core import __pyx_capi__
 
 # The core's C tables, bound once (the csv is read once, at the core's import).
 cdef const PRYTables* TABLES = pry_tables()

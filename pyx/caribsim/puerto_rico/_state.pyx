@@ -27,7 +27,6 @@ from caribsim.puerto_rico._core cimport pr_city_used as city_used, pr_copies_of 
 from caribsim.puerto_rico._core import (GOOD_NAMES, TILE_NAMES, ROLE_NAMES, PHASE_NAMES, STEP_NAMES,
                                         BUILDING_IDS, BUILDING_ROWS, _KIND_CODES, _ENUM_IDS,
                                         _read_csv, load_tables)
-from caribsim.puerto_rico._core import __pyx_capi__   # the old module's C-API capsules: its functions are the core's now
 
 # the core's C tables and GameVTables, bound once (the core has loaded them at its import)
 cdef const PRTables* TABLES = pr_tables()

@@ -52,8 +52,6 @@ OBSERVATION_SIZE: int
 OPTION_REQUIRE_EXPEDITION: int
 DICT_VERSION: int
 
-__pyx_capi__: dict[str, Any]
-"""The core's (the C functions of ``caribsim.port_royal._core``), re-exported."""
 __test__: dict[str, str]
 
 # --- module functions -------------------------------------------------------

@@ -46,7 +46,6 @@ DRAFT_SLOT_COUNTS: dict[int, int]
 DICT_VERSION: int
 """Version of the ``to_dict`` format (1)."""
 
-__pyx_capi__: dict[str, Any]
 __test__: dict[str, str]
 
 # --- module functions -------------------------------------------------------
