@@ -18,7 +18,7 @@ class Game:
 
     A subclass provides:
         name: the registry name (class attribute).
-        _core: the compiled module (class attribute), with ``state_from_dict(game, d)``.
+        _state: the game's compiled state module (class attribute), with ``state_from_dict(game, d)``.
         options(): the options as a dict of keyword arguments of the constructor; equality,
             the hash, the repr and pickles are built from it.
         new_initial_state(seed=0) and the game's constants (num_distinct_actions, ...).
@@ -28,7 +28,7 @@ class Game:
     """
 
     name: str
-    _core = None
+    _state = None
 
     @staticmethod
     def _check_players(players) -> int:
@@ -86,12 +86,12 @@ class Game:
 
     # --- states -------------------------------------------------------------
     def state_from_dict(self, d: dict):
-        return self._core.state_from_dict(self, d)
+        return self._state.state_from_dict(self, d)
 
     def deserialize_state(self, text: str):
         if not isinstance(text, (str, bytes)):
             raise TypeError(f"serialized state must be str or bytes, got {type(text).__name__}")
-        return self._core.state_from_dict(self, _json_loads(text, "serialized state"))
+        return self._state.state_from_dict(self, _json_loads(text, "serialized state"))
 
     # --- identity -----------------------------------------------------------
     def _key(self):

@@ -490,7 +490,7 @@ class CubaGame(Game):
             (default) takes the value of ``cuba_setup.csv`` (false in the shipped set).
     """
 
-    _core = _state          # the compiled module with state_from_dict (Game.state_from_dict)
+    _state = _state     # the compiled state module (Game.state_from_dict reads through it)
     name = "cuba"
 
     def __init__(self, players: int = 4, start_player=None, data=None, supply_limited=None, pesos_limited=None):

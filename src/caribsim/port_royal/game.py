@@ -27,7 +27,7 @@ class PortRoyalGame(Game):
             game's seed.
     """
 
-    _core = _state      # the compiled module with state_from_dict (Game's interface)
+    _state = _state     # the compiled state module (Game.state_from_dict reads through it)
     name = "port_royal"
 
     def __init__(self, players: int = 4, require_expedition: bool = False, start_player: int | None = None):

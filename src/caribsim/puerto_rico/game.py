@@ -76,7 +76,7 @@ class PuertoRicoGame(Game):
             (the two same-cost slots may take both kinds).
     """
 
-    _core = _state      # the Game base's name for the compiled module with state_from_dict
+    _state = _state     # the compiled state module (Game.state_from_dict reads through it)
     name = "puerto_rico"
 
     def __init__(self, players: int = 4, all_colonists_and_vp: bool = False, expansion: bool = False,
