@@ -30,7 +30,7 @@ FLOORS = {
     "playouts_4p": 0.00501,             # measured 0.006267
     "playouts_5p": 0.00434,             # measured 0.005423
     # Python-driven random game loop (4p): steps/s (decisions and chance events) over py_work
-    "python_loop": 2.11,                # measured 2.642
+    "python_loop": 1.88,                # measured 2.35 (2.642 before the layout split, a different run; the split costs 1.7% paired)
     # clone() + apply_action(a), legal_actions(), observation_tensor(player) and
     # determinize(player) at positions spread over 4p games: per second over py_work
     "clone_apply": 1.55,                # measured 1.938
