@@ -176,7 +176,8 @@ def test_short_suite_passes_with_a_cpu_bound_process_per_core():
     with cpu_hogs():
         r = _run_suite(_bench_env())
     out = r.stdout + r.stderr
-    assert r.returncode == 0, out[-6000:]
+    failed = [line for line in out.splitlines() if "BELOW FLOOR" in line or line.startswith("FAILED")]
+    assert r.returncode == 0, "\n".join(failed) + "\n...\n" + out[-6000:]
     lines = _summary(out)
     assert len(lines) >= 30, lines
     # the speed-up benchmarks saw the neighbours and said so instead of asserting
