@@ -4,28 +4,22 @@
 
 Each step shows every player's board, the shared supply, the move played and a chart of
 the score over the game; buttons, a slider and the arrow keys move through the steps
-(``#step=N`` in the address opens step N). Puerto Rico has its own panels; a game without
-them is shown as its text board.
+(``#step=N`` in the address opens step N). The drawing of each game is its module in
+``caribsim.human.boards`` (what a snapshot holds, its CSS and the JS that draws it).
 """
 from __future__ import annotations
 
 import html as _html
 import json
 
-from caribsim.human import records
-
-_DROP = ("history", "rng", "turn", "options", "game", "version", "player")
+from caribsim.human import boards, records
 
 
 def _snapshot(state, game_name):
     scores = state.scores()
     totals = [s["total"] if isinstance(s, dict) else s for s in scores]
     snap = {"scores": totals, "to_act": state.current_player()}   # a seat, or -1 chance / -4 end
-    if game_name == "puerto_rico":
-        d = state.to_dict()
-        snap.update({k: v for k, v in d.items() if k not in _DROP})
-    else:
-        snap["text"] = str(state)
+    snap.update(boards.get(game_name).snapshot(state))
     return snap
 
 
@@ -59,8 +53,10 @@ def _script_json(value) -> str:
 
 def render(record: dict) -> str:
     data = _script_json(steps_data(record))
+    board = boards.get(record["game"])
     title = _html.escape(f"caribsim replay: {record['game']} (seed {record['seed']})")
-    return _PAGE.replace("__TITLE__", title).replace("__DATA__", data)
+    return (_PAGE.replace("__BOARDS_CSS__", board.CSS).replace("__BOARDS_JS__", board.JS)
+            .replace("__TITLE__", title).replace("__DATA__", data))
 
 
 def write_html(record: dict, path) -> None:
@@ -83,8 +79,7 @@ h1{font-size:1.2em;margin:.2em 0}
 .board h3{margin:0 0 .3em 0;font-size:1em}
 .row{margin:.15em 0}
 .tag{display:inline-block;padding:0 .35em;margin:.1em;border-radius:3px;background:#eee}
-.corn{background:#f5e27a}.indigo{background:#6a7fd8;color:#fff}.sugar{background:#f4f4f4;border:1px solid #ccc}
-.tobacco{background:#c89a64}.coffee{background:#6b4a32;color:#fff}.quarry{background:#999;color:#fff}
+__BOARDS_CSS__
 .empty{opacity:.55}
 #supply{border:1px solid #bbb;border-radius:6px;padding:.5em;background:#fff;margin:.6em 0}
 pre{background:#fff;border:1px solid #bbb;padding:.5em}
@@ -114,34 +109,7 @@ function tags(obj, suffix) {
   for (const [k, v] of Object.entries(obj)) if (v) out.push(`<span class="tag ${k}">${label(k)} ${v}${suffix||""}</span>`);
   return out.join("") || '<span class="empty">none</span>';
 }
-function prBoards(s) {
-  const parts = [];
-  s.boards.forEach((b, i) => {
-    const isl = Object.entries(b.island).filter(([k, t]) => t.tiles)
-      .map(([k, t]) => `<span class="tag ${k}">${label(k)} ${t.colonists !== undefined ? t.colonists + "/" : ""}${t.tiles}</span>`).join("");
-    const city = Object.entries(b.buildings).map(([k, c]) => `<span class="tag">${label(k)} (${c})</span>`).join("");
-    parts.push(`<div class="board${i === s.to_act ? " active" : ""}" id="board-${i}">
-      <h3>Seat ${i}${i === s.governor ? " (Governor)" : ""}${DATA.players ? " - " + esc(DATA.players[i]) : ""}</h3>
-      <div class="row">score <b id="score-${i}">${s.scores[i]}</b> | VP chips <span id="vp-${i}">${b.vp_chips}</span> |
-        doubloons <span id="doubloons-${i}">${b.doubloons}</span> | San Juan ${b.san_juan}</div>
-      <div class="row">goods: ${tags(b.goods)}</div>
-      <div class="row">island: ${isl || '<span class="empty">empty</span>'}</div>
-      <div class="row">city: ${city || '<span class="empty">empty</span>'}</div></div>`);
-  });
-  return parts.join("");
-}
-function prSupply(s) {
-  const roles = Object.entries(s.roles).map(([k, r]) =>
-    `<span class="tag${r.taken_by !== null ? " empty" : ""}">${label(k)} ${r.doubloons}$${r.taken_by !== null ? " (seat " + r.taken_by + ")" : ""}</span>`).join("");
-  const ships = s.cargo_ships.map(c => `<span class="tag ${c.good || ""}">ship ${c.capacity}: ${c.good ? c.load + " " + c.good : "empty"}</span>`).join("");
-  return `<div class="row">phase <b>${label(s.phase)}</b>, step ${label(s.step)}${s.end_triggered ? " - <b>the game ends after this round</b>" : ""}</div>
-    <div class="row">roles: ${roles}</div>
-    <div class="row">face-up plantations: ${tags(s.plantations.face_up)} | quarries ${s.quarries}</div>
-    <div class="row">colonist ship ${s.colonists.ship}, supply ${s.colonists.supply} | VP chips left ${s.vp_chips}</div>
-    <div class="row">cargo ships: ${ships}</div>
-    <div class="row">trading house: ${tags(s.trading_house)}</div>
-    <div class="row">goods supply: ${tags(s.goods)}</div>`;
-}
+__BOARDS_JS__
 function chart() {
   const svg = $("chart"), W = 760, H = 220, P = 30;
   const n = S[0].scores.length;
@@ -166,13 +134,8 @@ function show(i) {
   $("counter").textContent = `step ${cur} / ${N}`;
   $("move").textContent = s.move;
   $("scores").innerHTML = "scores: " + s.scores.map((v, p) => `<span class="tag" style="border-left:4px solid ${COLORS[p % 5]}">seat ${p}: <b id="total-${p}">${v}</b></span>`).join("");
-  if (DATA.game === "puerto_rico") {
-    $("supply").innerHTML = prSupply(s);
-    $("boards").innerHTML = prBoards(s);
-  } else {
-    $("supply").innerHTML = "";
-    $("boards").innerHTML = `<pre id="text">${esc(s.text)}</pre>`;
-  }
+  $("supply").innerHTML = BOARD.supply(s);
+  $("boards").innerHTML = BOARD.boards(s);
   const c = $("cursor"), x = $("chart")._x(cur);
   c.setAttribute("x1", x); c.setAttribute("x2", x);
   if (location.hash !== "#step=" + cur) history.replaceState(null, "", "#step=" + cur);
