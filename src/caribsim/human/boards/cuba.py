@@ -12,3 +12,7 @@ CSS = ""
 JS = r"""
 const BOARD = {supply: s => "", boards: s => `<pre id="text">${esc(s.text)}</pre>`};
 """
+
+
+# ---------------------------------------------------------------------------------------------
+# The terminal (caribsim play): what a person reads at the prompt.

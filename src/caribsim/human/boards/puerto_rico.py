@@ -45,3 +45,7 @@ function prSupply(s) {
 }
 const BOARD = {supply: prSupply, boards: prBoards};
 """
+
+
+# ---------------------------------------------------------------------------------------------
+# The terminal (caribsim play): what a person reads at the prompt.
