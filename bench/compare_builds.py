@@ -12,8 +12,14 @@ machine that is busy or slower for a while moves both sides of a round alike.
 ``--old`` is a folder holding the older build's game modules (``_puerto_rico*.so``, ...,
 the single-module layout before the split into ``_core``/``_state``, or the same layout as
 today's: ``puerto_rico/_state*.so``). They are loaded under their own names beside today's
-modules; both use today's shared ``caribsim._game``, so the older commit must have the
-same ``_game.pxd``.
+modules. When the folder also holds the older ``_game*.so`` (and ``<game>/_core*.so``), the
+older state module is bound to those (C classes and functions are imported by module name
+at load time: the older ones stand in ``sys.modules`` while it loads), so the older commit
+may have another ``_game.pxd``; without them it uses today's, which must then be the same.
+
+Workloads per game: random playouts in C (games/s), the Python loop (decisions/s of
+``legal_actions``, ``random.choice``, ``apply_action``, ``resolve_chance``) and
+``state.child(a)`` over the positions of a game (calls/s).
 """
 from __future__ import annotations
 
@@ -33,19 +39,45 @@ GAMES = {"puerto_rico": ("PuertoRicoState", [{"players": 3}, {"players": 5}, {"p
          "cuba": ("CubaState", [{"players": 4}])}
 
 
+def _load(name: str, path: Path):
+    loader = importlib.machinery.ExtensionFileLoader(name, str(path))
+    spec = importlib.util.spec_from_file_location(name, str(path), loader=loader)
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
+
+
+def _older(folder: Path, pattern: str):
+    found = sorted(folder.glob(pattern))
+    return found[0] if found else None
+
+
 def load_old(folder: Path, game: str):
-    """The older build's state module of ``game``, loaded under its own name."""
+    """The older build's state module of ``game``, loaded under its own name (bound to the
+    older ``_game`` and ``_core`` when the folder has them)."""
     for pattern, name in ((f"_{game}.*.so", f"caribsim._{game}"), (f"{game}/_state.*.so", f"caribsim.{game}._state")):
-        found = sorted(folder.glob(pattern))
+        found = _older(folder, pattern)
         if found:
             break
     else:
         raise SystemExit(f"--old {folder}: no build of {game} there (_{game}*.so or {game}/_state*.so)")
-    loader = importlib.machinery.ExtensionFileLoader(name, str(found[0]))
-    spec = importlib.util.spec_from_file_location(name, str(found[0]), loader=loader)
-    module = importlib.util.module_from_spec(spec)
-    loader.exec_module(module)
-    return module
+    importlib.import_module(f"caribsim.{game}")      # today's modules first: they keep their names
+    stand_ins = [(n, p) for n, p in (("caribsim._game", _older(folder, "_game.*.so")),
+                                     (f"caribsim.{game}._core", _older(folder, f"{game}/_core.*.so"))) if p]
+    saved = {n: sys.modules.get(n) for n, _ in stand_ins}
+    try:
+        for n, p in stand_ins:
+            sys.modules[n] = _OLD_SHARED[p] if p in _OLD_SHARED else _OLD_SHARED.setdefault(p, _load(n, p))
+        return _load(name, found)
+    finally:
+        for n, m in saved.items():
+            if m is None:
+                sys.modules.pop(n, None)
+            else:
+                sys.modules[n] = m
+
+
+_OLD_SHARED = {}      # path -> the older shared module, loaded once for every game
 
 
 def old_state(module, game, options, seed):
@@ -56,7 +88,7 @@ def old_state(module, game, options, seed):
     if not hasattr(module, "state_from_dict"):
         raise SystemExit(f"the older {game} module has no state_from_dict")
     st = module.state_from_dict(g, new.to_dict())
-    assert type(st) is cls and st.serialize() == new.serialize()
+    assert type(st) is cls and type(st) is not type(new) and st.serialize() == new.serialize()
     return st, new
 
 
@@ -81,6 +113,31 @@ def python_loop(state, decisions):
     return done / (time.process_time() - t)
 
 
+def _positions(state, count=200):
+    """Decision positions along one random game from ``state`` (chance resolved)."""
+    rng = random.Random(5)
+    st, out = state.clone(), []
+    while len(out) < count:
+        if st.is_terminal():
+            st = state.clone()
+        elif st.is_chance_node():
+            st.resolve_chance()
+        else:
+            a = rng.choice(st.legal_actions())
+            out.append((st.clone(), a))
+            st.apply_action(a)
+    return out
+
+
+def children(positions, calls):
+    reps = max(1, calls // len(positions))
+    t = time.process_time()
+    for st, a in positions:
+        for _ in range(reps):
+            st.child(a)
+    return reps * len(positions) / (time.process_time() - t)
+
+
 def paired(work_old, work_new, rounds):
     ratios, olds, news = [], [], []
     for r in range(rounds):
@@ -98,6 +155,9 @@ def main(argv=None) -> int:
     p.add_argument("--rounds", type=int, default=9)
     p.add_argument("--games", type=int, default=4000, help="playouts per round (Cuba: a quarter)")
     p.add_argument("--decisions", type=int, default=60000, help="Python-loop decisions per round")
+    p.add_argument("--children", type=int, default=100000, help="child(a) calls per round")
+    p.add_argument("--only", choices=("playouts", "loop", "child"), action="append",
+                   help="run only these workloads (repeatable; default all)")
     args = p.parse_args(argv)
     print(f"{'workload':<52} {'old':>12} {'new':>12}  new/old (median of {args.rounds} paired rounds)")
     for game, (_, option_sets) in GAMES.items():
@@ -106,12 +166,15 @@ def main(argv=None) -> int:
             old, new = old_state(module, game, options, seed=1)
             label = f"{game} {options}"
             n = args.games // 4 if game == "cuba" else args.games
-            ratio, o, w = paired(lambda: playouts(old, n), lambda: playouts(new, n), args.rounds)
-            print(f"{label + ' random playouts, games/s':<52} {o:>12,.0f} {w:>12,.0f}  {ratio:.3f}")
-            ratio, o, w = paired(lambda: python_loop(old, args.decisions), lambda: python_loop(new, args.decisions),
-                                 args.rounds)
-            print(f"{label + ' Python loop, decisions/s':<52} {o:>12,.0f} {w:>12,.0f}  {ratio:.3f}")
-            sys.stdout.flush()
+            po, pn = _positions(old), _positions(new)
+            work = {"playouts": ("random playouts, games/s", lambda st, _: playouts(st, n)),
+                    "loop": ("Python loop, decisions/s", lambda st, _: python_loop(st, args.decisions)),
+                    "child": ("child(a), calls/s", lambda _, pos: children(pos, args.children))}
+            for key in args.only or work:
+                what, f = work[key]
+                ratio, o, w = paired(lambda: f(old, po), lambda: f(new, pn), args.rounds)
+                print(f"{label + ' ' + what:<52} {o:>12,.0f} {w:>12,.0f}  {ratio:.3f}")
+                sys.stdout.flush()
     return 0
 
 

@@ -13,6 +13,8 @@ from libc.stdlib cimport malloc, free
 from libc.string cimport memcpy, strcmp
 from cpython.ref cimport PyObject, Py_INCREF, Py_XDECREF
 from cpython.tuple cimport PyTuple_New, PyTuple_GET_ITEM, PyTuple_SET_ITEM
+from cpython.list cimport PyList_New, PyList_SET_ITEM
+from cpython.long cimport PyLong_CheckExact, PyLong_AsLongAndOverflow, PyLong_FromLong
 from caribsim._types cimport int16, int32, uint64, PLAYER_CHANCE, PLAYER_TERMINAL
 from caribsim._common import _int_in
 
@@ -30,6 +32,19 @@ cdef void* _scratch(void* local, Py_ssize_t items, Py_ssize_t item_size) except 
     if p == NULL:
         raise MemoryError()
     return p
+
+
+cdef inline int _action_arg(object action, int n_actions) except -1:
+    """The action id of a Python argument: a plain int in range is read in C; anything else
+    (numpy ints, bools, other types, out of range) goes through _int_in, whose messages
+    say what was wrong."""
+    cdef int overflow = 0
+    cdef long v
+    if PyLong_CheckExact(action):
+        v = PyLong_AsLongAndOverflow(action, &overflow)
+        if overflow == 0 and 0 <= v < n_actions:
+            return <int>v
+    return _int_in(action, "action", 0, n_actions - 1)
 
 
 def _check_seat(player, int n):
@@ -86,6 +101,9 @@ cdef class GameState:
         if p == NULL or self.vtable == NULL or self.game is None:
             raise RuntimeError(f"this {type(self).__name__} is not initialised: create states with "
                                f"game.new_initial_state(seed) or game.state_from_dict(d)")
+        if self.vtable.num_actions > STACK_ITEMS:     # the legal-move buffers below live on the stack
+            raise RuntimeError(f"{self.vtable.name.decode()}: {self.vtable.num_actions} actions, "
+                               f"more than the {STACK_ITEMS} the state methods hold")
         return p
 
     cdef int _ready(self) except -1:
@@ -122,11 +140,49 @@ cdef class GameState:
         cdef void* s = self.c_state()
         return self.vtable.current_player(s) == PLAYER_CHANCE
 
+    cdef GameState _blank(self):
+        raise NotImplementedError
+
+    cdef int _illegal(self, int action, const int16* legal, int n) except -1:
+        raise NotImplementedError
+
+    cpdef GameState clone(self):
+        """An independent copy (the struct is copied with one memcpy; the history is shared,
+        as it only grows)."""
+        cdef void* s = self.c_state()
+        cdef GameState c = self._blank()
+        memcpy(c._raw(), s, self.vtable.state_size)   # with the fields below: no Python in between
+        c.vtable = self.vtable
+        c.game = self.game
+        c._hist = self._hist
+        return c
+
+    def apply_action(self, action):
+        """Apply a legal action id (a decision, or a chance outcome at a chance node)."""
+        self._apply(action)
+
+    cdef int _apply(self, object action) except -1:
+        cdef int16 buf[STACK_ITEMS]        # every game's action space fits (checked at import)
+        cdef void* s = self.c_state()
+        cdef int a = _action_arg(action, self.vtable.num_actions)
+        cdef int i, n
+        slot = history_slot()
+        if self.vtable.current_player(s) == PLAYER_TERMINAL:   # from here to _push no Python runs
+            raise ValueError("the game is over: no action is legal")
+        n = self.vtable.legal_actions(s, buf)
+        for i in range(n):
+            if buf[i] == a:
+                break
+        else:
+            return self._illegal(a, buf, n)
+        self.vtable.apply_action(s, a)
+        self._push(slot, a)
+        return 0
+
     def child(self, action):
         """A clone with `action` applied."""
-        self._ready()
-        c = self.clone()
-        c.apply_action(action)
+        cdef GameState c = self.clone()
+        c._apply(action)
         return c
 
     def __copy__(self):
@@ -158,13 +214,13 @@ cdef class GameState:
         cdef int i, n
         if player is not None and _check_seat(player, self.vtable.num_players(s)) != self.vtable.current_player(s):
             return []
-        cdef int16* buf = <int16*>_scratch(local, self.vtable.num_actions, sizeof(int16))
-        try:
-            n = self.vtable.legal_actions(s, buf)
-            return [buf[i] for i in range(n)]
-        finally:
-            if buf != local:
-                free(buf)
+        n = self.vtable.legal_actions(s, local)       # every action space fits (checked at import)
+        out = PyList_New(n)
+        for i in range(n):
+            item = PyLong_FromLong(local[i])
+            Py_INCREF(item)                               # PyList_SET_ITEM steals a reference
+            PyList_SET_ITEM(out, i, item)
+        return out
 
     def legal_actions_mask(self, player=None):
         """uint8 vector over the game's action space: 1 where the action is legal (all 0

@@ -164,35 +164,16 @@ cdef class CubaState(GameState):
     cdef void* _raw(self) noexcept:
         return &self.s
 
-    def apply_action(self, action):
-        """Apply a legal action id (a decision, or a chance outcome at a chance node)."""
-        cdef int16 buf[MAX_LEGAL]
-        cdef int i, n
-        self._ready()
-        cdef int a = _int_in(action, "action", 0, NUM_ACTIONS - 1)
-        slot = history_slot()
-        if self.s.step == STEP_TERMINAL:     # from here to _push no Python runs: one atomic move
-            raise ValueError("the game is over: no action is legal")
-        n = cu_legal_actions(&self.s, buf)
-        for i in range(n):
-            if buf[i] == a:
-                break
-        else:
-            names = self.game._action_names
-            legal = ", ".join(f"{buf[i]} ({names[buf[i]]})" for i in range(min(n, 40)))
-            more = f" ... ({n} in all)" if n > 40 else ""
-            raise ValueError(f"action {a} ({names[a]}) is not legal at step "
-                             f"{STEP_NAMES[self.s.step]!r}; legal: {legal}{more}")
-        cu_apply(&self.s, a)
-        self._push(slot, a)
+    # apply_action, clone and child are GameState's
+    cdef GameState _blank(self):
+        return CubaState.__new__(CubaState)
 
-    cpdef CubaState clone(self):
-        self._ready()
-        cdef CubaState c = CubaState.__new__(CubaState)
-        memcpy(&c.s, &self.s, sizeof(CUState))     # with the history below: no Python in between
-        c.game = self.game
-        c._hist = self._hist
-        return c
+    cdef int _illegal(self, int a, const int16* buf, int n) except -1:
+        names = self.game._action_names
+        legal = ", ".join(f"{buf[i]} ({names[buf[i]]})" for i in range(min(n, 40)))
+        more = f" ... ({n} in all)" if n > 40 else ""
+        raise ValueError(f"action {a} ({names[a]}) is not legal at step "
+                         f"{STEP_NAMES[self.s.step]!r}; legal: {legal}{more}")
 
     def scores(self):
         """Per seat: VP, building VP (2 per building), total and the tie-break (pesos)."""

@@ -137,33 +137,14 @@ cdef class PortRoyalState(GameState):
             return None
         return (OP_NAMES[op.kind], op.seat)
 
-    def apply_action(self, action):
-        """Apply a legal action id (a decision, or a chance outcome at a chance node)."""
-        cdef int16 buf[MAX_LEGAL]
-        cdef int i, n
-        self._ready()
-        cdef int a = _action_id(action)
-        slot = history_slot()
-        if self.s.step == STEP_TERMINAL:     # from here to _push no Python runs: one atomic move
-            raise ValueError("the game is over: no action is legal")
-        n = pry_legal_actions(&self.s, buf)
-        for i in range(n):
-            if buf[i] == a:
-                break
-        else:
-            legal = ", ".join(f"{buf[i]} ({ACTION_NAMES[buf[i]]})" for i in range(n))
-            raise ValueError(f"action {a} ({ACTION_NAMES[a]}) is not legal at step "
-                             f"{STEP_NAMES[self.s.step]!r}; legal: {legal}")
-        pry_apply(&self.s, a)
-        self._push(slot, a)
+    # apply_action, clone and child are GameState's
+    cdef GameState _blank(self):
+        return PortRoyalState.__new__(PortRoyalState)
 
-    cpdef PortRoyalState clone(self):
-        self._ready()
-        cdef PortRoyalState c = PortRoyalState.__new__(PortRoyalState)
-        memcpy(&c.s, &self.s, sizeof(PRYState))     # with the history below: no Python in between
-        c.game = self.game
-        c._hist = self._hist
-        return c
+    cdef int _illegal(self, int a, const int16* buf, int n) except -1:
+        legal = ", ".join(f"{buf[i]} ({ACTION_NAMES[buf[i]]})" for i in range(n))
+        raise ValueError(f"action {a} ({ACTION_NAMES[a]}) is not legal at step "
+                         f"{STEP_NAMES[self.s.step]!r}; legal: {legal}")
 
     def determinize(self, player, seed=None):
         """A copy in which everything `player` cannot see is resampled consistently with
@@ -172,7 +153,7 @@ cdef class PortRoyalState(GameState):
         (default: the copy continues this state's RNG stream)."""
         self._ready()
         cdef int seat = _check_seat(player, self.s.n_players)
-        cdef PortRoyalState c = self.clone()
+        cdef PortRoyalState c = <PortRoyalState>self.clone()
         if seed is not None:
             rng_seed(&c.s.rng, <uint64>_int_in(seed, "seed", 0, 2 ** 64 - 1), 0x5EED)
         pry_determinize(&c.s, seat)

@@ -166,41 +166,17 @@ cdef class PuertoRicoState(GameState):
     cdef void _set_vtable(self):
         self.vtable = PR_EXP_VTABLE if self.s.options & OPT_EXPANSION else PR_VTABLE
 
-    # --- the OpenSpiel-style interface ---------------------------------------
-    def apply_action(self, action):
-        """Apply a legal action id (a decision, or a chance outcome at a chance node)."""
-        cdef int16 buf[MAX_LEGAL]
-        cdef int i, n
-        self._ready()
-        cdef int a = _action_id(action, self._n_actions())
-        slot = history_slot()
-        if self.s.step == STEP_TERMINAL:     # from here to _push no Python runs: one atomic move
-            raise ValueError("the game is over: no action is legal")
-        n = pr_legal_actions(&self.s, buf)
-        for i in range(n):
-            if buf[i] == a:
-                break
-        else:
-            self._illegal(a, buf, n)
-        pr_apply(&self.s, a)
-        self._push(slot, a)
+    # --- the OpenSpiel-style interface (apply_action, clone, child: GameState's) ----
+    cdef GameState _blank(self):
+        return PuertoRicoState.__new__(PuertoRicoState)
 
-    cdef _illegal(self, int a, int16* buf, int n):
+    cdef int _illegal(self, int a, const int16* buf, int n) except -1:
         caps = self._capacities()
         na = self._n_actions()
         what = _action_name(a, caps, na)
         legal = ", ".join(f"{buf[i]} ({_action_name(buf[i], caps, na)})" for i in range(n))
         raise ValueError(f"action {a} ({what}) is not legal at step "
                          f"{STEP_NAMES[self.s.step]!r}; legal: {legal}")
-
-    cpdef PuertoRicoState clone(self):
-        self._ready()
-        cdef PuertoRicoState c = PuertoRicoState.__new__(PuertoRicoState)
-        memcpy(&c.s, &self.s, sizeof(PRState))     # with the history below: no Python in between
-        c.vtable = self.vtable
-        c.game = self.game
-        c._hist = self._hist
-        return c
 
     def scores(self):
         """Per seat: VP chips, building VP, bonus VP, total and the tie-break value."""
