@@ -110,6 +110,12 @@ cdef class GameState:
     cdef const GameVTable* vtable
     cdef readonly object game        # the Game object that made the state; None: not initialised
     cdef object _hist                # history as a shared chain (previous chain, action); None when empty
+    # The legal moves last listed by legal_actions(), one bit per action, so that the
+    # apply_action after it checks a bit instead of listing them again. Valid while _hist is
+    # the object _legal_at points to (every move makes a new _hist and clears it; a new
+    # object starts with NULL, so a clone or a state changed before its first move lists anew).
+    cdef uint64 _legal_bits[16]      # 1024 bits: every game's action space (checked in c_state)
+    cdef const void* _legal_at       # the _hist the bits were made at (not a reference); NULL: none
     cdef void* _raw(self) noexcept   # the struct inside the object (each game's class); NULL in the base
     # The struct of a state made by its game. An object made without it (GameState.__new__,
     # a subclass's __new__) raises RuntimeError here, so every method refuses it.

@@ -1,4 +1,4 @@
-# cython: language_level=3
+# cython: language_level=3, binding=False
 """The base class of compiled game states and what works for every game through the
 C interface (see _game.pxd): the state methods alike in every game, and random
 playouts in C, threaded without the GIL."""
@@ -10,11 +10,11 @@ import time
 import numpy as np
 
 from libc.stdlib cimport malloc, free
-from libc.string cimport memcpy, strcmp
+from libc.string cimport memcpy, memset, strcmp
 from cpython.ref cimport PyObject, Py_INCREF, Py_XDECREF
 from cpython.tuple cimport PyTuple_New, PyTuple_GET_ITEM, PyTuple_SET_ITEM
 from cpython.list cimport PyList_New, PyList_SET_ITEM
-from cpython.long cimport PyLong_CheckExact, PyLong_AsLongAndOverflow, PyLong_FromLong
+from cpython.long cimport PyLong_CheckExact, PyLong_AsLongAndOverflow
 from caribsim._types cimport int16, int32, uint64, PLAYER_CHANCE, PLAYER_TERMINAL
 from caribsim._common import _int_in
 
@@ -22,6 +22,9 @@ MAX_THREADS = 256          # playout threads beyond the cores only add start-up 
 
 cdef enum:
     STACK_ITEMS = 1024     # action/outcome buffers up to this size live on the stack, larger ones on the heap
+
+# The int objects of every action id, made once: legal_actions() fills its list with them.
+cdef tuple _ACTION_INTS = tuple(range(STACK_ITEMS))
 
 
 cdef void* _scratch(void* local, Py_ssize_t items, Py_ssize_t item_size) except NULL:
@@ -118,6 +121,7 @@ cdef class GameState:
         _set_item(slot, 0, self._hist)
         _set_item(slot, 1, a)
         self._hist = slot
+        self._legal_at = NULL
         return 0
 
     def __init__(self, *args, **kwargs):
@@ -162,19 +166,20 @@ cdef class GameState:
         self._apply(action)
 
     cdef int _apply(self, object action) except -1:
-        cdef int16 buf[STACK_ITEMS]        # every game's action space fits (checked at import)
+        cdef int16 buf[STACK_ITEMS]        # every game's action space fits (checked in c_state)
         cdef void* s = self.c_state()
         cdef int a = _action_arg(action, self.vtable.num_actions)
         cdef int i, n
         slot = history_slot()
         if self.vtable.current_player(s) == PLAYER_TERMINAL:   # from here to _push no Python runs
             raise ValueError("the game is over: no action is legal")
-        n = self.vtable.legal_actions(s, buf)
-        for i in range(n):
-            if buf[i] == a:
-                break
-        else:
-            return self._illegal(a, buf, n)
+        if self._legal_at != <const void*>self._hist or not (self._legal_bits[a >> 6] >> (a & 63)) & 1:
+            n = self.vtable.legal_actions(s, buf)      # not listed at this position, or not legal: look
+            for i in range(n):
+                if buf[i] == a:
+                    break
+            else:
+                return self._illegal(a, buf, n)
         self.vtable.apply_action(s, a)
         self._push(slot, a)
         return 0
@@ -214,10 +219,14 @@ cdef class GameState:
         cdef int i, n
         if player is not None and _check_seat(player, self.vtable.num_players(s)) != self.vtable.current_player(s):
             return []
-        n = self.vtable.legal_actions(s, local)       # every action space fits (checked at import)
+        n = self.vtable.legal_actions(s, local)       # every action space fits (checked in c_state)
+        memset(self._legal_bits, 0, sizeof(self._legal_bits))
+        for i in range(n):                            # no Python from the listing to the key
+            self._legal_bits[local[i] >> 6] |= (<uint64>1) << (local[i] & 63)
+        self._legal_at = <const void*>self._hist
         out = PyList_New(n)
         for i in range(n):
-            item = PyLong_FromLong(local[i])
+            item = <object>PyTuple_GET_ITEM(_ACTION_INTS, local[i])
             Py_INCREF(item)                               # PyList_SET_ITEM steals a reference
             PyList_SET_ITEM(out, i, item)
         return out
