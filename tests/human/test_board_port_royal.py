@@ -82,11 +82,10 @@ def _kind(before, after, step):
 
 @pytest.fixture(scope="module")
 def kinds(rec, states):
-    """The first step number (snapshot index) of each kind, from the middle of the game on."""
+    """The step numbers (snapshot indices) of each kind, from a third of the game on."""
     out = {}
-    start = len(rec["steps"]) // 3
-    for i in range(start, len(rec["steps"])):
-        out.setdefault(_kind(states[i], states[i + 1], rec["steps"][i]), i + 1)
+    for i in range(len(rec["steps"]) // 3, len(rec["steps"])):
+        out.setdefault(_kind(states[i], states[i + 1], rec["steps"][i]), []).append(i + 1)
     return out
 
 
@@ -208,7 +207,7 @@ def test_harbour_cards_show_their_complete_face(browser, page, rec, states):
 def test_events(browser, page, rec, states, kinds, kind, says):
     """The card just revealed (or taken, paid) and what it did, at one step of each kind."""
     assert kind in kinds, f"seed {SEED} has no {kind} step; the kinds are {sorted(kinds)}"
-    n = kinds[kind]
+    n = kinds[kind][0]
     d = _check_step(browser, page, rec, n)
     step, before = rec["steps"][n - 1], states[n - 1].to_dict()
     effect = _text(browser, "pry-effect")
@@ -234,8 +233,10 @@ def test_events(browser, page, rec, states, kinds, kind, says):
             for q in d["queue"]]
 
 
-def test_screenshot_of_a_middle_step(browser, page, rec, kinds, tmp_path):
-    n = kinds["choice"]
+def test_screenshot_of_a_middle_step(browser, page, rec, states, kinds, tmp_path):
+    """A ship just revealed (waiting for repel/dock, or docked) with the fullest harbour."""
+    n = max(kinds["choice"] + kinds["docked"], key=lambda i: sum(states[i].to_dict()["harbour"].values()))
+    _check_step(browser, page, rec, n)
     _open(browser, page, n)
     assert _cards_in(browser, "pry-drawn") == [rec["steps"][n - 1]["name"].split()[1]]
     shots = [tmp_path / "viewer_port_royal.png"]

@@ -207,9 +207,10 @@ function prySupply(s) {
   const notes = [ev.text];
   if (prev && s.generation > prev.generation) notes.push("the discard pile was shuffled into a new draw pile");
   if (s.phase === "end") notes.push("<b>game over</b>");
+  else if (prev && s.active !== prev.active) notes.push(`the harbour is cleared: ${prySeat(s.active)}'s turn begins`);
   const q = pryQueue(s);
   if (q) notes.push(q);
-  const taker = s.step === "take" ? ` | ${prySeat(s.player)} may take ${pryPlural(s.picks_left, "more card")}` : "";
+  const taker = s.step === "take" ? ` | ${prySeat(s.player)} may still take ${pryPlural(s.picks_left, "card")}` : "";
   return `<div class="row">phase <b id="pry-phase">${label(s.phase)}</b>, step ${label(s.step)} | turn ${s.turns} |
       active <b id="pry-active">${prySeat(s.active)}</b> | to act: ${s.to_act >= 0 ? prySeat(s.to_act) : s.to_act === -1 ? "chance" : "nobody"}${taker}
       | start player ${prySeat(s.start_player)}${s.end_triggered ? " - <b>the game ends after this round</b>" : ""}</div>
