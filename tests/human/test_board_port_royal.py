@@ -221,8 +221,11 @@ def test_events(browser, page, rec, states, kinds, kind, says):
     if kind == "take":
         verb = "trades" if card.startswith("ship_") else "hires"
         assert f"seat {step['player']} {verb}" in effect
-    if kind == "fulfil":
+    if kind == "fulfil":                      # the persons it used up go to the discard pile
         assert f"+{board.card_table()[card]['vp']} VP" in effect
+        seat = step["player"]
+        used = Counter(before["players"][seat]["display"]) - Counter(d["players"][seat]["display"])
+        assert used and Counter(_cards_in(browser, "pry-lost")) == used
     if kind == "bust":
         assert f"the harbour ({sum(before['harbour'].values()) + 1} cards)" in effect
         assert Counter(_cards_in(browser, "pry-lost")) == Counter(before["harbour"]) + Counter([card])

@@ -178,6 +178,8 @@ function pryReveal(prev, s, id) {
   const docks = pryDocks(prev, id);
   return {text: `${why}; ${docks.text}`, lost: docks.lost};
 }
+// The persons that left a display (one entry per card): those an expedition used up.
+const pryLeft = (before, after) => Object.entries(before).flatMap(([id, n]) => Array(Math.max(0, n - (after[id] || 0))).fill(id));
 // What the last move did: the card it revealed (or null) and a sentence.
 function pryEvent(prev, s) {
   const m = s.last || "", arg = m.split(" ")[1], who = prySeat(prev ? prev.player : null);
@@ -198,7 +200,11 @@ function pryEvent(prev, s) {
     return {card: prev.pending, text: `${who} lets ${esc(pryName(prev.pending))} dock: ${r.text}`, lost: r.lost};
   }
   if (m.startsWith("take ")) return {card: arg, text: `${who} ${PRY_CARDS[arg].category === "ship" ? "trades" : "hires"} ${esc(pryName(arg))}`};
-  if (m.startsWith("fulfil ")) return {card: arg, text: `${who} fulfils ${esc(pryName(arg))}${m.includes(" jack for ") ? " (Jack of all trades for " + esc(m.split(" jack for ")[1]) + ")" : ""}: +${PRY_CARDS[arg].vp} VP`};
+  if (m.startsWith("fulfil ")) {
+    const jack = m.includes(" jack for ") ? " (Jack of all trades for " + esc(m.split(" jack for ")[1]) + ")" : "";
+    return {card: arg, text: `${who} fulfils ${esc(pryName(arg))}${jack}: +${PRY_CARDS[arg].vp} VP`,
+      lost: pryLeft(prev.players[prev.player].persons, s.players[prev.player].persons)};
+  }
   const said = {reveal: "reveals the next card", stop: "stops discovering: phase 2, trade and hire", pass: "passes"}[m];
   return {card: null, text: `${who} ${said || esc(m)}`};
 }
