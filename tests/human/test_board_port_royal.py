@@ -182,6 +182,9 @@ def test_page_draws_the_state_at_the_start_middle_and_end(browser, page, rec):
     last = len(rec["steps"])
     for n in (0, last // 2, last):
         _check_step(browser, page, rec, n)
+    returns = rec["final"]["returns"]
+    winners = " and ".join(f"seat {i}" for i, r in enumerate(returns) if r == max(returns))
+    assert f"game over: won by {winners}" in _text(browser, "pry-effect")
 
 
 def test_harbour_cards_show_their_complete_face(browser, page, rec, states):

@@ -208,18 +208,24 @@ function pryEvent(prev, s) {
   const said = {reveal: "reveals the next card", stop: "stops discovering: phase 2, trade and hire", pass: "passes"}[m];
   return {card: null, text: `${who} ${said || esc(m)}`};
 }
+// The seats with the best return in the record's final result (ties share the win).
+function pryWinners() {
+  if (!DATA.final) return "";
+  const best = Math.max(...DATA.final.returns);
+  return ": won by " + DATA.final.returns.flatMap((r, i) => r === best ? [prySeat(i)] : []).join(" and ");
+}
 function prySupply(s) {
   const i = DATA.snapshots.indexOf(s), prev = i > 0 ? DATA.snapshots[i - 1] : null, ev = pryEvent(prev, s);
   const notes = [ev.text];
   if (prev && s.generation > prev.generation) notes.push("the discard pile was shuffled into a new draw pile");
-  if (s.phase === "end") notes.push("<b>game over</b>");
+  if (s.phase === "end") notes.push("<b>game over</b>" + pryWinners());
   else if (prev && s.active !== prev.active) notes.push(`the harbour is cleared: ${prySeat(s.active)}'s turn begins`);
   const q = pryQueue(s);
   if (q) notes.push(q);
   const taker = s.step === "take" ? ` | ${prySeat(s.player)} may still take ${pryPlural(s.picks_left, "card")}` : "";
   return `<div class="row">phase <b id="pry-phase">${label(s.phase)}</b>, step ${label(s.step)} | turn ${s.turns} |
       active <b id="pry-active">${prySeat(s.active)}</b> | to act: ${s.to_act >= 0 ? prySeat(s.to_act) : s.to_act === -1 ? "chance" : "nobody"}${taker}
-      | start player ${prySeat(s.start_player)}${s.end_triggered ? " - <b>the game ends after this round</b>" : ""}</div>
+      | start player ${prySeat(s.start_player)}${s.end_triggered && s.phase !== "end" ? " - <b>the game ends after this round</b>" : ""}</div>
     <div id="pry-event">${ev.card ? `<div id="pry-drawn">${pryCard(ev.card)}</div>` : ""}<div><div id="pry-effect">${notes.join("<br>")}</div>${ev.lost && ev.lost.length ?
       `<div class="row">to the discard pile:</div>${pryCards(ev.lost, "pry-lost", "pry-small")}` : ""}</div></div>
     <div class="row">harbour (${pryPlural(s.harbour.length, "card")}, revealed this turn ${s.revealed}):</div>${pryCards(s.harbour, "pry-harbour")}
