@@ -53,12 +53,13 @@ def _first_step(rec, start, wanted):
 @pytest.fixture(scope="module")
 def steps(record):
     """Steps to look at: the start, a middle step with a building and a loaded ship, the
-    first step with a parliament winner, the last step."""
+    first step with a secret bid made, the first with a parliament winner, the last step."""
     n = len(record["steps"])
     middle = _first_step(record, n // 2, lambda d: any(b["buildings"] for b in d["boards"])
                          and any(k and any(k["cargo"].values()) for k in d["harbour"]["docks"]))
     voted = _first_step(record, 0, lambda d: d["parliament"]["winner"] is not None)
-    return {"start": 0, "middle": middle, "voted": voted, "last": n}
+    bidding = _first_step(record, 0, lambda d: any(b["bid"] for b in d["boards"]))
+    return {"start": 0, "middle": middle, "bidding": bidding, "voted": voted, "last": n}
 
 
 # --- the snapshot (pure Python) ---------------------------------------------------------
@@ -158,7 +159,7 @@ def _text(browser, dom_id):
     return browser.find_element("id", dom_id).text
 
 
-@pytest.mark.parametrize("which", ["start", "middle", "voted", "last"])
+@pytest.mark.parametrize("which", ["start", "middle", "bidding", "voted", "last"])
 def test_page_draws_the_state_of_the_step(browser, record, page, steps, which):
     n = steps[which]
     st = records.replay(record, upto=n)
@@ -199,9 +200,12 @@ def test_page_draws_the_state_of_the_step(browser, record, page, steps, which):
     winner = d["parliament"]["winner"]
     drawn = b.find_elements("id", "cuba-winner")
     assert [e.get_attribute("data-seat") for e in drawn] == ([] if winner is None else [str(winner)])
-    if which == "voted":
-        for seat, pb in enumerate(d["boards"]):
-            assert _text(b, f"cuba-votes-{seat}") == str(pb["votes"])
+    secret = st.hidden_bids_pending()
+    assert bool(secret) == (which == "bidding")
+    for seat, pb in enumerate(d["boards"]):
+        assert _text(b, f"cuba-votes-{seat}") == str(pb["votes"])
+        shown = ("cuba-bid", pb["bid"]) if seat in secret else ("cuba-bought", pb["bought"])
+        assert _text(b, f"{shown[0]}-{seat}") == str(shown[1])
 
 
 def test_page_screenshot_of_a_middle_step(browser, page, steps, tmp_path):
