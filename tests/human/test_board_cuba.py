@@ -34,7 +34,7 @@ def _random_record(game, seed=SEED):
             s.resolve_chance()
         else:
             s.apply_action(rng.choice(s.legal_actions()))
-    return records.record_game(s, seed=seed, players_info=["a", "b", "c"])
+    return records.record_game(s, seed=seed, players_info=[chr(97 + i) for i in range(game.num_players())])
 
 
 @pytest.fixture(scope="module")
@@ -76,37 +76,53 @@ def _expected_market(d):
     return out
 
 
-def test_snapshot_follows_the_state_and_the_data_files(record, steps):
+def _check_snapshot(st):
+    """The snapshot of ``st`` against its dict, its scores and the shipped data files."""
     names = {r["id"]: r["name"] for r in _csv("cuba_buildings.csv")}
     copies = {r["id"]: int(r["copies"]) for r in _csv("cuba_buildings.csv")}
     fields = {f"{r['row']},{r['col']}": r["field"] for r in _csv("cuba_plantation.csv")}
     ships = {r["id"]: dict(kv.split(":") for kv in r["accepts"].split(";")) for r in _csv("cuba_ships.csv")}
+    d, scores, snap = st.to_dict(), st.scores(), board.snapshot(st)
+    assert json.loads(json.dumps(snap)) == snap                     # the page gets it as JSON
+    assert (snap["round"], snap["phase"], snap["step"]) == (d["round"], d["phase"], d["step"])
+    assert (snap["bank"], snap["supply"], snap["pesos_limited"]) == (d["bank"], d["supply"], d["options"]["pesos_limited"])
+    assert {rc: f for f, rc in snap["plantation"]} == fields
+    assert len(snap["boards"]) == st.num_players()
+    for b, sb, sc in zip(d["boards"], snap["boards"], scores):
+        assert (sb["pesos"], sb["vp"], sb["pawn"]) == (b["pesos"], b["vp"], b["pawn"])
+        assert sb["vp"] + sb["building_vp"] == sc["total"]
+        assert {rc: x["id"] for rc, x in sb["buildings"].items()} == {f: i for i, f in b["buildings"].items()}
+        assert all(x["name"] == names[x["id"]] for x in sb["buildings"].values())
+        assert sorted(sb["hand"] + sb["played"]) == sorted(["worker", "trader", "architect", "foreman", "mayor"])
+        assert set(sb["hand"]) == set(b["hand"])
+    for dock, sd in zip(d["harbour"]["docks"], snap["docks"]):
+        if dock is None:
+            assert sd is None
+            continue
+        assert sd["id"] == dock["ship"]
+        assert sd["slots"] == {k: int(v) for k, v in ships[dock["ship"]].items()}
+        assert sd["cargo"] == {k: dock["cargo"][k] for k in ships[dock["ship"]]}
+    assert snap["deck_unseen"] == len(d["harbour"]["deck_unseen"])
+    assert [(x["stack"], x["in_force"] and x["in_force"]["id"]) for x in snap["laws"]] == \
+        list(d["laws"]["in_force"].items())
+    assert [x["proposal"] and x["proposal"]["id"] for x in snap["laws"]] == list(d["laws"]["proposals"].values())
+    assert {m["kind"]: (m["buy"], m["sell"]) for m in snap["market"]} == _expected_market(d)
+    owned = [i for b in d["boards"] for i in b["buildings"]]
+    assert {p[0]: p[3] for p in snap["pool"]} == {i: c - owned.count(i) for i, c in copies.items()}
+
+
+def test_snapshot_follows_the_state_and_the_data_files(record, steps):
     for n in steps.values():
-        st = records.replay(record, upto=n)
-        d, scores, snap = st.to_dict(), st.scores(), board.snapshot(st)
-        assert json.loads(json.dumps(snap)) == snap                     # the page gets it as JSON
-        assert (snap["round"], snap["phase"], snap["step"]) == (d["round"], d["phase"], d["step"])
-        assert {rc: f for f, rc in snap["plantation"]} == fields
-        for b, sb, sc in zip(d["boards"], snap["boards"], scores):
-            assert (sb["pesos"], sb["vp"], sb["pawn"]) == (b["pesos"], b["vp"], b["pawn"])
-            assert sb["vp"] + sb["building_vp"] == sc["total"]
-            assert {rc: x["id"] for rc, x in sb["buildings"].items()} == {f: i for i, f in b["buildings"].items()}
-            assert all(x["name"] == names[x["id"]] for x in sb["buildings"].values())
-            assert sorted(sb["hand"] + sb["played"]) == sorted(["worker", "trader", "architect", "foreman", "mayor"])
-            assert set(sb["hand"]) == set(b["hand"])
-        for dock, sd in zip(d["harbour"]["docks"], snap["docks"]):
-            if dock is None:
-                assert sd is None
-                continue
-            assert sd["id"] == dock["ship"]
-            assert sd["slots"] == {k: int(v) for k, v in ships[dock["ship"]].items()}
-            assert sd["cargo"] == {k: dock["cargo"][k] for k in ships[dock["ship"]]}
-        assert snap["deck_unseen"] == len(d["harbour"]["deck_unseen"])
-        assert [(x["stack"], x["in_force"] and x["in_force"]["id"]) for x in snap["laws"]] == \
-            list(d["laws"]["in_force"].items())
-        assert {m["kind"]: (m["buy"], m["sell"]) for m in snap["market"]} == _expected_market(d)
-        owned = [i for b in d["boards"] for i in b["buildings"]]
-        assert {p[0]: p[3] for p in snap["pool"]} == {i: c - owned.count(i) for i, c in copies.items()}
+        _check_snapshot(records.replay(record, upto=n))
+
+
+@pytest.mark.parametrize("options", [{"players": 2}, {"players": 5, "supply_limited": True, "pesos_limited": True}])
+def test_snapshot_at_every_step_of_other_games(options):
+    rec = _random_record(caribsim.load_game("cuba", **options), seed=4)
+    states = records.states(rec)
+    assert len(states) == len(rec["steps"]) + 1 and states[-1].is_terminal()
+    for st in states:
+        _check_snapshot(st)
 
 
 def test_snapshot_uses_the_games_own_data(tmp_path):

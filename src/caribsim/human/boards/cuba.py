@@ -155,8 +155,9 @@ def snapshot(state) -> dict:
     }
 
 
-CSS = """.sugar{background:#f4f4f4;border:1px solid #ccc}.citrus{background:#f6a23a}.tobacco{background:#5c9b4a;color:#fff}
-.rum{background:#8a4b2a;color:#fff}.cigar{background:#5a3a24;color:#fff}.wood{background:#e3cfa4}
+CSS = """.sugar{background:#f4f4f4;border:1px solid #ccc}.citrus{background:#f6a23a}
+.tobacco{background:#5c9b4a;color:#fff}.rum{background:#8a4b2a;color:#fff}.cigar{background:#5a3a24;color:#fff}
+.wood{background:#e3cfa4}
 .stone{background:#c8553d;color:#fff}.water{background:#4a8fd8;color:#fff}.warehouse{background:#ddd}
 .cu-grid{display:grid;grid-template-columns:repeat(4,5.7em);gap:3px;margin:.3em 0}
 .cu-cell{position:relative;border:1px solid #999;border-radius:4px;min-height:5.4em;padding:2px 3px 1.3em 3px;
@@ -179,46 +180,64 @@ CSS = """.sugar{background:#f4f4f4;border:1px solid #ccc}.citrus{background:#f6a
 """
 
 JS = r"""
+const CU_NONE = '<span class="empty">none</span>';
 const cuAttr = v => esc(v).replace(/"/g, "&quot;");      // texts from user data files go into title=""
+const cuSeats = seats => seats.map(i => "seat " + i).join(", ");
 function cuShip(sh) {
   if (!sh) return '<span class="empty">empty</span>';
   return `${esc(sh.id)}: ` + Object.entries(sh.slots).map(([k, n]) =>
     `<span class="tag ${k}">${k} ${sh.cargo ? sh.cargo[k] + "/" : ""}${n}</span>`).join("");
 }
+function cuBox(id, ship, title, body) {
+  return `<div class="cu-box" id="${id}"${ship === undefined ? "" : ` data-ship="${ship ? ship.id : ""}"`}>
+    <h4>${title}</h4><div class="cu-small">${body}</div></div>`;
+}
+function cuRound(s) {
+  return `<div class="row">round <b id="cuba-round">${s.round}</b> of ${s.rounds},
+    phase <b id="cuba-phase">${label(s.phase)}</b>, step ${label(s.step)}${s.phase === "actions" ? ", lap " + (s.lap + 1) : ""}${
+    s.character ? ", playing the " + s.character : ""} | start player: seat ${s.start_player}
+    ${s.town_hall_user !== null ? " | Town hall used by seat " + s.town_hall_user : ""}
+    | black markers: ${s.markers.length ? s.markers.map(label).join(", ") : "none"}</div>`;
+}
 function cuTrack(m) {
   const spaces = m.prices.map((p, i) => `<span class="cu-space${i < m.tokens ? " covered" : ""}">${p}</span>`).join("");
-  return `<span class="cu-track" id="cuba-market-${m.kind}" data-tokens="${m.tokens}"><span class="tag ${m.kind}">${m.kind}</span>
-    ${spaces} <span class="cu-small">buy ${m.buy} / sell ${m.sell}</span></span>`;
+  return `<span class="cu-track" id="cuba-market-${m.kind}" data-tokens="${m.tokens}">
+    <span class="tag ${m.kind}">${m.kind}</span> ${spaces} <span class="cu-small">buy ${m.buy} / sell ${m.sell}</span></span>`;
 }
-function cuLaw(l, who) {
-  const force = l.in_force ? esc(l.in_force.text) : '<span class="empty">none</span>';
-  const prop = l.proposal ? `${esc(l.proposal.text)}${l.vetoed ? " <b>(vetoed)</b>" : ""}` : '<span class="empty">none</span>';
+function cuHarbour(s) {
+  const docks = s.docks.map((d, k) =>
+    cuBox(`cuba-dock-${k + 1}`, d, `dock ${k + 1} <span class="cu-small">(loaded/slots)</span>`, cuShip(d)));
+  const back = s.deck_returned.length ? ` (${s.deck_returned.map(esc).join(", ")})` : "";
+  return `<div class="row">${docks.join("")}
+    ${cuBox("cuba-at-sea", s.at_sea, 'at sea <span class="cu-small">(slots)</span>', cuShip(s.at_sea))}
+    ${cuBox("cuba-deck", undefined, "ship deck", `${s.deck_unseen} unseen, ${s.deck_returned.length} returned${back}`)}</div>`;
+}
+function cuLaw(l) {
+  const prop = l.proposal ? esc(l.proposal.text) + (l.vetoed ? " <b>(vetoed)</b>" : "") : CU_NONE;
   return `<div class="cu-box" id="cuba-law-${l.stack}" data-law="${l.in_force ? l.in_force.id : ""}">
     <h4>stack ${l.stack} <span class="cu-small">(${l.left} cards left)</span></h4>
-    <div class="cu-small">in force: <b>${force}</b></div>
+    <div class="cu-small">in force: <b>${l.in_force ? esc(l.in_force.text) : CU_NONE}</b></div>
     <div class="cu-small" id="cuba-proposal-${l.stack}" data-law="${l.proposal ? l.proposal.id : ""}">proposal: ${prop}</div></div>`;
 }
-function cuSupply(s) {
+function cuParliament(s) {
   const p = s.parliament, seats = p.tied.length ? p.tied : p.bidders;
   let vote = "no vote yet this round";
-  if (p.winner !== null) vote = `votes ${s.boards.map((b, i) => `seat ${i} ${b.votes}`).join(", ")}; winner <b id="cuba-winner" data-seat="${p.winner}">seat ${p.winner}</b>`;
-  else if (seats.length) vote = `${p.rebid ? "re-bid of the tied seats" : "secret bids"}; still to bid: ${seats.map(i => "seat " + i).join(", ")}`;
-  const docks = s.docks.map((d, k) => `<div class="cu-box" id="cuba-dock-${k + 1}" data-ship="${d ? d.id : ""}">
-    <h4>dock ${k + 1} <span class="cu-small">(loaded/slots)</span></h4><div class="cu-small">${cuShip(d)}</div></div>`).join("");
-  const pool = s.pool.filter(b => b[3] > 0).map(b =>
-    `<span class="tag" id="cuba-pool-${b[0]}" >${esc(b[1])} <span class="cu-small">${esc(b[2])}${b[3] > 1 ? " x" + b[3] : ""}</span></span>`).join("");
-  return `<div class="row">round <b id="cuba-round">${s.round}</b> of ${s.rounds}, phase <b id="cuba-phase">${label(s.phase)}</b>,
-      step ${label(s.step)}${s.phase === "actions" ? ", lap " + (s.lap + 1) : ""}${s.character ? ", playing the " + s.character : ""}
-      | start player: seat ${s.start_player}${s.town_hall_user !== null ? " | Town hall used by seat " + s.town_hall_user : ""}
-      | black markers: ${s.markers.length ? s.markers.map(label).join(", ") : "none"}</div>
-    <div class="row">market: ${s.market.map(cuTrack).join("")}</div>
-    <div class="row">${docks}<div class="cu-box" id="cuba-at-sea" data-ship="${s.at_sea ? s.at_sea.id : ""}"><h4>at sea <span class="cu-small">(slots)</span></h4>
-      <div class="cu-small">${cuShip(s.at_sea)}</div></div><div class="cu-box" id="cuba-deck"><h4>ship deck</h4>
-      <div class="cu-small">${s.deck_unseen} unseen, ${s.deck_returned.length} returned${s.deck_returned.length ? " (" + s.deck_returned.map(esc).join(", ") + ")" : ""}</div></div></div>
-    <div class="row">${s.laws.map(cuLaw).join("")}</div>
-    <div class="row">parliament: ${vote}</div>
-    <div class="row cu-pool">buildings left (${s.end_vp_per_building} VP each at the end): ${pool || '<span class="empty">none</span>'}</div>
-    <div class="row">supply${s.supply_limited ? "" : " (unlimited)"}: ${tags(s.supply)}
+  if (p.winner !== null)
+    vote = `votes ${s.boards.map((b, i) => `seat ${i} ${b.votes}`).join(", ")};
+      winner <b id="cuba-winner" data-seat="${p.winner}">seat ${p.winner}</b>`;
+  else if (seats.length)
+    vote = `${p.rebid ? "re-bid of the tied seats" : "secret bids"}; still to bid: ${cuSeats(seats)}`;
+  return `<div class="row">parliament: ${vote}</div>`;
+}
+function cuPool(s) {
+  const left = s.pool.filter(b => b[3] > 0).map(([id, name, cost, n]) =>
+    `<span class="tag" id="cuba-pool-${id}">${esc(name)} <span class="cu-small">${esc(cost)}${n > 1 ? " x" + n : ""}</span></span>`);
+  return `<div class="row cu-pool">buildings left (${s.end_vp_per_building} VP each at the end): ${left.join("") || CU_NONE}</div>`;
+}
+function cuSupply(s) {
+  return cuRound(s) + `<div class="row">market: ${s.market.map(cuTrack).join("")}</div>` + cuHarbour(s)
+    + `<div class="row">${s.laws.map(cuLaw).join("")}</div>` + cuParliament(s) + cuPool(s)
+    + `<div class="row">supply${s.supply_limited ? "" : " (unlimited)"}: ${tags(s.supply)}
       | bank <b id="cuba-bank">${s.bank}</b>${s.pesos_limited ? "" : " (unlimited)"}</div>`;
 }
 function cuCell([field, rc], i, b) {
@@ -228,27 +247,26 @@ function cuCell([field, rc], i, b) {
     bld ? `<span class="cu-bld" title="${cuAttr(bld.effect)}">${esc(bld.name)}</span>` : ""}${
     pawn ? `<span class="cu-pawn" style="background:${COLORS[i % 5]}" title="pawn"></span>` : ""}</div>`;
 }
-function cuBoards(s) {
-  return s.boards.map((b, i) => {
-    const hand = b.hand.map(c => `<span class="cu-card">${c}</span>`).join("") || '<span class="empty">none</span>';
-    const played = b.played.map(c => `<span class="cu-card played">${c}${c === b.fourth ? " (4th)" : ""}</span>`).join("")
-      || '<span class="empty">none</span>';
-    const bid = s.secret_bids.includes(i) ? `bid <span id="cuba-bid-${i}">${b.bid}</span> (secret until all have bid)` :
-      `bought votes <span id="cuba-bought-${i}">${b.bought}</span>`;
-    return `<div class="board cu-board${i === s.to_act ? " active" : ""}" id="board-${i}" style="border-top:4px solid ${COLORS[i % 5]}">
-      <h3>Seat ${i}${i === s.start_player ? " (start player)" : ""}${DATA.players ? " - " + esc(DATA.players[i]) : ""}</h3>
-      <div class="row">pesos <b id="cuba-pesos-${i}">${b.pesos}</b> | VP <b id="cuba-vp-${i}">${b.vp}</b> + buildings ${b.building_vp}
-        = <b>${s.scores[i]}</b> | pawn <span id="cuba-pawn-${i}">${b.pawn}</span></div>
-      <div class="cu-grid">${s.plantation.map(c => cuCell(c, i, b)).join("")}</div>
-      <div class="row">yard: <span id="cuba-yard-${i}">${tags(b.yard)}</span></div>
-      <div class="row">warehouse: ${tags(b.warehouse)} | storage: ${tags(b.storage)}</div>
-      <div class="row" id="cuba-hand-${i}">hand: ${hand}</div>
-      <div class="row" id="cuba-played-${i}">played this round: ${played}</div>
-      <div class="row cu-small">votes <span id="cuba-votes-${i}">${b.votes}</span> | ${bid}${b.paid_tax ? " | tax paid" : ""}${
-        b.church_stack ? " | last veto: stack " + b.church_stack : ""}</div></div>`;
-  }).join("");
+function cuCards(cards, cls, fourth) {
+  return cards.map(c => `<span class="cu-card ${cls}">${c}${c === fourth ? " (4th)" : ""}</span>`).join("") || CU_NONE;
 }
-const BOARD = {supply: cuSupply, boards: cuBoards};
+function cuBoard(s, b, i) {
+  const bid = s.secret_bids.includes(i) ? `bid <span id="cuba-bid-${i}">${b.bid}</span> (secret until all have bid)`
+    : `bought votes <span id="cuba-bought-${i}">${b.bought}</span>`;
+  return `<div class="board cu-board${i === s.to_act ? " active" : ""}" id="board-${i}"
+      style="border-top:4px solid ${COLORS[i % 5]}">
+    <h3>Seat ${i}${i === s.start_player ? " (start player)" : ""}${DATA.players ? " - " + esc(DATA.players[i]) : ""}</h3>
+    <div class="row">pesos <b id="cuba-pesos-${i}">${b.pesos}</b> | VP <b id="cuba-vp-${i}">${b.vp}</b>
+      + buildings ${b.building_vp} = <b>${s.scores[i]}</b> | pawn <span id="cuba-pawn-${i}">${b.pawn}</span></div>
+    <div class="cu-grid">${s.plantation.map(c => cuCell(c, i, b)).join("")}</div>
+    <div class="row">yard: <span id="cuba-yard-${i}">${tags(b.yard)}</span></div>
+    <div class="row">warehouse: ${tags(b.warehouse)} | storage: ${tags(b.storage)}</div>
+    <div class="row" id="cuba-hand-${i}">hand: ${cuCards(b.hand, "", null)}</div>
+    <div class="row" id="cuba-played-${i}">played this round: ${cuCards(b.played, "played", b.fourth)}</div>
+    <div class="row cu-small">votes <span id="cuba-votes-${i}">${b.votes}</span> | ${bid}${b.paid_tax ? " | tax paid" : ""}
+      ${b.church_stack ? " | last veto: stack " + b.church_stack : ""}</div></div>`;
+}
+const BOARD = {supply: cuSupply, boards: s => s.boards.map((b, i) => cuBoard(s, b, i)).join("")};
 """
 
 
