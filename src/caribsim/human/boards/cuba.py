@@ -1,16 +1,272 @@
-"""Cuba drawn for the page: its text board (a drawn board is to come)."""
+"""Cuba drawn for the page: each player's plantation (3 x 4 fields with buildings and the
+pawn), pesos, VP, items and character cards; the market tracks, the harbour, the four law
+stacks and the parliament, the round and the supply.
+
+Names, costs, ship slots, prices and the plantation come from the game's own component data
+(``game.component_data()``, which honours the ``data`` option); the texts the engine does not
+keep (building effects, law parameters) are read from the same CSV files the game read."""
 from __future__ import annotations
+
+import csv
+import functools
+import io
+import weakref
+from importlib.resources import files
+
+from caribsim.cuba.game import BUILDINGS, CARGO, CHARACTERS, CROPS, ITEMS, STACKS
+
+_WAREHOUSE = len(ITEMS)         # the plantation's field kind after the items is the warehouse
+_TABLES = weakref.WeakKeyDictionary()       # game -> what every snapshot of it shares
+
+
+@functools.lru_cache(maxsize=16)
+def _csv_rows(origin: str, name: str) -> tuple:
+    """The rows of one data file as dicts: the shipped file, or the user's file at ``origin``."""
+    if origin == "bundled":
+        text = files("caribsim").joinpath("data", name).read_text(encoding="utf-8")
+    else:
+        with open(origin, encoding="utf-8") as f:
+            text = f.read()
+    return tuple(csv.DictReader(io.StringIO(text)))
+
+
+def _params_text(kind: str, params: str) -> str:
+    """A law's kind and parameters as the data file writes them, for a reader."""
+    text = kind.replace("_", " ")
+    if params and params != "-":
+        text += ": " + params.replace("=", " ").replace(";", ", ").replace("_", " ")
+    return text
+
+
+def _tables(game) -> dict:
+    """The game's component data arranged for drawing (cached per game)."""
+    if game in _TABLES:
+        return _TABLES[game]
+    data, status = game.component_data(), game.component_data_status()
+    rows = {name: _csv_rows(status[name]["origin"], name) for name in ("cuba_buildings.csv", "cuba_laws.csv")}
+    effects = {r["id"]: r["effect"] for r in rows["cuba_buildings.csv"]}
+    law_text = {r["id"]: _params_text(r["kind"], r["params"]) for r in rows["cuba_laws.csv"]}
+    setup = data["setup"]
+    levy = ", ".join(f"{ITEMS[k]} {n}" for k, n in enumerate(setup["initial_levy"]) if n)
+    initial = {"I": f"tax: pesos {setup['initial_tax']}", "II": f"levy: {levy}"}
+    t = {
+        "buildings": {bid: {"name": b["name"], "cost": b["cost"], "copies": b["copies"], "effect": effects[bid]}
+                      for bid, b in zip(BUILDINGS, data["buildings"])},
+        "ships": {s["id"]: dict(zip(CARGO, s["slots"])) for s in data["ships"]},
+        "laws": {law["id"]: {"stack": STACKS[law["stack"]], "text": law_text[law["id"]]}
+                 for law in data["laws"]},
+        "initial": initial,
+        "market": {k: m["prices"] for k, m in zip(CARGO, data["market"])},
+        "plantation": [["warehouse" if f == _WAREHOUSE else ITEMS[f], f"{i // 4 + 1},{i % 4 + 1}"]
+                       for i, f in enumerate(data["plantation"])],
+        "setup": setup,
+    }
+    _TABLES[game] = t
+    return t
+
+
+def _cost_text(cost) -> str:
+    """A building's cost [wood, stone, water, pesos] as "2 wood 1 stone 2$"."""
+    parts = [f"{n} {kind}" for n, kind in zip(cost, ("wood", "stone", "water")) if n]
+    return " ".join(parts + ([f"{cost[3]}$"] if cost[3] else [])) or "free"
+
+
+def _market(d, t) -> list:
+    """Per cargo track: its prices, the tokens on it and today's buy and sell prices."""
+    su = t["setup"]
+    out = []
+    for kind in CARGO:
+        prices, c = t["market"][kind], d["market"][kind]
+        to_supply = su["market_sell_to_supply_price_crop" if kind in CROPS else "market_sell_to_supply_price_good"]
+        out.append({"kind": kind, "prices": prices, "tokens": c,
+                    "buy": prices[c - 1] if c else su["market_buy_from_supply_price"],
+                    "sell": prices[c] if c < len(prices) else to_supply})
+    return out
+
+
+def _ship(ship_id, t, cargo=None):
+    """A ship card: what it takes (slots per kind) and, in a dock, what is loaded."""
+    if ship_id is None:
+        return None
+    slots = {k: n for k, n in t["ships"][ship_id].items() if n}
+    return {"id": ship_id, "slots": slots, "cargo": None if cargo is None else {k: cargo[k] for k in slots}}
+
+
+def _law(law_id, stack, t):
+    """A law card (or a stack's initial law) with its text, or None."""
+    if law_id is None:
+        return None
+    if law_id == "initial":
+        return {"id": "initial", "text": "initial " + t["initial"].get(stack, "")}
+    return {"id": law_id, "text": t["laws"][law_id]["text"]}
+
+
+def _laws(d, t) -> list:
+    """Per stack I..IV: the law in force, the proposal (vetoed or not) and the cards left."""
+    laws, revealed = d["laws"], set(d["laws"]["revealed"])
+    out = []
+    for stack in STACKS:
+        cards = [lid for lid, law in t["laws"].items() if law["stack"] == stack]
+        out.append({"stack": stack, "in_force": _law(laws["in_force"][stack], stack, t),
+                    "proposal": _law(laws["proposals"][stack], stack, t),
+                    "vetoed": laws["vetoed"] is not None and laws["vetoed"] == laws["proposals"][stack],
+                    "left": sum(1 for lid in cards if lid not in revealed)})
+    return out
+
+
+def _board(b, score, t) -> dict:
+    """One player's buildings (by field "r,c"), stock, cards and parliament values."""
+    built = {field: {"id": bid, "name": t["buildings"][bid]["name"], "effect": t["buildings"][bid]["effect"]}
+             for bid, field in b["buildings"].items()}
+    return {"pesos": b["pesos"], "vp": b["vp"], "building_vp": score["building_vp"], "pawn": b["pawn"],
+            "buildings": built, "yard": b["yard"], "warehouse": b["warehouse"], "storage": b["storage"],
+            "hand": b["hand"], "played": [c for c in CHARACTERS if c not in b["hand"]], "fourth": b["fourth"],
+            "bid": b["bid"], "bought": b["bought"], "votes": b["votes"], "paid_tax": b["paid_tax"],
+            "church_stack": b["church_stack"]}
+
+
+def _pool(d, t) -> list:
+    """The building tiles left in the pool: [id, name, cost text, tiles left]."""
+    owned = {}
+    for b in d["boards"]:
+        for bid in b["buildings"]:
+            owned[bid] = owned.get(bid, 0) + 1
+    return [[bid, b["name"], _cost_text(b["cost"]), b["copies"] - owned.get(bid, 0)]
+            for bid, b in t["buildings"].items()]
 
 
 def snapshot(state) -> dict:
-    """What the page draws at one step."""
-    return {"text": str(state)}
+    """What the page draws at one step: display-ready values derived from ``state.to_dict()``
+    and the game's component data."""
+    d, t = state.to_dict(), _tables(state.game)
+    h, opts, su = d["harbour"], d["options"], t["setup"]
+    return {
+        "round": d["round"], "rounds": su["rounds"], "phase": d["phase"], "step": d["step"],
+        "start_player": d["start_player"], "lap": d["lap"], "character": d["character"],
+        "markers": d["markers"], "town_hall_user": d["town_hall_user"],
+        "market": _market(d, t),
+        "docks": [_ship(k and k["ship"], t, k and k["cargo"]) for k in h["docks"]],
+        "at_sea": _ship(h["at_sea"], t), "deck_unseen": len(h["deck_unseen"]), "deck_returned": h["deck_returned"],
+        "laws": _laws(d, t), "parliament": d["parliament"], "secret_bids": state.hidden_bids_pending(),
+        "supply": d["supply"], "supply_limited": opts["supply_limited"],
+        "bank": d["bank"], "pesos_limited": opts["pesos_limited"],
+        "plantation": t["plantation"], "pool": _pool(d, t), "end_vp_per_building": su["end_vp_per_building"],
+        "boards": [_board(b, sc, t) for b, sc in zip(d["boards"], state.scores())],
+    }
 
 
-CSS = ""
+CSS = """.sugar{background:#f4f4f4;border:1px solid #ccc}.citrus{background:#f6a23a}
+.tobacco{background:#5c9b4a;color:#fff}.rum{background:#8a4b2a;color:#fff}.cigar{background:#5a3a24;color:#fff}
+.wood{background:#e3cfa4}
+.stone{background:#c8553d;color:#fff}.water{background:#4a8fd8;color:#fff}.warehouse{background:#ddd}
+.cu-grid{display:grid;grid-template-columns:repeat(4,5.7em);gap:3px;margin:.3em 0}
+.cu-cell{position:relative;border:1px solid #999;border-radius:4px;min-height:5.4em;padding:2px 3px 1.3em 3px;
+  font-size:.78em;box-sizing:border-box}
+.cu-rc{position:absolute;right:3px;bottom:1px;font-size:.9em;font-weight:bold;opacity:.75}
+.cu-bld{display:block;margin-top:.2em;background:#fff;color:#222;border:1px solid #666;border-radius:3px;
+  padding:0 2px;font-weight:bold;line-height:1.15}
+.cu-pawn{position:absolute;left:3px;bottom:2px;width:.95em;height:.95em;border-radius:50%;border:2px solid #000}
+.cu-card{display:inline-block;padding:0 .35em;margin:.1em;border-radius:3px;border:1px solid #888;background:#fff}
+.cu-card.played{background:#333;color:#fff}
+.cu-track{display:inline-block;margin:.1em .5em .1em 0;white-space:nowrap}
+.cu-space{display:inline-block;width:1.5em;text-align:center;border:1px solid #aaa;margin-right:1px;font-size:.85em}
+.cu-space.covered{background:#333;color:#fff}
+.cu-box{display:inline-block;vertical-align:top;border:1px solid #bbb;border-radius:4px;padding:.25em .4em;
+  margin:.15em;background:#fcfcfa;min-width:9em}
+.cu-box h4{margin:0 0 .15em 0;font-size:.9em}
+.cu-small{font-size:.85em}
+.cu-board{width:24em}
+.cu-pool .tag{font-size:.85em}
+"""
 
 JS = r"""
-const BOARD = {supply: s => "", boards: s => `<pre id="text">${esc(s.text)}</pre>`};
+const CU_NONE = '<span class="empty">none</span>';
+const cuAttr = v => esc(v).replace(/"/g, "&quot;");      // texts from user data files go into title=""
+const cuSeats = seats => seats.map(i => "seat " + i).join(", ");
+function cuShip(sh) {
+  if (!sh) return '<span class="empty">empty</span>';
+  return `${esc(sh.id)}: ` + Object.entries(sh.slots).map(([k, n]) =>
+    `<span class="tag ${k}">${k} ${sh.cargo ? sh.cargo[k] + "/" : ""}${n}</span>`).join("");
+}
+function cuBox(id, ship, title, body) {
+  return `<div class="cu-box" id="${id}"${ship === undefined ? "" : ` data-ship="${ship ? ship.id : ""}"`}>
+    <h4>${title}</h4><div class="cu-small">${body}</div></div>`;
+}
+function cuRound(s) {
+  return `<div class="row">round <b id="cuba-round">${s.round}</b> of ${s.rounds},
+    phase <b id="cuba-phase">${label(s.phase)}</b>, step ${label(s.step)}${s.phase === "actions" ? ", lap " + (s.lap + 1) : ""}${
+    s.character ? ", playing the " + s.character : ""} | start player: seat ${s.start_player}
+    ${s.town_hall_user !== null ? " | Town hall used by seat " + s.town_hall_user : ""}
+    | black markers: ${s.markers.length ? s.markers.map(label).join(", ") : "none"}</div>`;
+}
+function cuTrack(m) {
+  const spaces = m.prices.map((p, i) => `<span class="cu-space${i < m.tokens ? " covered" : ""}">${p}</span>`).join("");
+  return `<span class="cu-track" id="cuba-market-${m.kind}" data-tokens="${m.tokens}">
+    <span class="tag ${m.kind}">${m.kind}</span> ${spaces} <span class="cu-small">buy ${m.buy} / sell ${m.sell}</span></span>`;
+}
+function cuHarbour(s) {
+  const docks = s.docks.map((d, k) =>
+    cuBox(`cuba-dock-${k + 1}`, d, `dock ${k + 1} <span class="cu-small">(loaded/slots)</span>`, cuShip(d)));
+  const back = s.deck_returned.length ? ` (${s.deck_returned.map(esc).join(", ")})` : "";
+  return `<div class="row">${docks.join("")}
+    ${cuBox("cuba-at-sea", s.at_sea, 'at sea <span class="cu-small">(slots)</span>', cuShip(s.at_sea))}
+    ${cuBox("cuba-deck", undefined, "ship deck", `${s.deck_unseen} unseen, ${s.deck_returned.length} returned${back}`)}</div>`;
+}
+function cuLaw(l) {
+  const prop = l.proposal ? esc(l.proposal.text) + (l.vetoed ? " <b>(vetoed)</b>" : "") : CU_NONE;
+  return `<div class="cu-box" id="cuba-law-${l.stack}" data-law="${l.in_force ? l.in_force.id : ""}">
+    <h4>stack ${l.stack} <span class="cu-small">(${l.left} cards left)</span></h4>
+    <div class="cu-small">in force: <b>${l.in_force ? esc(l.in_force.text) : CU_NONE}</b></div>
+    <div class="cu-small" id="cuba-proposal-${l.stack}" data-law="${l.proposal ? l.proposal.id : ""}">proposal: ${prop}</div></div>`;
+}
+function cuParliament(s) {
+  const p = s.parliament, seats = p.tied.length ? p.tied : p.bidders;
+  let vote = "no vote yet this round";
+  if (p.winner !== null)
+    vote = `votes ${s.boards.map((b, i) => `seat ${i} ${b.votes}`).join(", ")};
+      winner <b id="cuba-winner" data-seat="${p.winner}">seat ${p.winner}</b>`;
+  else if (seats.length)
+    vote = `${p.rebid ? "re-bid of the tied seats" : "secret bids"}; still to bid: ${cuSeats(seats)}`;
+  return `<div class="row">parliament: ${vote}</div>`;
+}
+function cuPool(s) {
+  const left = s.pool.filter(b => b[3] > 0).map(([id, name, cost, n]) =>
+    `<span class="tag" id="cuba-pool-${id}">${esc(name)} <span class="cu-small">${esc(cost)}${n > 1 ? " x" + n : ""}</span></span>`);
+  return `<div class="row cu-pool">buildings left (${s.end_vp_per_building} VP each at the end): ${left.join("") || CU_NONE}</div>`;
+}
+function cuSupply(s) {
+  return cuRound(s) + `<div class="row">market: ${s.market.map(cuTrack).join("")}</div>` + cuHarbour(s)
+    + `<div class="row">${s.laws.map(cuLaw).join("")}</div>` + cuParliament(s) + cuPool(s)
+    + `<div class="row">supply${s.supply_limited ? "" : " (unlimited)"}: ${tags(s.supply)}
+      | bank <b id="cuba-bank">${s.bank}</b>${s.pesos_limited ? "" : " (unlimited)"}</div>`;
+}
+function cuCell([field, rc], i, b) {
+  const pawn = rc === b.pawn, bld = b.buildings[rc];
+  return `<div class="cu-cell ${field}" id="cuba-cell-${i}-${rc.replace(",", "-")}" data-field="${field}"
+    data-building="${bld ? bld.id : ""}" data-pawn="${pawn ? 1 : 0}"><span class="cu-rc">${rc}</span>${field}${
+    bld ? `<span class="cu-bld" title="${cuAttr(bld.effect)}">${esc(bld.name)}</span>` : ""}${
+    pawn ? `<span class="cu-pawn" style="background:${COLORS[i % 5]}" title="pawn"></span>` : ""}</div>`;
+}
+function cuCards(cards, cls, fourth) {
+  return cards.map(c => `<span class="cu-card ${cls}">${c}${c === fourth ? " (4th)" : ""}</span>`).join("") || CU_NONE;
+}
+function cuBoard(s, b, i) {
+  const bid = s.secret_bids.includes(i) ? `bid <span id="cuba-bid-${i}">${b.bid}</span> (secret until all have bid)`
+    : `bought votes <span id="cuba-bought-${i}">${b.bought}</span>`;
+  return `<div class="board cu-board${i === s.to_act ? " active" : ""}" id="board-${i}"
+      style="border-top:4px solid ${COLORS[i % 5]}">
+    <h3>Seat ${i}${i === s.start_player ? " (start player)" : ""}${DATA.players ? " - " + esc(DATA.players[i]) : ""}</h3>
+    <div class="row">pesos <b id="cuba-pesos-${i}">${b.pesos}</b> | VP <b id="cuba-vp-${i}">${b.vp}</b>
+      + buildings ${b.building_vp} = <b>${s.scores[i]}</b> | pawn <span id="cuba-pawn-${i}">${b.pawn}</span></div>
+    <div class="cu-grid">${s.plantation.map(c => cuCell(c, i, b)).join("")}</div>
+    <div class="row">yard: <span id="cuba-yard-${i}">${tags(b.yard)}</span></div>
+    <div class="row">warehouse: ${tags(b.warehouse)} | storage: ${tags(b.storage)}</div>
+    <div class="row" id="cuba-hand-${i}">hand: ${cuCards(b.hand, "", null)}</div>
+    <div class="row" id="cuba-played-${i}">played this round: ${cuCards(b.played, "played", b.fourth)}</div>
+    <div class="row cu-small">votes <span id="cuba-votes-${i}">${b.votes}</span> | ${bid}${b.paid_tax ? " | tax paid" : ""}
+      ${b.church_stack ? " | last veto: stack " + b.church_stack : ""}</div></div>`;
+}
+const BOARD = {supply: cuSupply, boards: s => s.boards.map((b, i) => cuBoard(s, b, i)).join("")};
 """
 
 
