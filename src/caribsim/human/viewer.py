@@ -230,7 +230,9 @@ function show(i) {
   const over = gameOver();
   $("game-over").innerHTML = over;
   $("game-over").hidden = !over;
-  $("supply").innerHTML = BOARD.supply(s);
+  const supply = BOARD.supply(s);
+  $("supply").innerHTML = supply;
+  $("supply").hidden = !supply;       // a game drawn as its text board has no supply panel
   $("boards").innerHTML = BOARD.boards(s);
   const c = $("cursor"), x = $("chart")._x(cur);
   c.setAttribute("x1", x); c.setAttribute("x2", x);
