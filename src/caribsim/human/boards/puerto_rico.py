@@ -94,7 +94,7 @@ function prBoards(s) {
   return s.boards.map((b, i) => {
     const spaces = Object.keys(b.buildings).reduce((t, k) => t + (PR_B[k].large ? 2 : 1), 0);
     return `<div class="board${i === s.to_act ? " active" : ""}" id="board-${i}">
-      <h3>${seatName(i)}${i === s.governor ? " (Governor)" : ""}</h3>
+      <h3>Seat ${i}${i === s.governor ? " (Governor)" : ""}${DATA.players ? " - " + esc(DATA.players[i]) : ""}</h3>
       <div class="row">score <b id="score-${i}">${s.scores[i]}</b> | VP chips <span id="vp-${i}">${b.vp_chips}</span> |
         doubloons <span id="doubloons-${i}">${b.doubloons}</span> | San Juan <span id="sanjuan-${i}">${b.san_juan}</span></div>
       ${prMayor(s, i)}
@@ -119,7 +119,7 @@ function prSupply(s) {
   const ships = s.cargo_ships.map(c => `<span class="tag ${c.good || ""}">ship ${c.capacity}: ${c.good ? c.load + " " + c.good : "empty"}</span>`).join("");
   return `<div class="row">phase <b>${label(s.phase)}</b>, step ${label(s.step)}${s.end_triggered && s.phase !== "end" ? " - <b>the game ends after this round</b>" : ""}</div>
     <div class="row">roles: ${roles}</div>
-    <div class="row">face-up plantations: ${tags(s.plantations.face_up)} | quarries ${s.quarries}</div>
+    <div class="row">face-up plantations: ${tags(s.plantations.face_up)} | quarries ${s.quarries}${s.expansion ? " | forests " + s.expansion.forests : ""}</div>
     <div class="row">colonist ship ${s.colonists.ship}, supply ${s.colonists.supply} | VP chips left ${s.vp_chips}</div>
     <div class="row">cargo ships: ${ships}</div>
     <div class="row">trading house: ${tags(s.trading_house)}</div>
