@@ -2,9 +2,12 @@
 
     python -m caribsim replay game.json --html game.html
 
-Each step shows every player's board, the shared supply, the move played and a chart of
-the score over the game; buttons, a slider and the arrow keys move through the steps
-(``#step=N`` in the address opens step N). The drawing of each game is its module in
+Each step shows every player's board, the shared supply, the move played, the scores (with
+the players' names from the record) and a chart of the score over the game; the last step
+of a finished game shows the game-over panel (final scores with their parts, the winner or
+the shared win, the tie-break). Buttons, a slider and the arrow keys (Home/End) move through
+the steps; ``#step=N`` in the address opens step N, also when edited on the open page. The
+page fits a phone's width. The drawing of each game is its module in
 ``caribsim.human.boards`` (what a snapshot holds, its CSS and the JS that draws it).
 """
 from __future__ import annotations
@@ -24,7 +27,8 @@ def _snapshot(state, game_name):
 
 
 def steps_data(record: dict) -> dict:
-    """Everything the page shows, one snapshot per step (after 0..N moves)."""
+    """Everything the page shows, one snapshot per step (after 0..N moves), and the game-over
+    panel of a finished record."""
     states = records.states(record)
     snaps = []
     for i, st in enumerate(states):
@@ -37,7 +41,65 @@ def steps_data(record: dict) -> dict:
             snap["move"] = f"{i}. {who}: {step['name']}"
         snaps.append(snap)
     return {"game": record["game"], "options": record["options"], "seed": record["seed"],
-            "players": record.get("players"), "final": record.get("final"), "snapshots": snaps}
+            "players": record.get("players"), "final": record.get("final"),
+            "game_over": game_over(record.get("final"), record.get("players")), "snapshots": snaps}
+
+
+_NOT_PARTS = ("total", "tiebreak")
+
+
+def part_label(key: str) -> str:
+    """A score part's key as the page labels it: ``"building_vp"`` -> ``"building VP"``."""
+    return " ".join("VP" if word == "vp" else word for word in key.split("_"))
+
+
+def _seat(i: int, players) -> str:
+    return f"seat {i} ({players[i]})" if players else f"seat {i}"
+
+
+def game_over(final, players=None):
+    """The game-over panel of a record's ``final`` (None while the game is not over): one row
+    per seat with its total, the parts of its score (every key of ``scores()`` but total and
+    tiebreak) and its tie-break value (``tied``: a seat the tie-break decided between); the
+    winners (the seats of the best return, all of them in a draw) and a sentence saying how
+    the game was won."""
+    if final is None:
+        return None
+    scores = [s if isinstance(s, dict) else {"total": s} for s in final["scores"]]
+    returns = final["returns"]
+    parts = [k for k in scores[0] if k not in _NOT_PARTS]
+    winners = [i for i, r in enumerate(returns) if r == max(returns)]
+    used = _tiebreak_used(scores, winners)
+    best = {scores[w]["total"] for w in winners}
+    rows = [{"seat": i, "total": s["total"], "parts": [s[k] for k in parts], "tiebreak": s.get("tiebreak"),
+             "return": returns[i], "winner": i in winners, "tied": used and s["total"] in best}
+            for i, s in enumerate(scores)]
+    return {"parts": [[k, part_label(k)] for k in parts], "has_tiebreak": "tiebreak" in scores[0],
+            "rows": rows, "winners": winners, "tiebreak_used": used,
+            "verdict": _verdict(scores, winners, players)}
+
+
+def _tiebreak_used(scores, winners) -> bool:
+    """Whether the win needed the tie-break: a winner's total is shared by a seat that did not
+    win, or by another winner (a shared win is a tie on the tie-break too)."""
+    totals = [s["total"] for s in scores]
+    return any(totals.count(totals[w]) > 1 for w in winners) and "tiebreak" in scores[0]
+
+
+def _verdict(scores, winners, players) -> str:
+    names = ", ".join(_seat(w, players) for w in winners)
+    if len(winners) > 1:
+        kind = "draw" if len(winners) == len(scores) else "shared win"
+        first = scores[winners[0]]
+        tied = f"{first['total']} points" + (f" and tie-break {first['tiebreak']}" if "tiebreak" in first else "")
+        return f"{kind}: {names} (tied on {tied})"
+    w = winners[0]
+    if not _tiebreak_used(scores, winners):
+        return f"winner: {names} with {scores[w]['total']} points"
+    others = [i for i, s in enumerate(scores) if i != w and s["total"] == scores[w]["total"]]
+    beaten = ", ".join(f"{scores[i]['tiebreak']} of {_seat(i, players)}" for i in others)
+    return (f"winner: {names}, tied on {scores[w]['total']} points, on the tie-break: "
+            f"{scores[w]['tiebreak']} against {beaten}")
 
 
 # Inside <script> the HTML parser looks for "</script", "<!--" and "<script"; with no "<" in
@@ -66,15 +128,16 @@ def write_html(record: dict, path) -> None:
 
 
 _PAGE = r"""<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>__TITLE__</title>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1"><title>__TITLE__</title>
 <style>
-body{font-family:system-ui,sans-serif;margin:1em;background:#fbf8f1;color:#222}
-h1{font-size:1.2em;margin:.2em 0}
-#controls{display:flex;gap:.5em;align-items:center;margin:.5em 0}
-#slider{flex:1}
+body{font-family:system-ui,sans-serif;margin:.6em;background:#fbf8f1;color:#222}
+h1{font-size:1.2em;margin:.2em 0;overflow-wrap:anywhere}
+#controls{display:flex;flex-wrap:wrap;gap:.4em;align-items:center;margin:.5em 0}
+#slider{flex:1 1 10em;min-width:0}
 #move{font-weight:bold;margin:.4em 0}
 .boards{display:flex;flex-wrap:wrap;gap:.6em}
-.board{border:1px solid #bbb;border-radius:6px;padding:.5em;background:#fff;min-width:15em}
+.board{border:1px solid #bbb;border-radius:6px;padding:.5em;background:#fff;flex:1 1 22em;min-width:0;box-sizing:border-box}
 .board.active{border:2px solid #2a7}
 .board h3{margin:0 0 .3em 0;font-size:1em}
 .row{margin:.15em 0}
@@ -82,19 +145,29 @@ h1{font-size:1.2em;margin:.2em 0}
 __BOARDS_CSS__
 .empty{opacity:.55}
 #supply{border:1px solid #bbb;border-radius:6px;padding:.5em;background:#fff;margin:.6em 0}
-pre{background:#fff;border:1px solid #bbb;padding:.5em}
+#game-over{border:2px solid #c80;border-radius:6px;padding:.5em;background:#fff8e8;margin:.6em 0;overflow-x:auto}
+#game-over h2{font-size:1.1em;margin:0 0 .3em 0}
+#game-over table{border-collapse:collapse}
+#game-over td,#game-over th{padding:.1em .5em;text-align:right;border-bottom:1px solid #e4d8bd}
+#game-over td:first-child,#game-over th:first-child{text-align:left}
+#game-over tr.winner{font-weight:bold;background:#fde9b0}
+#game-over .used{outline:2px solid #c80;outline-offset:-2px}
+@media (max-width:520px){#game-over td,#game-over th{padding:.1em .2em;font-size:.85em}}
+pre{background:#fff;border:1px solid #bbb;padding:.5em;overflow-x:auto}
+#chart{width:100%;max-width:760px;height:auto;display:block}
 svg text{font-size:11px}
 </style></head><body>
 <h1>__TITLE__</h1>
 <div id="controls">
 <button id="first" title="first (Home)">|&lt;</button><button id="prev" title="previous (Left)">&lt;</button>
-<input id="slider" type="range" min="0" value="0"><button id="next" title="next (Right)">&gt;</button>
+<input id="slider" type="range" min="0" value="0" aria-label="step"><button id="next" title="next (Right)">&gt;</button>
 <button id="last" title="last (End)">&gt;|</button><span id="counter"></span></div>
 <div id="move"></div>
 <div id="scores"></div>
+<div id="game-over" hidden></div>
 <div id="supply"></div>
 <div id="boards" class="boards"></div>
-<svg id="chart" width="760" height="220" role="img" aria-label="score over the game"></svg>
+<svg id="chart" viewBox="0 0 760 220" role="img" aria-label="score over the game"></svg>
 <script>
 const DATA = __DATA__;
 const S = DATA.snapshots;
@@ -102,30 +175,50 @@ const N = S.length - 1;
 const COLORS = ["#d33", "#27c", "#2a7", "#c80", "#84c"];
 let cur = 0;
 const $ = id => document.getElementById(id);
-const esc = s => String(s).replace(/[&<>]/g, c => ({"&":"&amp;","<":"&lt;",">":"&gt;"}[c]));
+const esc = s => String(s).replace(/[&<>"]/g, c => ({"&":"&amp;","<":"&lt;",">":"&gt;",'"':"&quot;"}[c]));
 const label = s => s.replace(/_/g, " ");
+const seatName = i => `seat ${i}` + (DATA.players ? ` (${esc(DATA.players[i])})` : "");
 function tags(obj, suffix) {
   const out = [];
   for (const [k, v] of Object.entries(obj)) if (v) out.push(`<span class="tag ${k}">${label(k)} ${v}${suffix||""}</span>`);
   return out.join("") || '<span class="empty">none</span>';
 }
 __BOARDS_JS__
+function spread(ys, gap, lo, hi) {
+  // end labels of close scores would overlap: keep them gap apart, inside lo..hi
+  const order = ys.map((_, p) => p).sort((a, b) => ys[a] - ys[b] || a - b), out = ys.slice();
+  order.forEach((p, k) => { if (k) out[p] = Math.max(out[p], out[order[k - 1]] + gap); });
+  for (let k = order.length - 1; k >= 0; k--)
+    out[order[k]] = Math.max(lo, Math.min(out[order[k]], k === order.length - 1 ? hi : out[order[k + 1]] - gap));
+  return out;
+}
 function chart() {
-  const svg = $("chart"), W = 760, H = 220, P = 30;
+  const svg = $("chart"), W = 760, H = 220, P = 30, R = 70;
   const n = S[0].scores.length;
   let top = 1;
   S.forEach(s => s.scores.forEach(v => { if (v > top) top = v; }));
-  const x = i => P + (W - 2 * P) * (N ? i / N : 0), y = v => H - P - (H - 2 * P) * v / top;
-  let out = `<line x1="${P}" y1="${H-P}" x2="${W-P}" y2="${H-P}" stroke="#888"/><line x1="${P}" y1="${P}" x2="${P}" y2="${H-P}" stroke="#888"/>`;
-  out += `<text x="${P}" y="${P-8}">score (top ${top})</text><text x="${W-P-60}" y="${H-8}">step ${N}</text>`;
+  const x = i => P + (W - P - R) * (N ? i / N : 0), y = v => H - P - (H - 2 * P) * v / top;
+  let out = `<line x1="${P}" y1="${H-P}" x2="${W-R}" y2="${H-P}" stroke="#888"/><line x1="${P}" y1="${P}" x2="${P}" y2="${H-P}" stroke="#888"/>`;
+  out += `<text x="${P}" y="${P-8}">score (top ${top})</text><text x="${W-R-60}" y="${H-8}">step ${N}</text>`;
+  const ends = spread(S[N].scores.map(v => y(v) + 4), 13, P, H - 4);
   for (let p = 0; p < n; p++) {
     const pts = S.map((s, i) => `${x(i).toFixed(1)},${y(s.scores[p]).toFixed(1)}`).join(" ");
     out += `<polyline fill="none" stroke="${COLORS[p % 5]}" stroke-width="1.5" points="${pts}"/>`;
-    out += `<text x="${W-P+2}" y="${y(S[N].scores[p])}" fill="${COLORS[p % 5]}">${p}</text>`;
+    out += `<text class="end" id="end-${p}" x="${W-R+4}" y="${ends[p].toFixed(1)}" fill="${COLORS[p % 5]}">seat ${p}: ${S[N].scores[p]}</text>`;
   }
   out += `<line id="cursor" x1="0" y1="${P}" x2="0" y2="${H-P}" stroke="#000" stroke-dasharray="3,3"/>`;
   svg.innerHTML = out;
   svg._x = x;
+}
+function gameOver() {
+  // the final scores, on the last step of a finished game
+  const g = DATA.game_over;
+  if (!g || cur !== N) return "";
+  const head = ["seat", "total", ...g.parts.map(p => p[1])].concat(g.has_tiebreak ? ["tie-break"] : []);
+  const rows = g.rows.map(r => `<tr id="final-${r.seat}" class="${r.winner ? "winner" : ""}" data-total="${r.total}" data-return="${r["return"]}"${g.has_tiebreak ? ` data-tiebreak="${r.tiebreak}"` : ""}>
+    <td>${seatName(r.seat)}${r.winner ? " &#9733;" : ""}</td><td>${r.total}</td>${r.parts.map(v => `<td>${v}</td>`).join("")}${g.has_tiebreak ? `<td class="${r.tied ? "used" : ""}">${r.tiebreak}</td>` : ""}</tr>`).join("");
+  return `<h2>Game over</h2><div class="row" id="verdict">${esc(g.verdict)}</div>
+    <table><tr>${head.map(h => `<th>${esc(h)}</th>`).join("")}</tr>${rows}</table>`;
 }
 function show(i) {
   cur = Math.max(0, Math.min(N, i));
@@ -133,23 +226,31 @@ function show(i) {
   $("slider").value = cur;
   $("counter").textContent = `step ${cur} / ${N}`;
   $("move").textContent = s.move;
-  $("scores").innerHTML = "scores: " + s.scores.map((v, p) => `<span class="tag" style="border-left:4px solid ${COLORS[p % 5]}">seat ${p}: <b id="total-${p}">${v}</b></span>`).join("");
-  $("supply").innerHTML = BOARD.supply(s);
+  $("scores").innerHTML = "scores: " + s.scores.map((v, p) => `<span class="tag" style="border-left:4px solid ${COLORS[p % 5]}">${seatName(p)}: <b id="total-${p}">${v}</b></span>`).join("");
+  const over = gameOver();
+  $("game-over").innerHTML = over;
+  $("game-over").hidden = !over;
+  const supply = BOARD.supply(s);
+  $("supply").innerHTML = supply;
+  $("supply").hidden = !supply;       // a game drawn as its text board has no supply panel
   $("boards").innerHTML = BOARD.boards(s);
   const c = $("cursor"), x = $("chart")._x(cur);
   c.setAttribute("x1", x); c.setAttribute("x2", x);
   if (location.hash !== "#step=" + cur) history.replaceState(null, "", "#step=" + cur);
 }
+const hashStep = () => { const m = /step=(\d+)/.exec(location.hash); return m ? +m[1] : 0; };
 $("slider").max = N;
 $("slider").addEventListener("input", e => show(+e.target.value));
 $("first").onclick = () => show(0); $("last").onclick = () => show(N);
 $("prev").onclick = () => show(cur - 1); $("next").onclick = () => show(cur + 1);
+const KEYS = {ArrowLeft: () => cur - 1, ArrowRight: () => cur + 1, Home: () => 0, End: () => N};
 document.addEventListener("keydown", e => {
-  if (e.key === "ArrowLeft") show(cur - 1); else if (e.key === "ArrowRight") show(cur + 1);
-  else if (e.key === "Home") show(0); else if (e.key === "End") show(N);
+  if (!KEYS[e.key] || e.altKey || e.ctrlKey || e.metaKey) return;   // Alt+Left is the browser's back
+  e.preventDefault();            // a focused slider would take a second step of its own
+  show(KEYS[e.key]());
 });
+window.addEventListener("hashchange", () => show(hashStep()));
 chart();
-const m = /step=(\d+)/.exec(location.hash);
-show(m ? +m[1] : 0);
+show(hashStep());
 </script></body></html>
 """

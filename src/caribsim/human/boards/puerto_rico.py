@@ -1,50 +1,133 @@
-"""Puerto Rico drawn for the page: each player's island, city, goods and chips; the roles,
-ships, trading house and supply."""
+"""Puerto Rico drawn for the page: each player's island and city (every building's circles,
+filled or empty, and its VP), goods, chips and, in the Mayor phase, the colonists still to
+place; the roles, ships, trading house and the building supply (name, cost, VP, circles and
+copies left of every building in play, the expansion's too)."""
 from __future__ import annotations
 
+import csv
+import io
+import json
+from importlib.resources import files
+
 _DROP = ("history", "rng", "turn", "options", "game", "version", "player")
+_VIOLET = ("small_violet", "large_violet")
+
+
+def _building_table() -> dict:
+    """Building id -> what the page draws of it, from data/puerto_rico_buildings.csv (row order:
+    the 23 base buildings, then the expansion's)."""
+    text = files("caribsim").joinpath("data", "puerto_rico_buildings.csv").read_text(encoding="utf-8")
+    return {r["id"]: {"name": r["name"], "set": r["set"], "kind": r["kind"], "produces": r["produces"],
+                      "cost": int(r["cost"]), "vp": int(r["vp"]), "circles": int(r["circles"]),
+                      "column": int(r["column"]), "large": r["city_spaces"] == "2"}
+            for r in csv.DictReader(io.StringIO(text))}
+
+
+BUILDINGS = _building_table()
+
+
+def in_play(d: dict) -> list:
+    """The buildings of the game's supply board, in table order: the base game's 23, or with
+    the expansion the production buildings and the violet kinds in play (drafted so far)."""
+    if "expansion" not in d:
+        return [b for b, row in BUILDINGS.items() if row["set"] == "base"]
+    violet = set(d["expansion"]["violet_in_play"])
+    return [b for b, row in BUILDINGS.items() if row["kind"] not in _VIOLET or b in violet]
 
 
 def snapshot(state) -> dict:
-    """What the page draws at one step: the state's dict without its bookkeeping."""
-    return {k: v for k, v in state.to_dict().items() if k not in _DROP}
+    """What the page draws at one step: the state's dict without its bookkeeping, the
+    buildings in play and the colonists in the acting seat's hand (Mayor)."""
+    d = state.to_dict()
+    snap = {k: v for k, v in d.items() if k not in _DROP}
+    snap["in_play"] = in_play(d)
+    snap["to_place"] = d["turn"]["to_place"]      # 0 except at the mayor step
+    return snap
 
 
 CSS = """.corn{background:#f5e27a}.indigo{background:#6a7fd8;color:#fff}.sugar{background:#f4f4f4;border:1px solid #ccc}
-.tobacco{background:#c89a64}.coffee{background:#6b4a32;color:#fff}.quarry{background:#999;color:#fff}
+.tobacco{background:#c89a64}.coffee{background:#6b4a32;color:#fff}.quarry{background:#999;color:#fff}.forest{background:#3a7a3a;color:#fff}
+.bcols{display:flex;flex-wrap:wrap;gap:.4em;margin-top:.3em}
+.bcol{display:flex;flex-direction:column;gap:.2em;flex:1 1 12em}
+.bcol h4{margin:0;font-size:.8em;color:#555;font-weight:normal}
+.city{display:flex;flex-wrap:wrap;gap:.25em}
+.city .bld{flex:0 0 10em}.city .bld.large{flex-basis:14em}
+.bld{border:1px solid #aaa;border-left:6px solid #84c;border-radius:4px;padding:.1em .35em;font-size:.85em;background:#f7f3fb;color:#222}
+.bld.corn,.bld.indigo,.bld.sugar,.bld.tobacco,.bld.coffee{background:#fff;color:#222;border:1px solid #aaa;border-left-width:6px}
+.bld.corn{border-left-color:#e6c93a}.bld.indigo{border-left-color:#6a7fd8}.bld.sugar{border-left-color:#bbb}
+.bld.tobacco{border-left-color:#c89a64}.bld.coffee{border-left-color:#6b4a32}
+.bld.large{background:#efe6f7}.bld .bn{font-weight:600}.bld .bm{color:#444;white-space:nowrap}
+.dot{display:inline-block;width:.7em;height:.7em;border-radius:50%;border:1px solid #444;margin:0 1px;vertical-align:-1px;background:#fff}
+.dot.on{background:#7a3b12;border-color:#7a3b12}
+.tile .dot{box-shadow:0 0 0 1px #fff}
+.tile{display:inline-flex;align-items:center;justify-content:center;width:1.4em;height:1.4em;border-radius:3px;margin:1px}
+.mayor{background:#fff4d6;border-radius:3px;padding:0 .3em}
 """
 
 JS = r"""
+const PR_B = __BUILDINGS__;
+const dots = (on, n) => '<i class="dot on"></i>'.repeat(on) + '<i class="dot"></i>'.repeat(Math.max(0, n - on));
+const bldClass = b => "bld " + (PR_B[b].produces || "violet") + (PR_B[b].large ? " large" : "");
+function prIsland(b, i) {
+  // one square per tile, its circle filled when a colonist works it (forests have none)
+  return Object.entries(b.island).filter(([k, t]) => t.tiles).map(([k, t]) => {
+    const on = t.colonists || 0, tiles = Array.from({length: t.tiles}, (_, j) =>
+      `<span class="tile ${k}" title="${label(k)}">${t.colonists === undefined ? "" : dots(j < on ? 1 : 0, 1)}</span>`).join("");
+    return `<span id="pr-island-${i}-${k}" data-tiles="${t.tiles}" data-colonists="${on}">${tiles}</span>`;
+  }).join(" ");
+}
+function prCity(b, i) {
+  return Object.entries(b.buildings).map(([k, c]) => { const r = PR_B[k];
+    return `<div class="${bldClass(k)}" id="pr-building-${i}-${k}" data-colonists="${c}" data-circles="${r.circles}" data-vp="${r.vp}">
+      <span class="bn">${esc(r.name)}</span> <span class="bm">${dots(c, r.circles)} ${r.vp} VP</span></div>`; }).join("");
+}
+function prMayor(s, i) {
+  // the Mayor places seat by seat from the role chooser; the acting seat holds his colonists
+  if (s.phase !== "mayor") return "";
+  const n = s.boards.length, k = (i - s.role_chooser + n) % n, sj = s.boards[i].san_juan;
+  const status = k < s.turns_done ? "placed" : (i === s.to_act && s.step === "mayor" ? "placing" : "waiting");
+  const toPlace = status === "placing" ? s.to_place : 0;
+  const text = {placing: `<b>${toPlace}</b> colonists to place`, waiting: `waits to place (San Juan ${sj})`, placed: "placed"}[status];
+  return `<div class="row"><span class="mayor" id="pr-toplace-${i}" data-status="${status}" data-to-place="${toPlace}" data-san-juan="${sj}">Mayor: ${text}</span></div>`;
+}
 function prBoards(s) {
-  const parts = [];
-  s.boards.forEach((b, i) => {
-    const isl = Object.entries(b.island).filter(([k, t]) => t.tiles)
-      .map(([k, t]) => `<span class="tag ${k}">${label(k)} ${t.colonists !== undefined ? t.colonists + "/" : ""}${t.tiles}</span>`).join("");
-    const city = Object.entries(b.buildings).map(([k, c]) => `<span class="tag">${label(k)} (${c})</span>`).join("");
-    parts.push(`<div class="board${i === s.to_act ? " active" : ""}" id="board-${i}">
+  return s.boards.map((b, i) => {
+    const spaces = Object.keys(b.buildings).reduce((t, k) => t + (PR_B[k].large ? 2 : 1), 0);
+    return `<div class="board${i === s.to_act ? " active" : ""}" id="board-${i}">
       <h3>Seat ${i}${i === s.governor ? " (Governor)" : ""}${DATA.players ? " - " + esc(DATA.players[i]) : ""}</h3>
       <div class="row">score <b id="score-${i}">${s.scores[i]}</b> | VP chips <span id="vp-${i}">${b.vp_chips}</span> |
-        doubloons <span id="doubloons-${i}">${b.doubloons}</span> | San Juan ${b.san_juan}</div>
+        doubloons <span id="doubloons-${i}">${b.doubloons}</span> | San Juan <span id="sanjuan-${i}">${b.san_juan}</span></div>
+      ${prMayor(s, i)}
       <div class="row">goods: ${tags(b.goods)}</div>
-      <div class="row">island: ${isl || '<span class="empty">empty</span>'}</div>
-      <div class="row">city: ${city || '<span class="empty">empty</span>'}</div></div>`);
-  });
-  return parts.join("");
+      <div class="row">island: ${prIsland(b, i) || '<span class="empty">empty</span>'}</div>
+      <div class="row">city (${spaces}/12 spaces):</div>
+      <div class="city">${prCity(b, i) || '<span class="empty">empty</span>'}</div></div>`;
+  }).join("");
+}
+function prBuildingSupply(s) {
+  // the supply board's columns: column k takes at most k quarries off the cost
+  const cols = {};
+  s.in_play.forEach(b => { const r = PR_B[b], left = s.buildings[b];
+    (cols[r.column] = cols[r.column] || []).push(`<div class="${bldClass(b)}${left ? "" : " empty"}" id="pr-supply-${b}" data-left="${left}" data-cost="${r.cost}" data-vp="${r.vp}" data-circles="${r.circles}">
+      <span class="bn">${esc(r.name)}</span> <span class="bm">cost ${r.cost} | ${r.vp} VP | ${dots(0, r.circles)} | ${left} left</span></div>`); });
+  return `<div class="bcols">${Object.keys(cols).map(c =>
+    `<div class="bcol"><h4>up to ${c} quarr${c > 1 ? "ies" : "y"} off</h4>${cols[c].join("")}</div>`).join("")}</div>`;
 }
 function prSupply(s) {
   const roles = Object.entries(s.roles).map(([k, r]) =>
     `<span class="tag${r.taken_by !== null ? " empty" : ""}">${label(k)} ${r.doubloons}$${r.taken_by !== null ? " (seat " + r.taken_by + ")" : ""}</span>`).join("");
   const ships = s.cargo_ships.map(c => `<span class="tag ${c.good || ""}">ship ${c.capacity}: ${c.good ? c.load + " " + c.good : "empty"}</span>`).join("");
-  return `<div class="row">phase <b>${label(s.phase)}</b>, step ${label(s.step)}${s.end_triggered ? " - <b>the game ends after this round</b>" : ""}</div>
+  return `<div class="row">phase <b>${label(s.phase)}</b>, step ${label(s.step)}${s.end_triggered && s.phase !== "end" ? " - <b>the game ends after this round</b>" : ""}</div>
     <div class="row">roles: ${roles}</div>
-    <div class="row">face-up plantations: ${tags(s.plantations.face_up)} | quarries ${s.quarries}</div>
+    <div class="row">face-up plantations: ${tags(s.plantations.face_up)} | quarries ${s.quarries}${s.expansion ? " | forests " + s.expansion.forests : ""}</div>
     <div class="row">colonist ship ${s.colonists.ship}, supply ${s.colonists.supply} | VP chips left ${s.vp_chips}</div>
     <div class="row">cargo ships: ${ships}</div>
     <div class="row">trading house: ${tags(s.trading_house)}</div>
-    <div class="row">goods supply: ${tags(s.goods)}</div>`;
+    <div class="row">goods supply: ${tags(s.goods)}</div>
+    <div class="row">buildings:</div>${prBuildingSupply(s)}`;
 }
 const BOARD = {supply: prSupply, boards: prBoards};
-"""
+""".replace("__BUILDINGS__", json.dumps(BUILDINGS, separators=(",", ":")).replace("<", "\\u003c"))
 
 
 # ---------------------------------------------------------------------------------------------
