@@ -100,8 +100,9 @@ def text_board(state) -> str:
     return _readable(str(state)) + "\nLegend: " + LEGEND
 
 
-def choice_label(state, action) -> str:
-    """The move as the engine names it, with what it costs and brings for the seat to act."""
+def choice_label(state, action, seat=None) -> str:
+    """The move as the engine names it, with what it costs and brings for the seat to act
+    (``seat``, who reads it, changes nothing: every move of this game is public)."""
     name = state.action_to_string(action)
     d = state.to_dict()
     me = _seat(d, state.current_player())
@@ -111,7 +112,7 @@ def choice_label(state, action) -> str:
         ship = cards()[d["pending"]]
         busts = any(cards()[c]["colour"] == ship["colour"] and cards()[c]["category"] == "ship"
                     for c in d["harbour"])
-        extra = (f" (your swords {me['swords']})" if name == "repel"
+        extra = (f" (swords {me['swords']})" if name == "repel"
                  else " (bust: the harbour already has a " + ship["colour"] + " ship)" if busts else "")
         return f"{name} {card_name(d['pending'])}{extra}"
     if name.startswith("fulfil "):
@@ -122,14 +123,14 @@ def choice_label(state, action) -> str:
 def _take_terms(d, me, card_id, active: bool) -> str:
     """What taking a card does for the taker: a ship's income, a person's price (rules §7)."""
     c = cards()[card_id]
-    fee = "" if active else ", -1 coin fee to the active player"
+    fee = "" if active else f"; 1 coin fee to seat {d['active']}, the active player"
     if c["category"] == "ship":
         traders = sum(n for k, n in me["display"].items()
                       if cards()[k]["ability"] == "TRADER" and cards()[k]["colour"] == c["colour"])
         bonus = f" (+{traders} trader)" if traders else ""
         return f"trade {card_title(card_id)} for {_plural(c['coins'] + traders, 'coin')}{bonus}{fee}"
     price = max(0, c["cost"] - me["abilities"].get("MADEMOISELLE", 0))
-    return f"hire {card_name(card_id)}; you pay {price}{fee}"
+    return f"hire {card_name(card_id)}; costs {_plural(price, 'coin')}{fee}"
 
 
 def events(before, after) -> list[str]:

@@ -103,9 +103,9 @@ def _free_circles(board) -> int:
     return island + city
 
 
-def choice_label(state, action) -> str:
+def choice_label(state, action, seat=None) -> str:
     """The move as the engine names it; a build adds its price after discounts, its VP and
-    the copies left."""
+    the copies left (``seat``, who reads it, changes nothing: every move is public)."""
     name = state.action_to_string(action)
     building = name[6:].replace(" ", "_") if name.startswith("build ") else None
     if building not in buildings():
@@ -115,7 +115,7 @@ def choice_label(state, action) -> str:
     cost = buildings()[building]["cost"]
     why = f" (cost {cost} {' '.join(reasons)})" if reasons else ""
     short = d["boards"][seat]["doubloons"] < price
-    return (f"{name}: {price} doubloon{'' if price == 1 else 's'}{why}{' - more than you have' if short else ''}, "
+    return (f"{name}: {price} doubloon{'' if price == 1 else 's'}{why}{' (more than in hand: Black market)' if short else ''}, "
             f"{buildings()[building]['vp']} VP, {d['buildings'][building]} left")
 
 
