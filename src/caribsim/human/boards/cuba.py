@@ -68,7 +68,7 @@ def text_board(state) -> str:
         m = re.match(r"^..seat (\d+):", line)
         if m:
             hand = d["boards"][int(m.group(1))]["hand"]
-            line = re.sub(r"\| hand \S+", "| hand " + (", ".join(hand) or "none"), line, count=1)
+            line = re.sub(r"\| hand \S*", "| hand " + (", ".join(hand) or "none"), line, count=1)
         out.append(line)
     for seat in range(len(d["boards"])):
         out += [f"Plantation of seat {seat}:"] + grid(state, seat)
