@@ -86,8 +86,9 @@ def my_steps(record, seat=0):
 
 def _pr_choice(labels, _text):
     """Take the Builder when offered, then the dearest build; else the first move."""
-    if "role builder" in labels:
-        return labels.index("role builder")
+    roles = [i for i, lab in enumerate(labels) if lab.startswith("role builder")]
+    if roles:
+        return roles[0]
     builds = [(int(m.group(1)), i) for i, lab in enumerate(labels)
               if (m := re.match(r"build .+?: (\d+) doubloons?", lab)) and "more than in hand" not in lab]
     return max(builds)[1] if builds else 0
@@ -122,6 +123,18 @@ def test_puerto_rico_build_prices_are_what_the_doubloons_drop_by(pr_game):
         checked += 1
         discounted += int(m.group(2)) < int(rows[building]["cost"])
     assert checked >= 3 and discounted >= 1
+
+
+def test_puerto_rico_roles_show_the_doubloons_on_their_cards(pr_game):
+    played, rec, states, _ = pr_game
+    seen = 0
+    for (text, _), i in zip(played, my_steps(rec)):
+        roles = states[i].to_dict()["roles"]
+        for role, extra in re.findall(r"^ +\d+\. role (\w+)(.*)$", text, re.M):
+            n = roles[role]["doubloons"]
+            assert extra == (f": +{n} doubloon{'s' if n > 1 else ''} on the card" if n else "")
+            seen += n > 0
+    assert seen >= 3
 
 
 def test_puerto_rico_mayor_shows_the_colonists_still_to_place(pr_game):

@@ -105,12 +105,17 @@ def _free_circles(board) -> int:
 
 def choice_label(state, action, seat=None) -> str:
     """The move as the engine names it; a build adds its price after discounts, its VP and
-    the copies left (``seat``, who reads it, changes nothing: every move is public)."""
+    the copies left, a role the doubloons on its card (``seat``, who reads it, changes
+    nothing: every move is public)."""
     name = state.action_to_string(action)
+    d = state.to_dict()
+    role = d["roles"].get(name[5:].replace(" ", "_")) if name.startswith("role ") else None
+    if role and role["doubloons"]:
+        return f"{name}: +{role['doubloons']} doubloon{'' if role['doubloons'] == 1 else 's'} on the card"
     building = name[6:].replace(" ", "_") if name.startswith("build ") else None
     if building not in buildings():
         return name
-    d, seat = state.to_dict(), state.current_player()
+    seat = state.current_player()
     price, reasons = build_price(d, seat, building)
     cost = buildings()[building]["cost"]
     why = f" (cost {cost} {' '.join(reasons)})" if reasons else ""
