@@ -247,8 +247,9 @@ def test_port_royal_board_names_cards_not_ids(pry_game):
 # --- Cuba -------------------------------------------------------------------------------
 
 def _cuba_choice(labels, _text):
-    """The Architect when offered, then a build and its field; else the first move."""
-    for prefix in ("play architect", "build ", "place on "):
+    """Water at setup (to pay irrigation), the Architect when offered, then a build and its
+    field; else the first move."""
+    for prefix in ("take water", "play architect", "build ", "place on "):
         hits = [i for i, lab in enumerate(labels) if lab.startswith(prefix)]
         if hits:
             return hits[0]
@@ -321,6 +322,21 @@ def test_cuba_worker_choices_say_what_is_on_the_field(cuba_game):
             assert grid[int(r) - 1][int(c) - 1].lstrip("*#") == what
             seen += 1
     assert seen > 10
+
+
+def test_cuba_harvest_choices_say_the_crop_and_the_water_paid(cuba_game):
+    played, rec, states, _ = cuba_game
+    free = paid = 0
+    for (_, label), i in zip(played, my_steps(rec)):
+        m = re.match(r"harvest \d,\d: (\d+) (\w+), (free|costs (\d+) water)$", label)
+        if not m:
+            continue
+        before, after = states[i].to_dict()["boards"][0]["yard"], states[i + 1].to_dict()["boards"][0]["yard"]
+        assert after[m.group(2)] - before[m.group(2)] == int(m.group(1))
+        assert before["water"] - after["water"] == int(m.group(4) or 0)
+        free += m.group(3) == "free"
+        paid += m.group(3) != "free"
+    assert free >= 3 and paid >= 1
 
 
 def test_cuba_bots_bids_stay_secret(cuba_game):

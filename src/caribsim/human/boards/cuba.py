@@ -37,6 +37,7 @@ def fields(state) -> list:
 
 
 def building_name(state, building: str) -> str:
+    """A building's printed name ("Golf course") from the game's data."""
     return _data(state)["buildings"][BUILDINGS.index(building)]["name"]
 
 
@@ -113,17 +114,13 @@ def choice_label(state, action, seat=None) -> str:
     """The move as the engine names it with what it means here; ``seat`` is who reads it (None:
     the seat to act): another seat's bid stays secret."""
     name = state.action_to_string(action)
-    d, me = state.to_dict(), state.current_player()
-    if name.startswith("bid ") and seat is not None and seat != me:
+    if name.startswith("bid ") and seat is not None and seat != state.current_player():
         return "bid (secret until every bid is in)"
     field = _FIELD.search(name)
     if name.startswith("pawn to "):
         return f"{name} ({_here(state, field.group())}): {_activated(state, field.group())}"
     if name.startswith("harvest "):
-        free = _law_in_force(state, "drought")
-        free = free[0] if free else _data(state)["setup"]["worker_free_crop_fields"]
-        pay = "free" if d["action"]["harvest_count"] < free else "costs 1 water"
-        return f"{name}: 1 {_here(state, field.group())}, {pay}"
+        return f"{name}: {_harvest_terms(state, field.group())}"
     if name.startswith("place on "):
         return f"{name}: covers {_here(state, field.group())}"
     if name.startswith("build "):
@@ -131,6 +128,16 @@ def choice_label(state, action, seat=None) -> str:
         cost = ", ".join(f"{n} {k}" for k, n in build_cost(state, building).items() if n) or "nothing"
         return f"{name}: costs {cost}"
     return name
+
+
+def _harvest_terms(state, field: str) -> str:
+    """One more crop field for the Worker (rules §6.3): its crop, free or for irrigation water
+    (the Drought law leaves fewer fields free)."""
+    setup, drought = _data(state)["setup"], _law_in_force(state, "drought")
+    free = drought[0] if drought else setup["worker_free_crop_fields"]
+    water = setup["irrigation_water_per_extra_crop_field"]
+    pay = "free" if state.to_dict()["action"]["harvest_count"] < free else f"costs {water} water"
+    return f"{setup['plantation_yield_per_field']} {_here(state, field)}, {pay}"
 
 
 def _here(state, field: str) -> str:

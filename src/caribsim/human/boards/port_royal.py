@@ -85,13 +85,12 @@ def _readable(text: str) -> str:
 
 
 def _seat(d: dict, seat: int) -> dict:
-    """A seat's public numbers: coins (a count), swords, VP, and its persons by ability."""
+    """A seat's display, its swords and its persons counted by ability."""
     display = d["players"][seat]["display"]
-    count = lambda what: sum(n * cards()[c][what] for c, n in display.items())
     abilities = {}
     for c, n in display.items():
         abilities[cards()[c]["ability"]] = abilities.get(cards()[c]["ability"], 0) + n
-    return {"coins": len(d["players"][seat]["coins"]), "swords": count("swords"), "vp": count("vp"),
+    return {"swords": sum(n * cards()[c]["swords"] for c, n in display.items()),
             "abilities": abilities, "display": display}
 
 
@@ -193,5 +192,5 @@ def _landing(d, card, nd) -> list[str]:
     if c["category"] == "expedition":
         return ["  it goes to the expedition area"]
     if c["category"] == "tax":
-        return ["  tax: every seat with 12 or more coins discards half of them"]
+        return []                                    # its coin lines follow
     return ["  it goes to the harbour"]
