@@ -425,3 +425,19 @@ def test_the_default_seed_is_fresh_and_printed_and_seed_replays_it():
     again = run_cli("play", "cuba", "--players", 3, "--bots", "random,random", "--no-color", "--seed", seeds[0],
                     stdin="1\n1\nquit\n")
     assert again.stdout == runs[0].stdout
+
+
+def test_a_move_can_be_typed_as_its_label():
+    from caribsim.human import play
+
+    s = caribsim.load_game("puerto_rico", players=3).new_initial_state(seed=3)
+    rng = random.Random(3)
+    while s.is_chance_node() or s.to_dict()["step"] != "build":
+        s.resolve_chance() if s.is_chance_node() else s.apply_action(rng.choice(s.legal_actions()))
+    board = boards.get("puerto_rico")
+    legal = s.legal_actions()
+    labels = [board.choice_label(s, a) for a in legal]
+    k = next(i for i, lab in enumerate(labels) if lab.startswith("build indigo plant:"))
+    assert play.match_move(labels[k].upper(), s, labels) == (legal[k], None)
+    assert play.match_move(labels[k], s) == (None, f"no legal move matches {labels[k].lower()!r}; {play.HELP}")
+    assert play.match_move("build indigo plant", s, labels) == (legal[k], None)

@@ -175,6 +175,9 @@ def run(game, seat: int, bots: list, seed=None, stdin=None, stdout=None, color=N
     elif seed is None:
         seed = fresh_seed()
     state = records.replay(record) if record is not None else None
+    if state is not None and (type(state.game) is not type(game) or state.game.options() != game.options()):
+        raise ValueError(f"the record is a {record['game']} game with options {record['options']}, "
+                         f"not {type(game).name} with {game.options()}")
     session = Session(game, seat, bots, seed, hint_iterations, state=state)
     tolerant_streams(stdin, out)
 
