@@ -248,8 +248,8 @@ def test_port_royal_board_names_cards_not_ids(pry_game):
 
 def _cuba_choice(labels, _text):
     """Water at setup (to pay irrigation), the Architect when offered, then a build and its
-    field; else the first move."""
-    for prefix in ("take water", "play architect", "build ", "place on "):
+    field, then the Mayor and a load; else the first move."""
+    for prefix in ("take water", "play architect", "build ", "place on ", "play mayor", "load "):
         hits = [i for i, lab in enumerate(labels) if lab.startswith(prefix)]
         if hits:
             return hits[0]
@@ -337,6 +337,24 @@ def test_cuba_harvest_choices_say_the_crop_and_the_water_paid(cuba_game):
         free += m.group(3) == "free"
         paid += m.group(3) != "free"
     assert free >= 3 and paid >= 1
+
+
+def test_cuba_loads_and_characters_say_their_vp_and_votes(cuba_game):
+    played, rec, states, _ = cuba_game
+    setup = {r["key"]: r["value"] for r in data_rows("cuba_setup.csv")}
+    votes = dict(kv.split("=") for kv in setup["character_votes"].split(";"))
+    dock_vp = setup["dock_vp_per_item"].split(";")
+    loads = 0
+    for (text, label), i in zip(played, my_steps(rec)):
+        for character, n in re.findall(r"^ +\d+\. play (\w+) \((\d+) votes?\)$", text, re.M):
+            assert votes[character] == n
+        m = re.match(r"load \w+ on dock (\d): (\d+) VP per item$", label)
+        if m:
+            assert m.group(2) == dock_vp[int(m.group(1)) - 1]
+            gained = states[i + 1].to_dict()["boards"][0]["vp"] - states[i].to_dict()["boards"][0]["vp"]
+            assert gained == int(m.group(2))
+            loads += 1
+    assert loads >= 1
 
 
 def test_cuba_bots_bids_stay_secret(cuba_game):

@@ -18,7 +18,7 @@ const BOARD = {supply: s => "", boards: s => `<pre id="text">${esc(s.text)}</pre
 # The terminal (caribsim play): what a person reads at the prompt.
 import re
 
-from caribsim.cuba.game import BUILDINGS, ITEMS, LAW_KINDS, MATERIALS
+from caribsim.cuba.game import BUILDINGS, CHARACTERS, ITEMS, LAW_KINDS, MATERIALS
 
 LEGEND = ("S start player, > to act | plantation: * pawn, #Name a building (it covers the field), "
           "(1,1) the warehouse | hand: the character cards still to play")
@@ -123,6 +123,12 @@ def choice_label(state, action, seat=None) -> str:
         return f"{name}: {_harvest_terms(state, field.group())}"
     if name.startswith("place on "):
         return f"{name}: covers {_here(state, field.group())}"
+    if name.startswith("play "):
+        votes = _data(state)["setup"]["character_votes"][CHARACTERS.index(name[5:])]
+        return f"{name} ({votes} vote{'' if votes == 1 else 's'})"
+    if name.startswith("load "):
+        dock = int(name.rsplit(" ", 1)[1])
+        return f"{name}: {_data(state)['setup']['dock_vp_per_item'][dock - 1]} VP per item"
     if name.startswith("build "):
         building = name[6:].replace(" ", "_")
         cost = ", ".join(f"{n} {k}" for k, n in build_cost(state, building).items() if n) or "nothing"
