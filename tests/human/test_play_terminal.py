@@ -324,6 +324,20 @@ def test_cuba_worker_choices_say_what_is_on_the_field(cuba_game):
     assert seen > 10
 
 
+def test_cuba_pawn_moves_say_the_materials_they_bring(cuba_game):
+    played, rec, states, _ = cuba_game
+    moves = 0
+    for (_, label), i in zip(played, my_steps(rec)):
+        m = re.match(r"pawn to \d,\d \(.*?\): (.*); crop fields: ", label)
+        if not m:
+            continue
+        said = {k: int(n) for n, k in re.findall(r"\+(\d+) (\w+)", m.group(1))}
+        before, after = states[i].to_dict()["boards"][0]["yard"], states[i + 1].to_dict()["boards"][0]["yard"]
+        assert {k: after[k] - before[k] for k in ("wood", "stone", "water") if after[k] != before[k]} == said
+        moves += 1
+    assert moves >= 3
+
+
 def test_cuba_harvest_choices_say_the_crop_and_the_water_paid(cuba_game):
     played, rec, states, _ = cuba_game
     free = paid = 0
