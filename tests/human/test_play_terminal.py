@@ -277,10 +277,10 @@ def _expected_grid(d, seat):
 
 
 def _shown_grid(text, seat):
-    block = text.split(f"Plantation of seat {seat}:\n", 1)[1].split("\n")[1:4]
-    starts = [m.start() for m in re.finditer(r"col \d", text.split(f"Plantation of seat {seat}:\n", 1)[1]
-                                            .split("\n")[0])]
-    return [[row[a:b].strip() for a, b in zip(starts, starts[1:] + [None])] for row in block]
+    """The cells of a seat's printed grid, cut at the columns of its header."""
+    header, *rows = text.split(f"Plantation of seat {seat}:\n", 1)[1].split("\n")[:4]
+    starts = [m.start() for m in re.finditer(r"col \d", header)]
+    return [[row[a:b].strip() for a, b in zip(starts, starts[1:] + [None])] for row in rows]
 
 
 def test_cuba_grids_show_every_field_building_and_pawn(cuba_game):
