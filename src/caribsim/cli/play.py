@@ -13,14 +13,19 @@ def add_parser(sub):
     p.add_argument("game", metavar="GAME", help=f"game name ({', '.join(caribsim.games())})")
     p.add_argument("--players", "-p", type=int_at_least(1, "players"), default=None,
                    help="number of players (default: one more than the bots)")
-    p.add_argument("--seat", type=int_at_least(0, "seat"), default=0, help="your seat (default 0)")
+    p.add_argument("--seat", type=int_at_least(0, "seat"), default=None,
+                   help="your seat (default 0; with --load the record's human seat)")
     p.add_argument("--bots", "-b", default=None,
                    help="comma-separated bot specs for the other seats (default: mcts:2000 each): random, "
                    "greedy, mcts:ITERATIONS[:key=value...], puct:SIMULATIONS, gumbel:SIMULATIONS, "
                    "alphazero:SIMULATIONS:model=FILE.npz[:gumbel=true] (see 'caribsim arena -h')")
-    p.add_argument("--seed", "-s", type=parse_seed, default=0, help="game seed (default 0)")
+    p.add_argument("--seed", "-s", type=parse_seed, default=None,
+                   help="game seed (default: a fresh random one, printed at the start)")
     p.add_argument("--record", metavar="FILE", type=output_file("--record"),
-                   help="write the game record when the game ends")
+                   help="write the game record when the game ends or you quit")
+    p.add_argument("--load", metavar="FILE", default=None,
+                   help="resume the game of a record (written by 'save FILE' or --record) at its "
+                   "last step; the game's options and seed come from the record")
     p.add_argument("--hint-iterations", type=int_at_least(1, "hint iterations"), default=2000,
                    help="search iterations for 'hint' (default 2000)")
     p.add_argument("--color", dest="color", action="store_true", default=None, help="force colour")
@@ -31,6 +36,36 @@ def add_parser(sub):
     return p
 
 
+def _resumed(args) -> dict:
+    """The record --load names, checked to be an unfinished game of GAME; the options that
+    would contradict it are refused."""
+    from caribsim.human import records
+
+    given = [flag for flag, value in (("--players", args.players), ("--option", args.option),
+                                      ("--seed", args.seed)) if value]
+    if given:
+        raise ValueError(f"--load takes the game's options and seed from the record; drop {', '.join(given)}")
+    try:
+        record = records.load(args.load)
+        last = records.replay(record)
+    except records.RecordError as e:
+        raise ValueError(f"--load: {e}") from None
+    if record["game"] != args.game:
+        raise ValueError(f"--load: {args.load!r} holds a {record['game']} game, not {args.game}")
+    if last.is_terminal():
+        raise ValueError(f"--load: the game in {args.load!r} is over ({len(record['steps'])} steps); "
+                         "nothing to resume")
+    return record
+
+
+def _seat(args, record) -> int:
+    """--seat, else the record's one human seat, else 0."""
+    if args.seat is not None:
+        return args.seat
+    humans = [i for i, p in enumerate((record or {}).get("players") or []) if p == "human"]
+    return humans[0] if len(humans) == 1 else 0
+
+
 def run(args, out) -> int:
     from caribsim.search import bots
     from caribsim.human import play
@@ -38,14 +73,18 @@ def run(args, out) -> int:
     parser = args.subparser
     options = game_options(args)
     try:
+        record = _resumed(args) if args.load is not None else None
         specs = args.bots.split(",") if args.bots else None
-        players = args.players or (len(specs) + 1 if specs else None)
-        if players is not None:
-            options["players"] = players
+        if record is not None:
+            options = record["options"]
+        else:
+            players = args.players or (len(specs) + 1 if specs else None)
+            if players is not None:
+                options["players"] = players
         game = caribsim.load_game(args.game, **options)
         specs = specs or ["mcts:2000"] * (game.num_players() - 1)
         opponents = [bots.parse_bot(s) for s in specs]
-        return play.run(game, args.seat, opponents, seed=args.seed, stdout=out, color=args.color,
-                        record_path=args.record, hint_iterations=args.hint_iterations)
+        return play.run(game, _seat(args, record), opponents, seed=args.seed, stdout=out, color=args.color,
+                        record_path=args.record, hint_iterations=args.hint_iterations, record=record)
     except (ValueError, TypeError) as e:
         parser.error(str(e))

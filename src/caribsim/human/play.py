@@ -3,17 +3,22 @@
 Input at your turn: the move's number, or its name or an unambiguous prefix of it
 ("build h" for "build harbor" when nothing else starts so); ``undo`` (back to your
 previous decision), ``hint`` (the search's suggestion with visit shares),
-``save FILE`` (the game record so far), ``help``, ``quit``. Bad input gets a message
-and changes nothing.
+``save FILE`` (the game record so far), ``help``, ``quit`` (with a record file: the record
+so far is written). Bad input gets a message and changes nothing.
+
+What a person reads comes from the game's board module (``caribsim.human.boards``): the
+board with a legend, each move's label (costs, cards, fields in words), and between two
+prompts what happened (cards revealed, chance outcomes).
 """
 from __future__ import annotations
 
 import io
 import os
+import random
 import sys
 
 from caribsim.search import mcts
-from caribsim.human import records
+from caribsim.human import boards, records
 
 HELP = ("type the number of a move or its name (an unambiguous prefix is enough); "
         "undo: back to your previous decision; hint: the search's suggestion; "
@@ -73,19 +78,22 @@ def colorize_board(board: str, color: bool) -> str:
     return board
 
 
-def match_move(text: str, state) -> tuple:
-    """(action, None) for a number or a name/prefix of a legal move, else (None, message)."""
+def match_move(text: str, state, labels=None) -> tuple:
+    """(action, None) for a number or a name/prefix of a legal move (its engine name or, when
+    given, its label), else (None, message)."""
     legal = state.legal_actions()
     names = [state.action_to_string(a) for a in legal]
+    spellings = [names] + ([[" ".join(x.lower().split()) for x in labels]] if labels else [])
     text = " ".join(text.lower().split())
     if text.isdecimal():
         k = int(text) if len(text) <= 9 else 0
         if 1 <= k <= len(legal):
             return legal[k - 1], None
         return None, f"no move {k}: choose 1..{len(legal)}"
-    if text in names:
-        return legal[names.index(text)], None
-    hits = [i for i, n in enumerate(names) if n.startswith(text)]
+    for spelt in spellings:
+        if text in spelt:
+            return legal[spelt.index(text)], None
+    hits = sorted({i for spelt in spellings for i, n in enumerate(spelt) if n.startswith(text)})
     if len(hits) == 1:
         return legal[hits[0]], None
     if hits:
@@ -94,9 +102,10 @@ def match_move(text: str, state) -> tuple:
 
 
 class Session:
-    """The state of one game played by a person (seat ``seat``) against bots."""
+    """The state of one game played by a person (seat ``seat``) against bots; ``state``
+    resumes a game (a state made from ``seed``, e.g. a replayed record)."""
 
-    def __init__(self, game, seat: int, bots: list, seed: int = 0, hint_iterations: int = 2000):
+    def __init__(self, game, seat: int, bots: list, seed: int = 0, hint_iterations: int = 2000, state=None):
         if not 0 <= seat < game.num_players():
             raise ValueError(f"seat must be 0..{game.num_players() - 1}, got {seat}")
         if len(bots) != game.num_players() - 1:
@@ -107,46 +116,94 @@ class Session:
         for s, bot in zip(others, bots):
             bot.restart(seed + s + 1)
             self.bots[s] = bot
-        self.state = game.new_initial_state(seed=seed)
+        self.state = game.new_initial_state(seed=seed) if state is None else state
+        self.board = boards.get(type(game).name)
+        self.shown = self.state.clone()   # the state up to which events() has been told
         self.undo_stack = []          # clones at each of the person's decisions
         self.hint_iterations = hint_iterations
 
+    def label(self, action) -> str:
+        """The move as the person reads it (another seat's secret stays secret)."""
+        return self.board.choice_label(self.state, action, seat=self.seat)
+
+    def tell(self, say) -> None:
+        """Say what happened since the last time (the board module's events)."""
+        for line in self.board.events(self.shown, self.state):
+            say(line)
+        self.shown = self.state.clone()
+
+    def rewind(self, state) -> None:
+        """Continue from ``state`` (undo): nothing in between is told."""
+        self.state, self.shown = state, state.clone()
+
     def advance(self, say):
-        """Play chance events and the bots' moves until the person's turn or the end."""
+        """Play chance events and the bots' moves until the person's turn or the end,
+        saying each bot move and what happened in between."""
         while not self.state.is_terminal():
             if self.state.is_chance_node():
                 self.state.resolve_chance()
                 continue
+            self.tell(say)
             p = self.state.current_player()
             if p == self.seat:
                 return
             a = self.bots[p].step(self.state)
-            say(f"seat {p} ({self.bots[p].name}): {self.state.action_to_string(a)}", "move")
+            say(f"seat {p} ({self.bots[p].name}): {self.label(a)}", "move")
             self.state.apply_action(a)
+        self.tell(say)
 
     def record(self) -> dict:
         info = ["human" if s == self.seat else self.bots[s].name for s in range(self.game.num_players())]
         return records.record_game(self.state, self.seed, info)
 
 
-def run(game, seat: int, bots: list, seed: int = 0, stdin=None, stdout=None, color=None,
-        record_path=None, hint_iterations: int = 2000) -> int:
+def fresh_seed() -> int:
+    """A random seed for a new game (short enough to type back with --seed)."""
+    return random.SystemRandom().randrange(10**6, 10**9)
+
+
+def run(game, seat: int, bots: list, seed=None, stdin=None, stdout=None, color=None,
+        record_path=None, hint_iterations: int = 2000, record=None) -> int:
     """Play one game in the terminal; returns 0 when the game ended or the player quit,
-    130 on Ctrl-C."""
+    130 on Ctrl-C. ``seed`` None draws a fresh one (printed, to replay the game);
+    ``record`` (a record of ``game``, see records.load) resumes its game at its last step."""
     stdin = stdin or sys.stdin
     out = stdout or sys.stdout
     color = use_color(out, color)
-    session = Session(game, seat, bots, seed, hint_iterations)
+    if record is not None:
+        seed = record["seed"]
+    elif seed is None:
+        seed = fresh_seed()
+    state = records.replay(record) if record is not None else None
+    if state is not None and (type(state.game) is not type(game) or state.game.options() != game.options()):
+        raise ValueError(f"the record is a {record['game']} game with options {record['options']}, "
+                         f"not {type(game).name} with {game.options()}")
+    session = Session(game, seat, bots, seed, hint_iterations, state=state)
     tolerant_streams(stdin, out)
 
     def say(text, what=None, end="\n"):
         print(paint(text, what, color) if what else text, file=out, end=end, flush=True)
 
+    if record is None:
+        say(f"seed {seed}: replay with --seed {seed}")
+    else:
+        say(f"resumed at step {len(record['steps'])} (seed {seed})")
     try:
         return _play(session, stdin, say, color, record_path)
     except KeyboardInterrupt:
         say("\ninterrupted: leaving the game")
         return 130
+
+
+def _save_record(session, path, say) -> bool:
+    """Write the game record so far to ``path``; False (and a message) if that fails."""
+    try:
+        records.save(session.record(), path)
+    except (OSError, ValueError) as e:
+        say(f"cannot save the record to {path!r}: {getattr(e, 'strerror', None) or e}", "error")
+        return False
+    say(f"record of {len(session.state.history())} steps saved to {path}")
+    return True
 
 
 def _play(session, stdin, say, color, record_path) -> int:
@@ -155,25 +212,22 @@ def _play(session, stdin, say, color, record_path) -> int:
     while True:
         session.advance(say)
         st = session.state
+        board = colorize_board(session.board.text_board(st), color)
         if st.is_terminal():
-            say(colorize_board(str(st), color))
+            say(board)
             scores = st.scores()
             totals = [s["total"] if isinstance(s, dict) else s for s in scores]
             say("Game over. Scores: " + ", ".join(f"seat {i} {t}" for i, t in enumerate(totals))
                 + f". Returns: {st.returns()}", "you")
-            if record_path:
-                try:
-                    records.save(session.record(), record_path)
-                except OSError as e:
-                    say(f"cannot save the record to {record_path!r}: {e.strerror}", "error")
-                    return 1
-                say(f"record saved to {record_path}")
+            if record_path and not _save_record(session, record_path, say):
+                return 1
             return 0
-        say(colorize_board(str(st), color))
+        say(board)
         legal = st.legal_actions()
+        labels = [session.label(a) for a in legal]
         say("Your move:", "you")
-        for i, a in enumerate(legal, 1):
-            say(f"  {i:>2}. {st.action_to_string(a)}")
+        for i, label in enumerate(labels, 1):
+            say(f"  {i:>2}. {label}")
         while True:
             say("> ", None, end="")
             line = read_line(stdin)
@@ -193,15 +247,18 @@ def _play(session, stdin, say, color, record_path) -> int:
             cmd = text.split()[0].lower()
             if cmd in ("quit", "exit"):
                 say("leaving the game")
+                if record_path and not _save_record(session, record_path, say):
+                    return 1
                 return 0
             if cmd == "help":
                 say(HELP)
+                say("Legend: " + session.board.LEGEND)
                 continue
             if cmd == "undo":
                 if not session.undo_stack:
                     say("nothing to undo: this is your first decision", "error")
                     continue
-                session.state = session.undo_stack.pop()
+                session.rewind(session.undo_stack.pop())
                 say("back to your previous decision")
                 break
             if cmd == "hint":
@@ -221,11 +278,11 @@ def _play(session, stdin, say, color, record_path) -> int:
                     continue
                 say(f"saved {len(st.history())} steps to {parts[1]}")
                 continue
-            action, error = match_move(text, st)
+            action, error = match_move(text, st, labels)
             if error:
                 say(error, "error")
                 continue
             session.undo_stack.append(st.clone())
-            say(f"you: {st.action_to_string(action)}", "move")
+            say(f"you: {session.label(action)}", "move")
             st.apply_action(action)
             break
