@@ -80,7 +80,7 @@ def test_the_random_schedule_on_processes(capsys):
      "a round-robin of 3 bots in 2 seats is 6 games (3 combinations x 2 rotations): games must be a "
      "multiple of 6, got 7"),
     (["cuba", "--players", "2", "--bots", POOL, "--games", "6", "--schedule", "swiss"],
-     "argument --schedule: invalid choice: 'swiss' (choose from 'round-robin', 'random')"),
+     "schedule must be one of round-robin, random, got 'swiss'"),
     (["cuba", "--players", "2", "--bots", "random,genius,random", "--games", "6"], "unknown bot spec 'genius'"),
     (["cuba", "--players", "2", "--bots", "mcts:0,random,random", "--games", "6"], "iterations must be in 1.."),
     (["cuba", "--players", "6", "--bots", POOL, "--games", "6"], "players must be an integer in 2..5, got 6"),

@@ -6,7 +6,6 @@ from caribsim.cli._args import (
     MAX_GAMES, int_at_least, parse_seed, parse_option, output_file, output_dir,
     add_backend_arguments, game_options, backend_kwargs, show_progress, print_run,
 )
-from caribsim.scale.tournament import SCHEDULES
 
 
 def add_parser(sub):
@@ -28,8 +27,10 @@ def add_parser(sub):
                    "mcts:300,greedy,random,random")
     p.add_argument("--games", "-n", type=int_at_least(1, "games", MAX_GAMES["arena"]), required=True,
                    help="number of games (a multiple of the round-robin's cycle for round-robin)")
-    p.add_argument("--schedule", choices=SCHEDULES, default="round-robin",
-                   help="how bots are seated (default round-robin)")
+    # checked by the tournament (one line naming both), which is imported only to run
+    p.add_argument("--schedule", metavar="round-robin|random", default="round-robin",
+                   help="how bots are seated: every combination in every rotation, or balanced "
+                   "random seatings (default round-robin)")
     p.add_argument("--seed", "-s", type=parse_seed, default=0, help="tournament seed (default 0)")
     p.add_argument("--option", "-o", type=parse_option, action="append", default=[], metavar="KEY=VALUE",
                    help="extra game option (repeatable)")

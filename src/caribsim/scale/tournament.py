@@ -1,8 +1,8 @@
 """Tournaments: a pool of more bots than seats, seatings on a schedule, ratings.
 
     >>> from caribsim.scale import tournament
-    >>> result = tournament.play_tournament("puerto_rico", ["greedy", "random", "random"],
-    ...                                     n_games=6, players=2)
+    >>> result = tournament.play_tournament("cuba", ["greedy", "random", "random"], n_games=6,
+    ...                                     players=2)
     >>> [b.name for b in result.leaderboard()][0]
     'greedy'
 
@@ -41,7 +41,7 @@ import numpy as np
 import caribsim
 from caribsim._common import _int_in
 from caribsim.scale.arena import _pyplot, bot_label, derive_seed, play_game, wilson_interval
-from caribsim.search.bots import bot_names
+from caribsim.search.bots import bot_names, parse_bot
 
 SCHEDULES = ("round-robin", "random")
 Z = 3.0                      # sigmas below mu in the conservative ordinal
@@ -204,9 +204,10 @@ class TournamentResult:
 
 
 def summarize(game: str, options: dict, names: list, seatings: list, rows: list, schedule: str,
-              seed: int, seconds: float = 0.0, info=None) -> TournamentResult:
-    """The TournamentResult of played games: ``rows`` per game with returns, scores and
-    length per seat, ``seatings`` the pool bot of each seat."""
+              seed: int, info=None) -> TournamentResult:
+    """The TournamentResult of played games: ``rows`` per game with returns and scores per
+    seat and the length, ``seatings`` the pool bot of each seat, ``info`` where they ran
+    (a ``distributed.RunInfo``)."""
     games = [{"seats": list(s), "returns": r["returns"], "scores": r["scores"],
               "ranks": game_ranks(r["returns"], r["scores"]), "length": r["length"]}
              for s, r in zip(seatings, rows)]
@@ -232,7 +233,8 @@ def summarize(game: str, options: dict, names: list, seatings: list, rows: list,
     extra = {} if info is None else {"backend": info.backend, "workers": info.workers, "chunks": info.chunks,
                                      "resumed_chunks": info.resumed_chunks}
     return TournamentResult(game, options, players, schedule, len(games), seed, bots, pairs,
-                            sum(g["length"] for g in games) / len(games), seconds, games, **extra)
+                            sum(g["length"] for g in games) / len(games), 0.0 if info is None else info.seconds,
+                            games, **extra)
 
 
 def format_table(result: TournamentResult) -> str:
@@ -277,8 +279,6 @@ def tournament_chunk(spec: dict) -> dict:
 
 def _pool(bots) -> list:
     """The bots as objects (a spec string is parsed), each a distinct object."""
-    from caribsim.search.bots import parse_bot
-
     pool = [parse_bot(b) if isinstance(b, str) else b for b in bots]
     for b in pool:
         if not callable(getattr(b, "step", None)) or not callable(getattr(b, "restart", None)):
@@ -343,7 +343,7 @@ def play_tournament(game, bots, n_games: int, schedule: str = "round-robin", see
     rows = [{"returns": [float(x) for x in c["returns"][k]], "scores": [int(x) for x in c["scores"][k]],
              "length": int(c["lengths"][k])}
             for c in chunks for k in range(len(c["lengths"]))]
-    result = summarize(name, game.options(), names, seatings, rows, schedule, seed, info.seconds, info)
+    result = summarize(name, game.options(), names, seatings, rows, schedule, seed, info)
     if save is not None:
         result.save(save)
     return result
