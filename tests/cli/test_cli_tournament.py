@@ -53,7 +53,7 @@ def test_the_table_names_the_bots_as_json_records_and_plot(capsys, tmp_path):
     assert names == ["random #1", "greedy", "random #2"]
     for g, game in enumerate(saved["games"]):
         rec = records.load(tmp_path / "g" / f"game_{g:05d}.json")
-        assert rec["players"] == [names[b] for b in game["seats"]]
+        assert rec["players"] == [names[b] for b in game["seat_bot"]]
     assert (tmp_path / "r.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     result = tournament.play_tournament("cuba", POOL.split(","), 6, players=2, seed=3)
     labels = [t.get_text() for t in tournament.figure(result).axes[0].get_yticklabels()]

@@ -99,6 +99,7 @@ def test_a_game_is_ranked_by_returns_then_scores():
     assert tournament.game_ranks([0.5, 0.5, 0.0], [40, 40, 30]) == [1, 1, 3]     # a shared win
     assert tournament.game_ranks([1.0, 0.0, 0.0], [50, 45, 45]) == [1, 2, 2]     # an equal loss
     assert tournament.game_ranks([0.0, 1.0, 0.0], [45, 45, 30]) == [2, 1, 3]     # won on the tie-break
+    assert tournament.game_ranks([0.5, 0.0, 0.5], [41, 44, 40]) == [1, 3, 1]     # shared, whatever the scores
 
 
 def synthetic_games(winner, n_bots, players, n_games, seed):
@@ -111,7 +112,7 @@ def synthetic_games(winner, n_bots, players, n_games, seed):
             seats[rng.randrange(players)] = winner
         scores = [100 if b == winner else rng.randrange(50) for b in seats]
         returns = [1.0 if b == winner else 0.0 for b in seats]
-        games.append({"seats": seats, "returns": returns, "scores": scores, "length": 1})
+        games.append({"seat_bot": seats, "returns": returns, "scores": scores, "length": 1})
     return games
 
 
@@ -122,7 +123,7 @@ def test_ratings_put_a_bot_that_always_wins_first():
     assert max(range(5), key=lambda b: ordinals[b]) == 2
     assert all(rated[2][0] > rated[b][0] + 3 for b in range(5) if b != 2)
     names = ["a", "b", "c", "d", "e"]
-    result = tournament.summarize("cuba", {}, names, [g["seats"] for g in games], games, "random", 0)
+    result = tournament.summarize("cuba", {}, names, [g["seat_bot"] for g in games], games, "random", 0)
     top = result.leaderboard()[0]
     assert top.name == "c" and top.rank == 1 and top.win_rate == 1.0
     assert top.ordinal == pytest.approx(top.mu - 3 * top.sigma)
@@ -140,15 +141,15 @@ def test_ratings_are_openskill_plackett_luce_game_by_game():
     for g in games:
         order = sorted(range(2), key=lambda s: -g["scores"][s])
         ranks = [order.index(s) + 1 for s in range(2)]
-        new = model.rate([[rated[b]] for b in g["seats"]], ranks=ranks)
-        for b, team in zip(g["seats"], new):
+        new = model.rate([[rated[b]] for b in g["seat_bot"]], ranks=ranks)
+        for b, team in zip(g["seat_bot"], new):
             rated[b] = team[0]
     assert tournament.ratings(games, 3) == [(pytest.approx(r.mu), pytest.approx(r.sigma)) for r in rated]
 
 
 def test_pairwise_shares_and_intervals():
     def game(seats, returns, scores):
-        return {"seats": seats, "returns": returns, "scores": scores, "length": 10}
+        return {"seat_bot": seats, "returns": returns, "scores": scores, "length": 10}
 
     games = ([game([0, 1], [1.0, 0.0], [30, 20])] * 3           # 0 above 1, three times
              + [game([1, 0], [1.0, 0.0], [30, 20])]             # 1 above 0
@@ -157,7 +158,7 @@ def test_pairwise_shares_and_intervals():
     met, above = tournament.pairwise(games, 3)
     assert met[0][1] == met[1][0] == 5 and met[1][2] == 2 and met[0][2] == 0
     assert above[0][1] == 3.5 and above[1][0] == 1.5 and above[2][1] == 2.0
-    result = tournament.summarize("cuba", {}, ["x", "y", "z"], [g["seats"] for g in games], games,
+    result = tournament.summarize("cuba", {}, ["x", "y", "z"], [g["seat_bot"] for g in games], games,
                                   "random", 0)
     pairs = {(p.a, p.b): p for p in result.pairs}
     assert len(pairs) == 3
@@ -188,7 +189,7 @@ def test_greedy_tops_a_small_tournament_of_random_bots(tmp_path):
     assert result.leaderboard()[0].name == "greedy"
     # the per-bot figures are those of the games the bot sat in
     for b, bot in enumerate(result.bots):
-        mine = [(g, g["seats"].index(b)) for g in result.games if b in g["seats"]]
+        mine = [(g, g["seat_bot"].index(b)) for g in result.games if b in g["seat_bot"]]
         assert bot.games == len(mine) == 8
         assert bot.wins == sum(g["returns"][s] for g, s in mine)
         assert bot.mean_score == pytest.approx(sum(g["scores"][s] for g, s in mine) / len(mine))
@@ -196,14 +197,14 @@ def test_greedy_tops_a_small_tournament_of_random_bots(tmp_path):
     # greedy's pairwise shares are what its games say, and each game's record names its seats
     for p in result.pairs:
         a, b = names.index(p.a), names.index(p.b)
-        both = [g for g in result.games if a in g["seats"] and b in g["seats"]]
-        above = sum(1.0 if g["ranks"][g["seats"].index(a)] < g["ranks"][g["seats"].index(b)] else
-                    0.5 if g["ranks"][g["seats"].index(a)] == g["ranks"][g["seats"].index(b)] else 0.0
+        both = [g for g in result.games if a in g["seat_bot"] and b in g["seat_bot"]]
+        above = sum(1.0 if g["ranks"][g["seat_bot"].index(a)] < g["ranks"][g["seat_bot"].index(b)] else
+                    0.5 if g["ranks"][g["seat_bot"].index(a)] == g["ranks"][g["seat_bot"].index(b)] else 0.0
                     for g in both)
         assert p.games == len(both) == 4 and p.share == pytest.approx(above / len(both))
     for g, game in enumerate(result.games):
         rec = records.load(tmp_path / f"game_{g:05d}.json")
-        assert rec["players"] == [names[b] for b in game["seats"]]
+        assert rec["players"] == [names[b] for b in game["seat_bot"]]
         assert records.replay(rec).returns() == game["returns"]
 
 
@@ -261,3 +262,14 @@ def test_the_plot_names_the_bots_in_leaderboard_order(tmp_path):
     assert labels == [b.name for b in result.leaderboard()]
     tournament.plot(result, tmp_path / "r.png")
     assert (tmp_path / "r.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_tournament_resumes_from_its_finished_chunks(tmp_path):
+    kwargs = dict(schedule="random", seed=2, players=2, chunk_size=2, resume=tmp_path / "r")
+    first = tournament.play_tournament("cuba", ["random", "greedy", "random"], 5, **kwargs)
+    again = tournament.play_tournament("cuba", ["random", "greedy", "random"], 5, **kwargs)
+    assert (first.chunks, first.resumed_chunks, again.chunks, again.resumed_chunks) == (3, 0, 0, 3)
+    assert again.games == first.games and again.bots == first.bots
+    with pytest.raises(ValueError, match="holds chunks of another run"):
+        tournament.play_tournament("cuba", ["random", "greedy", "random"], 6,
+                                   **{**kwargs, "schedule": "round-robin"})

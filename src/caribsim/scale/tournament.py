@@ -104,8 +104,9 @@ def seat_schedule(kind: str, n_bots: int, players: int, n_games: int, seed: int 
 # rankings, ratings, pairwise shares
 # --------------------------------------------------------------------------------------
 def game_ranks(returns, scores) -> list:
-    """Each seat's place (1 = first): by return, then total score; equal seats share a place."""
-    keys = list(zip(returns, scores))
+    """Each seat's place (1 = first): by return (a share of the win), the seats that won
+    nothing then by total score; equal seats share a place, as do a shared win's winners."""
+    keys = [(r, 0 if r > 0 else s) for r, s in zip(returns, scores)]
     return [1 + sum(other > key for other in keys) for key in keys]
 
 
@@ -119,13 +120,14 @@ def _plackett_luce():
 
 def ratings(games, n_bots: int) -> list:
     """(mu, sigma) per pool bot after rating ``games`` in order with openskill's
-    Plackett-Luce model (defaults mu 25, sigma 25/3). A game is a dict with ``seats`` (the
+    Plackett-Luce model (defaults mu 25, sigma 25/3). A game is a dict with ``seat_bot`` (the
     pool bot of each seat), ``returns`` and ``scores`` (per seat)."""
     model = _plackett_luce()()
     rated = [model.rating() for _ in range(n_bots)]
     for g in games:
-        teams = model.rate([[rated[b]] for b in g["seats"]], ranks=game_ranks(g["returns"], g["scores"]))
-        for b, team in zip(g["seats"], teams):
+        ranks = game_ranks(g["returns"], g["scores"])
+        teams = model.rate([[rated[b]] for b in g["seat_bot"]], ranks=ranks)
+        for b, team in zip(g["seat_bot"], teams):
             rated[b] = team[0]
     return [(float(r.mu), float(r.sigma)) for r in rated]
 
@@ -137,7 +139,7 @@ def pairwise(games, n_bots: int) -> tuple:
     above = [[0.0] * n_bots for _ in range(n_bots)]
     for g in games:
         ranks = game_ranks(g["returns"], g["scores"])
-        for (a, ra), (b, rb) in itertools.permutations(zip(g["seats"], ranks), 2):
+        for (a, ra), (b, rb) in itertools.permutations(zip(g["seat_bot"], ranks), 2):
             met[a][b] += 1
             above[a][b] += 1.0 if ra < rb else 0.5 if ra == rb else 0.0
     return met, above
@@ -180,7 +182,7 @@ class TournamentResult:
     pairs: list                 # PairResult per pair of bots, in leaderboard order
     mean_length: float          # decisions per game
     seconds: float
-    games: list = field(default_factory=list, repr=False)  # per game: seats, returns, scores, ranks, length
+    games: list = field(default_factory=list, repr=False)  # per game: seat_bot, returns, scores, ranks, length
     rating: dict = field(default_factory=lambda: {"model": "openskill PlackettLuce", "z": Z})
     backend: str = "local"
     workers: int = 1
@@ -208,7 +210,7 @@ def summarize(game: str, options: dict, names: list, seatings: list, rows: list,
     """The TournamentResult of played games: ``rows`` per game with returns and scores per
     seat and the length, ``seatings`` the pool bot of each seat, ``info`` where they ran
     (a ``distributed.RunInfo``)."""
-    games = [{"seats": list(s), "returns": r["returns"], "scores": r["scores"],
+    games = [{"seat_bot": list(s), "returns": r["returns"], "scores": r["scores"],
               "ranks": game_ranks(r["returns"], r["scores"]), "length": r["length"]}
              for s, r in zip(seatings, rows)]
     n, players = len(names), len(seatings[0])
@@ -216,7 +218,7 @@ def summarize(game: str, options: dict, names: list, seatings: list, rows: list,
     order = sorted(range(n), key=lambda b: (-(rated[b][0] - Z * rated[b][1]), b))
     bots = []
     for b, (mu, sigma) in enumerate(rated):
-        mine = [(g, g["seats"].index(b)) for g in games if b in g["seats"]]
+        mine = [(g, g["seat_bot"].index(b)) for g in games if b in g["seat_bot"]]
         wins = sum(g["returns"][s] for g, s in mine)
         rate = wins / len(mine)
         bots.append(BotRating(names[b], order.index(b) + 1, mu, sigma, mu - Z * sigma,
