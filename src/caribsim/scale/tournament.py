@@ -21,8 +21,8 @@ only on the schedule, the pool size and the seed, so the results do not depend o
 backend (local, processes, Ray: ``distributed``).
 
 Ratings: the games in order update an openskill Plackett-Luce model (extra ``rating``),
-each game ranked by its returns, then by total score (a shared win, or an equal loss, is a
-tie). A bot has ``mu`` and ``sigma`` and the conservative ``ordinal = mu - 3 sigma``, the
+each game ranked by its returns, the seats that won nothing by total score (a shared win,
+or an equal loss, is a tie). A bot has ``mu`` and ``sigma`` and the conservative ``ordinal = mu - 3 sigma``, the
 lower end of its interval ``mu +- 3 sigma``; the leaderboard sorts by the ordinal. Pairwise:
 in the games where both bots sat, the share that bot A finished above bot B (a tie counts
 a half), with its 95% Wilson interval.
