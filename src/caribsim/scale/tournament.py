@@ -155,9 +155,9 @@ class BotRating:
     interval: tuple             # (mu - 3 sigma, mu + 3 sigma)
     games: int
     wins: float                 # sum of returns (a shared win counts its share)
-    win_rate: float
-    ci95: tuple                 # 95% Wilson interval of the win rate
-    mean_score: float
+    win_rate: float | None      # None for a bot that sat in no game
+    ci95: tuple | None          # 95% Wilson interval of the win rate
+    mean_score: float | None
     seat_games: list = field(default_factory=list)   # games played in each seat
 
 
@@ -216,15 +216,7 @@ def summarize(game: str, options: dict, names: list, seatings: list, rows: list,
     n, players = len(names), len(seatings[0])
     rated = ratings(games, n)
     order = sorted(range(n), key=lambda b: (-(rated[b][0] - Z * rated[b][1]), b))
-    bots = []
-    for b, (mu, sigma) in enumerate(rated):
-        mine = [(g, g["seat_bot"].index(b)) for g in games if b in g["seat_bot"]]
-        wins = sum(g["returns"][s] for g, s in mine)
-        rate = wins / len(mine)
-        bots.append(BotRating(names[b], order.index(b) + 1, mu, sigma, mu - Z * sigma,
-                              (mu - Z * sigma, mu + Z * sigma), len(mine), wins, rate,
-                              wilson_interval(rate, len(mine)), sum(g["scores"][s] for g, s in mine) / len(mine),
-                              [sum(1 for g, s in mine if s == seat) for seat in range(players)]))
+    bots = [_bot_rating(b, names[b], order.index(b) + 1, rated[b], games, players) for b in range(n)]
     met, above = pairwise(games, n)
     pairs = []
     for i, a in enumerate(order):
@@ -239,6 +231,18 @@ def summarize(game: str, options: dict, names: list, seatings: list, rows: list,
                             games, **extra)
 
 
+def _bot_rating(b: int, name: str, rank: int, rating: tuple, games: list, players: int) -> BotRating:
+    """Pool bot ``b``'s rating and its figures over the games it sat in (None without one)."""
+    mu, sigma = rating
+    mine = [(g, g["seat_bot"].index(b)) for g in games if b in g["seat_bot"]]
+    wins = sum(g["returns"][s] for g, s in mine)
+    rate = wins / len(mine) if mine else None
+    return BotRating(name, rank, mu, sigma, mu - Z * sigma, (mu - Z * sigma, mu + Z * sigma), len(mine), wins,
+                     rate, wilson_interval(rate, len(mine)) if mine else None,
+                     sum(g["scores"][s] for g, s in mine) / len(mine) if mine else None,
+                     [sum(1 for _, s in mine if s == seat) for seat in range(players)])
+
+
 def format_table(result: TournamentResult) -> str:
     """The leaderboard (sorted by ordinal) and one line per pair of bots."""
     board = result.leaderboard()
@@ -246,9 +250,10 @@ def format_table(result: TournamentResult) -> str:
     lines = [f"  {'rank':>4}  {'bot':<{width}}  ordinal  {'mu +- 3 sigma':<17} {'games':>6}  win rate   "
              f"95% interval    mean score"]
     for b in board:
+        figures = (f"{b.win_rate:>8.3f}   [{b.ci95[0]:.3f}, {b.ci95[1]:.3f}]  {b.mean_score:>10.2f}"
+                   if b.games else f"{'-':>8}")
         lines.append(f"  {b.rank:>4}  {b.name:<{width}}  {b.ordinal:>7.2f}  "
-                     f"[{b.interval[0]:>6.2f}, {b.interval[1]:>6.2f}] {b.games:>6}  {b.win_rate:>8.3f}   "
-                     f"[{b.ci95[0]:.3f}, {b.ci95[1]:.3f}]  {b.mean_score:>10.2f}")
+                     f"[{b.interval[0]:>6.2f}, {b.interval[1]:>6.2f}] {b.games:>6}  {figures}")
     lines.append("  pairwise: the share of the games where both sat that the first finished above the second")
     for p in result.pairs:
         pair = f"{p.a} > {p.b}"
