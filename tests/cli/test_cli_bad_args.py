@@ -112,6 +112,14 @@ CASES = [
     (["arena", PR, *BOTS2, "--plot", "{w}/missing/p.png"], "the folder '{w}/missing' does not exist"),
     (["arena", PR, *BOTS2, "--resume", "{w}/afile.txt"], "argument --resume: '{w}/afile.txt' is a file"),
     (["arena", PR, *BOTS2, "--backend", "processes", "--address", "auto"], "address= is for backend='ray'"),
+    # tournament
+    (["tournament", PR, "--players", "2", "--bots", "random"], "the following arguments are required: --games/-n"),
+    (["tournament", PR, "--players", "3", *BOTS2, "--games", "6"], "at least as many bots as seats: 3 seats, got 2"),
+    (["tournament", PR, "--players", "2", "--bots", "random,random,greedy", "--games", "5"],
+     "games must be a multiple of 6, got 5"),
+    (["tournament", PR, "--players", "2", *BOTS2, "--games", "2", "--schedule", "elo"], "schedule must be one of"),
+    (["tournament", PR, "--players", "2", "--bots", "random,nobody", "--games", "2"], "unknown bot spec 'nobody'"),
+    (["tournament", PR, "--players", "2", *BOTS2, "--games", "2", "--plot", "{w}/adir"], "argument --plot: '{w}/adir' is a folder"),
     # play
     (["play"], "the following arguments are required: GAME"),
     (["play", "go"], "unknown game 'go'"),

@@ -6,13 +6,16 @@
     python -m caribsim arena puerto_rico --bots mcts:1000,greedy,random,random --games 200 [--processes K]
         [--backend ...] (the same backend options as simulate)
         [--save FILE] [--save-games DIR] [--plot FILE.png]
+    python -m caribsim tournament cuba --players 3 --bots mcts:300,greedy,random,random --games 120
+        [--schedule round-robin|random] [--backend ...] [--save FILE.json] [--plot FILE.png]
     python -m caribsim play puerto_rico --players 4 --seat 0 --bots mcts:2000,greedy,random [--record FILE]
     python -m caribsim replay game.json [--step N] [--html OUT.html]
     python -m caribsim selfplay puerto_rico --players 3 --bot mcts:200 --games 100 --out DIR [--backend ...]
     python -m caribsim bench [--quick]
 
-One module per command (``games``, ``simulate``, ``arena``, ``play``, ``replay``, ``selfplay``,
-``bench``: each has ``add_parser`` and ``run``); ``_args`` holds the argument types they share.
+One module per command (``games``, ``simulate``, ``arena``, ``tournament``, ``play``, ``replay``,
+``selfplay``, ``bench``: each has ``add_parser`` and ``run``); ``_args`` holds the argument types
+they share.
 Bad arguments print one line naming what is wrong and what is allowed, and exit with code 2.
 May import anything in caribsim (it is the top layer); nothing imports it but ``__main__``.
 """
@@ -22,10 +25,11 @@ import os
 import sys
 
 import caribsim
-from caribsim.cli import arena, bench, games, play, replay, selfplay, simulate
+from caribsim.cli import arena, bench, games, play, replay, selfplay, simulate, tournament
 from caribsim.cli._args import Parser, reason
 
-COMMANDS = {m.__name__.rsplit(".", 1)[1]: m for m in (games, simulate, arena, play, replay, selfplay, bench)}
+COMMANDS = {m.__name__.rsplit(".", 1)[1]: m
+            for m in (games, simulate, arena, tournament, play, replay, selfplay, bench)}
 """One module per command, each with ``add_parser(subparsers)`` and ``run(args, out)``."""
 
 

@@ -78,8 +78,9 @@ def run(args, out) -> int:
     print_run({"backend": result.backend, "workers": result.workers, "chunks": result.chunks,
                 "resumed_chunks": result.resumed_chunks, "seconds": result.seconds,
                 "games_per_second": result.n_games / result.seconds if result.seconds else float("inf")}, out)
-    print("  bot              win rate   95% interval      mean score", file=out)
-    for spec, b in zip(args.bots.split(","), result.bots):
-        print(f"  {spec:<16} {b.win_rate:>8.3f}   [{b.ci95[0]:.3f}, {b.ci95[1]:.3f}]  {b.mean_score:>10.2f}",
+    width = max(16, *(len(b.name) for b in result.bots))
+    print(f"  {'bot':<{width}} win rate   95% interval      mean score", file=out)
+    for b in result.bots:
+        print(f"  {b.name:<{width}} {b.win_rate:>8.3f}   [{b.ci95[0]:.3f}, {b.ci95[1]:.3f}]  {b.mean_score:>10.2f}",
               file=out)
     return 0

@@ -8,6 +8,10 @@
 Game ``g`` uses seed ``derive_seed(seed, g)`` and seats rotated by ``g``: bot ``b`` sits
 in seat ``(b + g) % players``. Bots are restarted with seeds derived the same way, so a
 match gives the same games on 1 process or many.
+
+A bot is named by its spec (``bots.bot_names``: ``mcts:300``, ``random #1``, ``random #2``
+when a spec comes twice); the results, the JSON, the plot legend and the game records
+all use that one name.
 """
 from __future__ import annotations
 
@@ -20,6 +24,7 @@ import numpy as np
 
 import caribsim
 from caribsim._common import _int_in
+from caribsim.search.bots import bot_names
 
 MASK64 = (1 << 64) - 1
 
@@ -93,10 +98,11 @@ def check_length(decisions: int, game, seed) -> None:
                            f"on a game's length; an untrained or passing bot can play for ever)")
 
 
-def play_game(game, bots, seed: int, rotation: int = 0, record_path=None):
+def play_game(game, bots, seed: int, rotation: int = 0, record_path=None, names=None):
     """One game: bot ``b`` plays seat ``(b + rotation) % players``. Returns a dict with
     the seats, returns, total scores and number of decisions; ``record_path`` also writes
-    the game record (caribsim.records)."""
+    the game record (caribsim.records), its players named by ``names`` (one per bot;
+    default ``bots.bot_names(bots)``)."""
     n = game.num_players()
     seat_bot = [None] * n
     for b in range(len(bots)):
@@ -118,14 +124,16 @@ def play_game(game, bots, seed: int, rotation: int = 0, record_path=None):
     returns = state.returns()
     if record_path is not None:
         from caribsim.human import records
-        info = [bot_label(bots[b]) for b in seat_bot]
+        names = bot_names(bots) if names is None else names
+        info = [names[b] for b in seat_bot]
         records.save(records.record_game(state, seed, info), record_path)
     return {"seat_bot": seat_bot, "returns": [returns[s] for s in range(n)],
             "scores": totals, "length": decisions}
 
 
 def bot_label(bot) -> str:
-    """How a bot is named in records and results (its options for an MCTS bot)."""
+    """What identifies a bot in a resumable run's ``run.json``: its Python form (repr) for a
+    bot with options, else its name. Tables, JSON and records name bots by bot_names()."""
     return repr(bot) if hasattr(bot, "options") else getattr(bot, "name", type(bot).__name__)
 
 
@@ -150,7 +158,8 @@ def match_chunk(spec: dict) -> dict:
     rows = []
     for g in range(spec["first"], spec["first"] + spec["count"]):
         path = None if save_games is None else f"{save_games}/game_{g:05d}.json"
-        rows.append(play_game(game, bots, derive_seed(seed, g), g if spec["rotate"] else 0, path))
+        rows.append(play_game(game, bots, derive_seed(seed, g), g if spec["rotate"] else 0, path,
+                              spec.get("names")))
     return {"seat_bot": np.array([r["seat_bot"] for r in rows], dtype=np.int32),
             "returns": np.array([r["returns"] for r in rows], dtype=np.float64),
             "scores": np.array([r["scores"] for r in rows], dtype=np.int64),
@@ -205,7 +214,8 @@ def play_match(game, bots, n_games: int, seed: int = 0, processes: int = 1, prog
     run = {"kind": "arena", "game": name, "options": game.options(), "n_games": n_games, "seed": seed,
            "bots": [bot_label(b) for b in bots], "chunk_size": chunk_size, "version": caribsim.__version__}
     store = None if resume is None else distributed.ChunkStore(resume, run)
-    specs = [{"game": name, "options": game.options(), "seed": seed, "bots": bots, "rotate": True,
+    names = bot_names(bots)
+    specs = [{"game": name, "options": game.options(), "seed": seed, "bots": bots, "names": names, "rotate": True,
               "save_games": save_games, "chunk": c.index, "first": c.first, "count": c.count}
              for c in distributed.plan_chunks(n_games, chunk_size)]
     chunks, info = distributed.run_chunks(match_chunk, specs, backend=backend, workers=workers,
@@ -217,13 +227,13 @@ def play_match(game, bots, n_games: int, seed: int = 0, processes: int = 1, prog
                for c in chunks for k in range(len(c["lengths"]))]
     n = game.num_players()
     bot_results = []
-    for b, bot in enumerate(bots):
+    for b in range(len(bots)):
         wins = sum(r["returns"][r["seat_bot"].index(b)] for r in results)
         score = sum(r["scores"][r["seat_bot"].index(b)] for r in results) / n_games
         p = wins / n_games
         seat_games = [sum(1 for r in results if r["seat_bot"][s] == b) for s in range(n)]
-        bot_results.append(BotResult(getattr(bot, "name", type(bot).__name__) + f"#{b}", n_games, wins,
-                                     p, wilson_interval(p, n_games), score, seat_games))
+        bot_results.append(BotResult(names[b], n_games, wins, p, wilson_interval(p, n_games), score,
+                                     seat_games))
     result = MatchResult(name, game.options(), n_games, seed, bot_results,
                          sum(r["length"] for r in results) / n_games, info.seconds, results,
                          backend=info.backend, workers=info.workers, chunks=info.chunks,
@@ -233,14 +243,21 @@ def play_match(game, bots, n_games: int, seed: int = 0, processes: int = 1, prog
     return result
 
 
-def plot(result: MatchResult, path) -> None:
-    """Win rates with their 95% intervals as a bar chart (needs matplotlib: caribsim[plot])."""
+def _pyplot():
+    """matplotlib's pyplot on the file-only Agg backend (else the caribsim[plot] message)."""
     try:
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
         raise RuntimeError("plotting needs matplotlib: pip install 'caribsim[plot]'") from None
+    return plt
+
+
+def figure(result: MatchResult):
+    """The win rates with their 95% intervals as a bar chart, one bar per bot named as in
+    the results (a matplotlib Figure; needs caribsim[plot])."""
+    plt = _pyplot()
     names = [b.name for b in result.bots]
     rates = [b.win_rate for b in result.bots]
     lo = [b.win_rate - b.ci95[0] for b in result.bots]
@@ -251,5 +268,11 @@ def plot(result: MatchResult, path) -> None:
     ax.set_ylabel("win rate (95% interval)")
     ax.set_title(f"{result.game}: {result.n_games} games")
     fig.tight_layout()
+    return fig
+
+
+def plot(result: MatchResult, path) -> None:
+    """Write figure(result) to ``path`` (PNG, SVG, ... by its extension)."""
+    fig = figure(result)
     fig.savefig(path)
-    plt.close(fig)
+    _pyplot().close(fig)

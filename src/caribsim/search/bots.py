@@ -24,7 +24,11 @@ def _tiebreak(score) -> float:
 
 
 class Bot:
-    """Base class: a bot picks a legal action for the player to move."""
+    """Base class: a bot picks a legal action for the player to move.
+
+    ``name`` is the bot's one name everywhere (arena and tournament tables, JSON results,
+    game records, plots): its ``parse_bot`` spec, e.g. ``random`` or ``mcts:300``.
+    """
 
     name = "bot"
 
@@ -127,6 +131,17 @@ class MCTSBot(Bot):
                 return legal[0]
             self.last_result = self.searcher.search(state)
             return self.last_result.action
+
+    @property
+    def name(self) -> str:
+        """The normalised spec of the options (``mcts:300:rollout=heuristic``): iterations
+        first, then the other options in the order of ``parse_bot``'s keys."""
+        parts = ["mcts"]
+        if "iterations" in self.options:
+            parts.append(_spec_value(self.options["iterations"]))
+        parts += [f"{k}={_spec_value(self.options[k])}" for k in _OPTION_TYPES
+                  if k != "iterations" and k in self.options]
+        return ":".join(parts)
 
     def __reduce__(self):
         return (_make_mcts_bot, (self.seed, self.options))
@@ -237,12 +252,21 @@ class AlphaZeroBot(Bot):
         """The ``parse_bot`` spec of this bot (its seed aside): ``puct:...`` / ``gumbel:...``
         over a RolloutEvaluator, ``alphazero:...:model=FILE`` for a bot made from a file.
         ValueError for another evaluator (an object a spec cannot name)."""
+        return self._spec(strict=True)
+
+    @property
+    def name(self) -> str:
+        """The spec (``to_spec``); for an evaluator no spec can name, the same form with
+        ``evaluator=CLASS`` in place of the evaluator (``puct:200:evaluator=TorchEvaluator``)."""
+        return self._spec(strict=False)
+
+    def _spec(self, strict: bool) -> str:
         from caribsim.search import guided
 
         parts = [("gumbel" if self.options["gumbel"] else "puct")
                  if self.model is None else "alphazero", str(self.options["simulations"])]
         if self.model is not None:
-            if ":" in self.model:
+            if ":" in self.model and strict:
                 raise ValueError(f"the model path {self.model!r} holds ':', which a spec cannot hold")
             parts.append(f"model={self.model}")
             if self.options["gumbel"]:
@@ -250,9 +274,11 @@ class AlphaZeroBot(Bot):
         elif isinstance(self.evaluator, guided.RolloutEvaluator):
             if self.evaluator.rollouts != 1:
                 parts.append(f"rollouts={self.evaluator.rollouts}")
-        else:
+        elif strict:
             raise ValueError(f"no bot spec names the evaluator {self.evaluator!r}: a spec names a "
                              "rollout evaluator (puct:, gumbel:) or an MLP file (alphazero:...:model=FILE)")
+        else:
+            parts.append(f"evaluator={type(self.evaluator).__name__}")
         for k in _GUIDED_OPTIONS:
             if k in self.options and not (k == "leaves_per_tree" and self.options[k] == 1):
                 v = self.options[k]
@@ -359,6 +385,30 @@ def parse_bot(spec: str) -> Bot:
 
 _OPTION_TYPES = {"iterations": int, "seconds": float, "c": float, "reward": str, "rollout": str,
                  "max_depth": int, "threads": int, "reuse": bool}
+
+
+def _spec_value(value) -> str:
+    """An option's value as a spec writes it: true/false, 1.5, an integral float as 2."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
+        return str(int(value))
+    return str(value)
+
+
+def bot_names(bots) -> list:
+    """One name per bot: its ``name`` (the spec: ``mcts:300``), and when a name comes more
+    than once, each copy numbered in order (``mcts:300 #1``, ``mcts:300 #2``)."""
+    names = [getattr(b, "name", None) or type(b).__name__ for b in bots]
+    counts = {n: names.count(n) for n in names}
+    seen = dict.fromkeys(counts, 0)
+    out = []
+    for n in names:
+        if counts[n] > 1:
+            seen[n] += 1
+            n = f"{n} #{seen[n]}"
+        out.append(n)
+    return out
 
 
 def _parse_value(key, value, spec, types=_OPTION_TYPES):

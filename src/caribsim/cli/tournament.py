@@ -1,0 +1,80 @@
+"""`caribsim tournament`."""
+from __future__ import annotations
+
+import caribsim
+from caribsim.cli._args import (
+    MAX_GAMES, int_at_least, parse_seed, parse_option, output_file, output_dir,
+    add_backend_arguments, game_options, backend_kwargs, show_progress, print_run,
+)
+
+
+def add_parser(sub):
+    p = sub.add_parser(
+        "tournament",
+        help="play a pool of more bots than seats and rate them (openskill Plackett-Luce)",
+        description="Seat N of the bots at each game on a schedule (round-robin: every combination "
+        "in every rotation; random: balanced random seatings), rate the bots with openskill's "
+        "Plackett-Luce model (needs caribsim[rating]) and print a leaderboard sorted by the "
+        "conservative ordinal mu - 3 sigma, with each pair's share of games finished above the "
+        "other (95%% Wilson intervals). Bot specs as in arena (random, greedy, mcts:ITERATIONS, "
+        "puct:SIMULATIONS, alphazero:SIMULATIONS:model=FILE.npz, ...).",
+    )
+    p.add_argument("game", metavar="GAME", help=f"game name ({', '.join(caribsim.games())})")
+    p.add_argument("--players", "-p", type=int_at_least(2, "players", 5), required=True,
+                   help="seats at each game (2-5; the game may allow fewer)")
+    p.add_argument("--bots", "-b", required=True,
+                   help="comma-separated bot specs of the pool, at least as many as seats, e.g. "
+                   "mcts:300,greedy,random,random")
+    p.add_argument("--games", "-n", type=int_at_least(1, "games", MAX_GAMES["arena"]), required=True,
+                   help="number of games (a multiple of the round-robin's cycle for round-robin)")
+    # checked by the tournament (one line naming both), which is imported only to run
+    p.add_argument("--schedule", metavar="round-robin|random", default="round-robin",
+                   help="how bots are seated: every combination in every rotation, or balanced "
+                   "random seatings (default round-robin)")
+    p.add_argument("--seed", "-s", type=parse_seed, default=0, help="tournament seed (default 0)")
+    p.add_argument("--option", "-o", type=parse_option, action="append", default=[], metavar="KEY=VALUE",
+                   help="extra game option (repeatable)")
+    p.add_argument("--save", metavar="FILE.json", type=output_file("--save"),
+                   help="write the full result as JSON")
+    p.add_argument("--save-games", metavar="DIR", type=output_dir("--save-games"),
+                   help="write every game's record to DIR")
+    p.add_argument("--plot", metavar="FILE.png", type=output_file("--plot"),
+                   help="the ratings with +- 3 sigma error bars (needs caribsim[plot])")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    add_backend_arguments(p, None)
+    p.set_defaults(subparser=p)
+    return p
+
+
+def run(args, out) -> int:
+    from caribsim.scale import tournament
+    from caribsim.search import bots
+
+    parser = args.subparser
+    options = game_options(args)
+    if args.plot:
+        try:
+            import matplotlib  # noqa: F401  (checked before the games are played)
+        except ImportError:
+            parser.error("--plot needs matplotlib: pip install 'caribsim[plot]'")
+    try:
+        pool = [bots.parse_bot(spec) for spec in args.bots.split(",")]
+        result = tournament.play_tournament(args.game, pool, args.games, schedule=args.schedule,
+                                            seed=args.seed, save=args.save, save_games=args.save_games,
+                                            progress=show_progress(args), players=args.players,
+                                            **backend_kwargs(args), **options)
+        if args.plot:
+            tournament.plot(result, args.plot)
+    except (ValueError, TypeError, RuntimeError) as e:
+        parser.error(str(e))
+    if args.json:
+        print(result.to_json(), file=out)
+        return 0
+    opts = ", ".join(f"{k}={v}" for k, v in result.options.items())
+    print(f"{result.game} ({opts}): {len(result.bots)} bots, {result.n_games} games, {result.schedule} "
+          f"schedule, seed {result.seed}, mean length {result.mean_length:.1f} decisions", file=out)
+    print_run({"backend": result.backend, "workers": result.workers, "chunks": result.chunks,
+               "resumed_chunks": result.resumed_chunks, "seconds": result.seconds,
+               "games_per_second": result.n_games / result.seconds if result.seconds else float("inf")}, out)
+    print(result.table(), file=out)
+    return 0
