@@ -298,5 +298,5 @@ def test_the_play_session_takes_it_as_an_opponent():
         if session.state.is_terminal():
             break
         session.state.apply_action(session.state.legal_actions()[0])      # the person's move
-    assert any("(alphazero)" in line for line in said if line.startswith("seat 0"))
-    assert any("(alphazero)" in line for line in said if line.startswith("seat 2"))
+    assert any("(puct:4)" in line for line in said if line.startswith("seat 0"))    # the bot's one name
+    assert any("(gumbel:4)" in line for line in said if line.startswith("seat 2"))
