@@ -251,3 +251,19 @@ def test_screenshot_of_a_middle_step(browser, page, rec, states, kinds, tmp_path
     for shot in shots:
         assert browser.save_screenshot(str(shot))
         assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_the_move_line_never_names_a_coin_card(rec, states):
+    """Rules E.1: a card drawn, paid or given as a coin goes face down; the page's move line
+    says whose coin it is, and every other move keeps its own name."""
+    moves = [s["move"] for s in viewer.steps_data(rec)["snapshots"][1:]]
+    coins = 0
+    for i, (step, move) in enumerate(zip(rec["steps"], moves)):
+        before = states[i]
+        if before.is_chance_node() and before.chance_event()[0] in ("draw", "pay", "fee"):
+            kind, seat = before.chance_event()
+            coins += 1
+            assert step["name"].split()[1] not in move and f"to seat {seat}, face down" in move, move
+        else:
+            assert move.endswith(step["name"]), move
+    assert coins > 20

@@ -30,6 +30,7 @@ def steps_data(record: dict) -> dict:
     """Everything the page shows, one snapshot per step (after 0..N moves), and the game-over
     panel of a finished record."""
     states = records.states(record)
+    board = boards.get(record["game"])
     snaps = []
     for i, st in enumerate(states):
         snap = _snapshot(st, record["game"])
@@ -38,7 +39,7 @@ def steps_data(record: dict) -> dict:
         else:
             step = record["steps"][i - 1]
             who = "chance" if step["player"] < 0 else f"seat {step['player']}"
-            snap["move"] = f"{i}. {who}: {step['name']}"
+            snap["move"] = f"{i}. {who}: {board.move_text(states[i - 1], step['name'])}"
         snaps.append(snap)
     return {"game": record["game"], "options": record["options"], "seed": record["seed"],
             "players": record.get("players"), "final": record.get("final"),

@@ -1,12 +1,17 @@
 """How each game is drawn: one module per game, used by the replay viewer (and the browser
 play built on it).
 
-- ``puerto_rico``, ``port_royal``, ``cuba``: each gives ``snapshot(state)`` (the JSON-able
-  values the page draws at one step), ``CSS`` and ``JS`` (a script that defines
-  ``BOARD = {supply(s), boards(s)}``, each returning the HTML of its panel for a snapshot).
+- ``puerto_rico``, ``port_royal``, ``cuba``: each gives, for the page, ``snapshot(state)``
+  (the JSON-able values drawn at one step), ``CSS`` and ``JS`` (a script that defines
+  ``BOARD = {supply(s), boards(s)}``, each returning the HTML of its panel for a snapshot),
+  ``move_text(before, name)`` (a step as the page names it: hidden faces stay hidden);
+  and for the terminal, ``text_board(state)``, ``choice_label(state, action)`` (the move's
+  engine name with what it costs and brings), ``events(before, after)`` (what happened
+  between two prompts) and ``LEGEND``. Names and numbers come from the data files or the
+  game's own component data, never from literals.
 
-May import: the games and the shared modules (through a state's public methods); never
-search, embed, scale or cli.
+May import: the games (their public constants and a state's public methods) and the shared
+modules; never search, embed, scale or cli.
 """
 from __future__ import annotations
 

@@ -10,10 +10,11 @@ from __future__ import annotations
 import csv
 import functools
 import io
+import re
 import weakref
 from importlib.resources import files
 
-from caribsim.cuba.game import BUILDINGS, CARGO, CHARACTERS, CROPS, ITEMS, STACKS
+from caribsim.cuba.game import BUILDINGS, CARGO, CHARACTERS, CROPS, ITEMS, LAW_KINDS, MATERIALS, STACKS
 
 _WAREHOUSE = len(ITEMS)         # the plantation's field kind after the items is the warehouse
 _TABLES = weakref.WeakKeyDictionary()       # game -> what every snapshot of it shares
@@ -270,11 +271,13 @@ const BOARD = {supply: cuSupply, boards: s => s.boards.map((b, i) => cuBoard(s, 
 """
 
 
+def move_text(before, name: str) -> str:
+    """A step as the page names it: the move's own name (every move is public)."""
+    return name
+
+
 # ---------------------------------------------------------------------------------------------
 # The terminal (caribsim play): what a person reads at the prompt.
-import re
-
-from caribsim.cuba.game import BUILDINGS, CHARACTERS, ITEMS, LAW_KINDS, MATERIALS
 
 LEGEND = ("S start player, > to act | plantation: * pawn, #Name a building (it covers the field), "
           "(1,1) the warehouse | hand: the character cards still to play")

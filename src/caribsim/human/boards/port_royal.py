@@ -11,6 +11,7 @@ import csv
 import functools
 import io
 import json
+import re
 from importlib.resources import files
 
 _DECK = "port_royal_deck.csv"
@@ -249,62 +250,46 @@ const BOARD = {supply: prySupply, boards: pryBoards};
 """.replace("__PRY_CARDS__", json.dumps(_cards(), separators=(",", ":")).replace("<", "\\u003c"))
 
 
+_COIN_MOVES = ("draw", "pay", "fee")      # chance events that move a card face down as a coin
+
+
+def move_text(before, name: str) -> str:
+    """A step as the page names it. A card that becomes a coin goes face down (rules E.1):
+    the page says whose coin it is, not which card."""
+    if before.is_chance_node():
+        kind, seat = before.chance_event()
+        if kind in _COIN_MOVES:
+            return f"a coin ({kind}) to seat {seat}, face down"
+    return name
+
+
 # ---------------------------------------------------------------------------------------------
 # The terminal (caribsim play): what a person reads at the prompt.
-import csv
-import functools
-import re
-from importlib.resources import files
-
 LEGEND = "S start player, > to act; coins are counted, never shown (their faces are hidden)"
-
-_ABILITY = {   # rules §8, what a person does for its owner
-    "TRADER": "+1 coin per {colour} ship traded",
-    "SETTLER": "symbol house", "CAPTAIN": "symbol anchor", "PRIEST": "symbol cross",
-    "JACK_OF_ALL_TRADES": "any one symbol",
-    "SAILOR": "1 sword", "PIRATE": "2 swords",
-    "MADEMOISELLE": "hire cost -1",
-    "JESTER": "+1 coin on every bust and on an empty harbour",
-    "ADMIRAL": "+2 coins when the harbour holds 5+ cards",
-    "GOVERNOR": "+1 card in phase 2",
-}
-_TAX = {"TAX_MOST_SWORDS": "most swords", "TAX_FEWEST_VP": "fewest VP"}
-
-
-@functools.cache
-def cards() -> dict:
-    """The deck's card variants by id, read from port_royal_deck.csv (numbers as ints)."""
-    text = files("caribsim").joinpath("data", "port_royal_deck.csv").read_text(encoding="utf-8")
-    out = {}
-    for row in csv.DictReader(text.splitlines()):
-        for k in ("swords", "skull", "coins", "cost", "vp", "count", "min_players"):
-            row[k] = int(row[k])
-        out[row["id"]] = row
-    return out
 
 
 def card_title(card_id: str) -> str:
     """A card's kind as a person names it: "Flute (blue)", "Jack of all trades", "Tax increase"."""
-    c = cards()[card_id]
+    c = _cards()[card_id]
     if c["category"] in ("expedition", "tax"):
-        return {"expedition": f"Expedition {c['symbol']}", "tax": "Tax increase"}[c["category"]]
+        return {"expedition": "Expedition " + "+".join(c["symbols"]), "tax": "Tax increase"}[c["category"]]
+    colour = c["colour"] or ""
     kind = card_id.split("_")[1] if c["category"] == "ship" else re.sub(r"_c\d+$", "", card_id)
-    kind = kind.removesuffix("_" + c["colour"]).replace("_", " ").capitalize()
-    return kind + (f" ({c['colour']})" if c["colour"] else "")
+    kind = kind.removesuffix("_" + colour).replace("_", " ").capitalize()
+    return kind + (f" ({colour})" if colour else "")
 
 
-def card_name(card_id: str) -> str:
-    """A card as a person reads it, e.g. "Flute (blue), 1 sword to repel, 1 coin"."""
-    c = cards()[card_id]
+def card_text(card_id: str) -> str:
+    """A card's whole face in one line, e.g. "Flute (blue), 1 sword to repel, 1 coin"."""
+    c = _cards()[card_id]
     if c["category"] == "ship":
         repel = "skull: cannot be repelled" if c["skull"] else _plural(c["swords"], "sword") + " to repel"
         return f"{card_title(card_id)}, {repel}, {_plural(c['coins'], 'coin')}"
     if c["category"] == "person":
-        ability = _ABILITY[c["ability"]].format(colour=c["colour"])
-        return f"{card_title(card_id)}, cost {c['cost']}, {c['vp']} VP, {ability}"
+        return f"{card_title(card_id)}, cost {c['cost']}, {c['vp']} VP, {c['ability']}"
     if c["category"] == "expedition":
         return f"{card_title(card_id)}: {c['vp']} VP, {_plural(c['coins'], 'coin')}"
-    return f"Tax increase: 12+ coins lose half, {_TAX[c['ability']]} gets 1 coin"
+    return f"Tax increase: {c['ability']}"
 
 
 def _plural(n: int, word: str) -> str:
@@ -316,7 +301,7 @@ _WORD = re.compile(r"\b[a-z][a-z0-9_]*\b")
 
 def _readable(text: str) -> str:
     """``text`` with every card id replaced by its readable name."""
-    return _WORD.sub(lambda m: f"[{card_name(m.group())}]" if m.group() in cards() else m.group(), text)
+    return _WORD.sub(lambda m: f"[{card_text(m.group())}]" if m.group() in _cards() else m.group(), text)
 
 
 def _seat(d: dict, seat: int) -> dict:
@@ -324,8 +309,8 @@ def _seat(d: dict, seat: int) -> dict:
     display = d["players"][seat]["display"]
     abilities = {}
     for c, n in display.items():
-        abilities[cards()[c]["ability"]] = abilities.get(cards()[c]["ability"], 0) + n
-    return {"swords": sum(n * cards()[c]["swords"] for c, n in display.items()),
+        abilities[_cards()[c]["keyword"]] = abilities.get(_cards()[c]["keyword"], 0) + n
+    return {"swords": sum(n * _cards()[c]["swords"] for c, n in display.items()),
             "abilities": abilities, "display": display}
 
 
@@ -343,28 +328,28 @@ def choice_label(state, action, seat=None) -> str:
     if name.startswith("take "):
         return name + ": " + _take_terms(d, me, name[5:], state.current_player() == d["active"])
     if name in ("repel", "dock") and d["pending"]:
-        ship = cards()[d["pending"]]
-        busts = any(cards()[c]["colour"] == ship["colour"] and cards()[c]["category"] == "ship"
+        ship = _cards()[d["pending"]]
+        busts = any(_cards()[c]["colour"] == ship["colour"] and _cards()[c]["category"] == "ship"
                     for c in d["harbour"])
         extra = (f" (swords {me['swords']})" if name == "repel"
                  else " (bust: the harbour already has a " + ship["colour"] + " ship)" if busts else "")
-        return f"{name} {card_name(d['pending'])}{extra}"
+        return f"{name} {card_text(d['pending'])}{extra}"
     if name.startswith("fulfil "):
-        return f"{name}: {card_name(name.split()[1])}"
+        return f"{name}: {card_text(name.split()[1])}"
     return name
 
 
 def _take_terms(d, me, card_id, active: bool) -> str:
     """What taking a card does for the taker: a ship's income, a person's price (rules §7)."""
-    c = cards()[card_id]
+    c = _cards()[card_id]
     fee = "" if active else f"; 1 coin fee to seat {d['active']}, the active player"
     if c["category"] == "ship":
         traders = sum(n for k, n in me["display"].items()
-                      if cards()[k]["ability"] == "TRADER" and cards()[k]["colour"] == c["colour"])
+                      if _cards()[k]["keyword"] == "TRADER" and _cards()[k]["colour"] == c["colour"])
         bonus = f" (+{traders} trader)" if traders else ""
         return f"trade {card_title(card_id)} for {_plural(c['coins'] + traders, 'coin')}{bonus}{fee}"
     price = max(0, c["cost"] - me["abilities"].get("MADEMOISELLE", 0))
-    return f"hire {card_name(card_id)}; costs {_plural(price, 'coin')}{fee}"
+    return f"hire {card_text(card_id)}; costs {_plural(price, 'coin')}{fee}"
 
 
 def events(before, after) -> list[str]:
@@ -402,21 +387,21 @@ def _step_lines(d, kind, name, nd) -> list[str]:
     active, out = d["active"], []
     if kind == "reveal":
         card = name.split()[1]
-        out += [f"  seat {active} reveals {card_name(card)}"] + _landing(d, card, nd)
+        out += [f"  seat {active} reveals {card_text(card)}"] + _landing(d, card, nd)
     elif name == "repel":
-        out.append(f"  repelled: {card_name(d['pending'])} to the discard pile")
+        out.append(f"  repelled: {card_text(d['pending'])} to the discard pile")
     elif name == "dock":
         out += _landing(d, d["pending"], nd)
     elif name.startswith("fulfil "):
         mine, now = d["players"][active]["display"], nd["players"][active]["display"]
         gone = [card_title(c) for c, n in mine.items() for _ in range(n - now.get(c, 0))]
-        out.append(f"  seat {active} fulfils {card_name(name.split()[1])}, discarding {', '.join(gone)}")
+        out.append(f"  seat {active} fulfils {card_text(name.split()[1])}, discarding {', '.join(gone)}")
     return out
 
 
 def _landing(d, card, nd) -> list[str]:
     """Where a revealed (or docked) card went: harbour, expedition area, discard pile."""
-    c = cards()[card]
+    c = _cards()[card]
     if nd["pending"] == card:
         return []                                    # the active player decides: repel or dock
     if c["category"] == "ship":

@@ -130,27 +130,16 @@ const BOARD = {supply: prSupply, boards: prBoards};
 """.replace("__BUILDINGS__", json.dumps(BUILDINGS, separators=(",", ":")).replace("<", "\\u003c"))
 
 
+def move_text(before, name: str) -> str:
+    """A step as the page names it: the move's own name (every move is public)."""
+    return name
+
+
 # ---------------------------------------------------------------------------------------------
 # The terminal (caribsim play): what a person reads at the prompt.
-import csv
-import functools
-from importlib.resources import files
-
 LEGEND = ("G Governor, > to act | role N$: doubloons on the card, (seat k): taken this round | "
           "island a/b: colonists/tiles | city a/b: colonists/circles | ship [c: n good]: capacity c, "
           "n goods loaded | total: score now")
-
-
-@functools.cache
-def buildings() -> dict:
-    """Every building's row of puerto_rico_buildings.csv by id (cost, vp, circles, column as ints)."""
-    text = files("caribsim").joinpath("data", "puerto_rico_buildings.csv").read_text(encoding="utf-8")
-    out = {}
-    for row in csv.DictReader(text.splitlines()):
-        for k in ("cost", "vp", "circles", "column", "city_spaces"):
-            row[k] = int(row[k])
-        out[row["id"]] = row
-    return out
 
 
 def build_price(d: dict, seat: int, building: str) -> tuple:
@@ -158,7 +147,7 @@ def build_price(d: dict, seat: int, building: str) -> tuple:
     cost minus the Builder's privilege (2 with an occupied Library), the occupied quarries
     up to the building's column and, with a Forest house, a doubloon per 2 forests; never
     below 0. ``reasons`` names each discount, e.g. ["-1 Builder", "-2 quarries"]."""
-    b, board = buildings()[building], d["boards"][seat]
+    b, board = BUILDINGS[building], d["boards"][seat]
     owned = board["buildings"]
     discounts = []
     if d["roles"]["builder"]["taken_by"] == seat:
@@ -182,7 +171,7 @@ def text_board(state) -> str:
 
 def _free_circles(board) -> int:
     island = sum(t["tiles"] - t["colonists"] for t in board["island"].values() if "colonists" in t)
-    city = sum(buildings()[b]["circles"] - n for b, n in board["buildings"].items())
+    city = sum(BUILDINGS[b]["circles"] - n for b, n in board["buildings"].items())
     return island + city
 
 
@@ -196,15 +185,15 @@ def choice_label(state, action, seat=None) -> str:
     if role and role["doubloons"]:
         return f"{name}: +{role['doubloons']} doubloon{'' if role['doubloons'] == 1 else 's'} on the card"
     building = name[6:].replace(" ", "_") if name.startswith("build ") else None
-    if building not in buildings():
+    if building not in BUILDINGS:
         return name
     seat = state.current_player()
     price, reasons = build_price(d, seat, building)
-    cost = buildings()[building]["cost"]
+    cost = BUILDINGS[building]["cost"]
     why = f" (cost {cost} {' '.join(reasons)})" if reasons else ""
     short = d["boards"][seat]["doubloons"] < price
     return (f"{name}: {price} doubloon{'' if price == 1 else 's'}{why}{' (more than in hand: Black market)' if short else ''}, "
-            f"{buildings()[building]['vp']} VP, {d['buildings'][building]} left")
+            f"{BUILDINGS[building]['vp']} VP, {d['buildings'][building]} left")
 
 
 def events(before, after) -> list[str]:
