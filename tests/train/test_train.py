@@ -325,3 +325,24 @@ def test_a_missing_torch_says_how_to_install_it(tmp_path, monkeypatch):
     with pytest.raises(ImportError, match=r"pip install 'caribsim\[nn\]'"):
         loop.train(GAME, tmp_path / "out", rounds=1, **TINY)
     assert not (tmp_path / "out").exists()
+
+
+def test_fit_restores_torch_settings(run):
+    """Training sets deterministic kernels and its thread count only for its own duration."""
+    out, _ = run
+    game = caribsim.load_game(GAME, players=2)
+    module = network.new_network(game, 16, 1, seed=2)
+    optimizer = network.new_optimizer(module, 1e-3)
+    data = selfplay.load(out / "round_0001" / "selfplay")
+    arrays = {"observation": data["observation"][:40], "legal_mask": data["legal_mask"][:40].astype(bool),
+              "policy": data["policy"][:40], "returns": data["returns"][:40]}
+    before = torch.get_num_threads(), torch.are_deterministic_algorithms_enabled()
+    torch.set_num_threads(2)
+    try:
+        losses = network.fit(module, optimizer, arrays, epochs=2, batch_size=16, l2=1e-4, value_weight=1.0,
+                             seed=5, threads=1)
+        assert (torch.get_num_threads(), torch.are_deterministic_algorithms_enabled()) == (2, before[1])
+    finally:
+        torch.set_num_threads(before[0])
+    assert len(losses) == 2 and all(np.isfinite(x.total) for x in losses)
+    assert not module.training                       # back in eval mode

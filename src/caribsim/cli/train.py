@@ -61,6 +61,9 @@ def add_parser(sub):
                    help="worker processes, or the CPUs of a local Ray instance (default: all CPUs)")
     p.add_argument("--address", default=None, metavar="ADDR",
                    help="Ray cluster to join, e.g. auto or ray://head:10001 (default: start Ray locally)")
+    p.add_argument("--torch-threads", type=int_at_least(1, "torch threads", 1024), default=1,
+                   help="torch's threads while training (default 1: the small network's batches "
+                   "gain nothing from more)")
     p.add_argument("--no-plot", action="store_true", help="no curve.png (no matplotlib needed)")
     p.add_argument("--no-progress", action="store_true", help="no progress lines")
     p.add_argument("--json", action="store_true", help="print the log of every round as JSON")
@@ -82,7 +85,8 @@ def run(args, out) -> int:
                             blocks=args.blocks, epochs=args.epochs, batch_size=args.batch_size, lr=args.lr,
                             l2=args.l2, gumbel=args.gumbel, selfplay_batch=args.selfplay_batch,
                             seed=args.seed, resume=args.resume, backend=args.backend,
-                            workers=args.workers, address=args.address, progress=show_progress(args),
+                            workers=args.workers, address=args.address, torch_threads=args.torch_threads,
+                            progress=show_progress(args),
                             plot=not args.no_plot, **options)
     except (ValueError, TypeError, RuntimeError, ImportError) as e:
         parser.error(str(e))

@@ -40,17 +40,17 @@ import caribsim
 from caribsim._common import _int_in, _number, _read_json_file
 from caribsim.scale import arena, distributed, selfplay
 from caribsim.search import bots, evaluators
-from caribsim.train import curve, network
+from caribsim.train import _blas, curve, network
 
 FORMAT = "caribsim-train"
 VERSION = 1
-RUNTIME = ("backend", "workers", "address", "progress", "plot")   # where and how: not the run
 
 
 @dataclasses.dataclass(frozen=True)
 class Config:
     """What a training run is (``config.json``); ``rounds`` and the runtime options (backend,
-    workers, address, progress, plot) are not part of it, so a resumed run may change them."""
+    workers, address, torch_threads, progress, plot) are not part of it, so a resumed run may
+    change them."""
 
     game: str
     options: dict
@@ -216,49 +216,64 @@ def _search_options(config: Config, exploring: bool) -> dict:
             "dirichlet_alpha": config.dirichlet_alpha or None}
 
 
-def _selfplay(config, folder, r, best, where, progress) -> dict:
+@dataclasses.dataclass(frozen=True)
+class _Run:
+    """What every stage of a round needs: the run's config and folder, the loaded game, where
+    the games run (backend, workers, address), the progress lines and torch's threads."""
+
+    config: Config
+    folder: Folder
+    game: object
+    where: dict
+    progress: _Progress
+    threads: int
+
+
+def _selfplay(run: _Run, r: int, best_round: int) -> dict:
+    config = run.config
+    best = evaluators.MLPEvaluator.load(run.folder.model(best_round))
     bot = bots.AlphaZeroBot(best, config.simulations, **_search_options(config, True))
-    return selfplay.generate(config.game, bot, config.games_per_round, folder.selfplay(r),
-                             seed=arena.derive_seed(config.seed, r, 0),
-                             games_per_shard=config.selfplay_batch, batch=config.selfplay_batch,
-                             progress=progress.enabled, **where, **config.options)
+    with _blas.one_thread():
+        return selfplay.generate(config.game, bot, config.games_per_round, run.folder.selfplay(r),
+                                 seed=arena.derive_seed(config.seed, r, 0),
+                                 games_per_shard=config.selfplay_batch, batch=config.selfplay_batch,
+                                 progress=run.progress.enabled, **run.where, **config.options)
 
 
-def _window(config, folder, r) -> tuple:
+def _window(run: _Run, r: int) -> tuple:
     """The training arrays of rounds max(1, r - window + 1) .. r, and those rounds."""
-    rounds = list(range(max(1, r - config.window + 1), r + 1))
-    parts = [evaluators.training_arrays(folder.selfplay(k)) for k in rounds]
+    rounds = list(range(max(1, r - run.config.window + 1), r + 1))
+    parts = [evaluators.training_arrays(run.folder.selfplay(k)) for k in rounds]
     return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}, rounds
 
 
-def _trainer(config, folder, game, r):
-    """The trainer's network and Adam, as round ``r`` left them."""
-    module = network.new_network(game, config.hidden, config.blocks,
-                                 arena.derive_seed(config.seed, 0) >> 1)
-    optimizer = network.new_optimizer(module, config.lr)
-    network.load_checkpoint(folder.checkpoint(r), module, optimizer)
-    return module, optimizer
+def _fresh_trainer(config: Config, game) -> tuple:
+    """The initial network (drawn from the run's seed) and a fresh Adam."""
+    module = network.new_network(game, config.hidden, config.blocks, arena.derive_seed(config.seed, 0) >> 1)
+    return module, network.new_optimizer(module, config.lr)
 
 
-def _start(config, folder, game) -> None:
+def _start(config: Config, folder: Folder, game) -> None:
     """Round 0: the initial network, the first best."""
     os.makedirs(folder.round(0), exist_ok=True)
-    module = network.new_network(game, config.hidden, config.blocks,
-                                 arena.derive_seed(config.seed, 0) >> 1)
-    network.save_checkpoint(folder.checkpoint(0), module, network.new_optimizer(module, config.lr), 0)
+    module, optimizer = _fresh_trainer(config, game)
+    network.save_checkpoint(folder.checkpoint(0), module, optimizer, 0)
     network.export(module).save(folder.model(0))
 
 
-def _train(config, folder, game, r, progress) -> dict:
-    arrays, rounds = _window(config, folder, r)
-    module, optimizer = _trainer(config, folder, game, r - 1)
+def _train(run: _Run, r: int) -> dict:
+    """Train the trainer of round r - 1 on the window; save its checkpoint and network."""
+    config, folder = run.config, run.folder
+    arrays, rounds = _window(run, r)
+    module, optimizer = _fresh_trainer(config, run.game)
+    network.load_checkpoint(folder.checkpoint(r - 1), module, optimizer)
     if r == 1 and config.normalise:       # the scaling is taken once, so the function does not drift
         network.set_scaling(module, arrays["observation"])
     losses = network.fit(module, optimizer, arrays, epochs=config.epochs, batch_size=config.batch_size,
                          l2=config.l2, value_weight=config.value_weight,
-                         seed=arena.derive_seed(config.seed, r, 1) >> 1)
+                         seed=arena.derive_seed(config.seed, r, 1) >> 1, threads=run.threads)
     for e, loss in enumerate(losses, 1):
-        progress.epoch(e, config.epochs, loss)
+        run.progress.epoch(e, config.epochs, loss)
     network.save_checkpoint(folder.checkpoint(r), module, optimizer, r)
     network.export(module).save(folder.model(r))
     return {"samples": int(len(arrays["observation"])), "window": rounds,
@@ -273,14 +288,17 @@ def win_share(match) -> float:
     return mine / (mine + others) if mine + others > 0 else 0.5
 
 
-def _evaluate(config, folder, game, r, best_round, where, progress) -> dict:
+def _evaluate(run: _Run, r: int, best_round: int) -> dict:
+    """The seat-rotated match of round r's network (bot 0) against the best (the others)."""
+    config = run.config
     options = _search_options(config, False)
-    new = evaluators.MLPEvaluator.load(folder.model(r))
-    best = evaluators.MLPEvaluator.load(folder.model(best_round))
-    seats = [bots.AlphaZeroBot(new, config.simulations, **options)]
-    seats += [bots.AlphaZeroBot(best, config.simulations, **options) for _ in range(game.num_players() - 1)]
-    match = arena.play_match(game, seats, config.eval_games, seed=arena.derive_seed(config.seed, r, 2),
-                             progress=progress.enabled, **where)
+    nets = [evaluators.MLPEvaluator.load(run.folder.model(k)) for k in (r, best_round)]
+    seats = [bots.AlphaZeroBot(nets[0], config.simulations, **options)]
+    seats += [bots.AlphaZeroBot(nets[1], config.simulations, **options)
+              for _ in range(run.game.num_players() - 1)]
+    with _blas.one_thread():
+        match = arena.play_match(run.game, seats, config.eval_games, seed=arena.derive_seed(config.seed, r, 2),
+                                 progress=run.progress.enabled, **run.where)
     share = win_share(match)
     return {"games": match.n_games, "against_round": best_round, "win_share": share,
             "new_win_rate": match.bots[0].win_rate, "new_ci95": list(match.bots[0].ci95),
@@ -289,19 +307,19 @@ def _evaluate(config, folder, game, r, best_round, where, progress) -> dict:
             "accepted": share >= config.threshold}
 
 
-def _round(config, folder, game, r, best_round, where, progress) -> dict:
+def _round(run: _Run, r: int, best_round: int) -> dict:
     """Play, train and evaluate round ``r``; return its log entry (nothing committed yet)."""
+    config, say = run.config, run.progress.say
     t0 = time.perf_counter()
-    progress.say(r, f"self-play, {config.games_per_round} games of the best network (round "
-                    f"{best_round}), {config.simulations} simulations")
-    manifest = _selfplay(config, folder, r, evaluators.MLPEvaluator.load(folder.model(best_round)),
-                         where, progress)
+    say(r, f"self-play, {config.games_per_round} games of the best network (round {best_round}), "
+           f"{config.simulations} simulations")
+    manifest = _selfplay(run, r, best_round)
     t1 = time.perf_counter()
-    progress.say(r, f"training, {config.epochs} epoch{'s' if config.epochs != 1 else ''}")
-    trained = _train(config, folder, game, r, progress)
+    say(r, f"training, {config.epochs} epoch{'s' if config.epochs != 1 else ''}")
+    trained = _train(run, r)
     t2 = time.perf_counter()
-    progress.say(r, f"evaluation, {config.eval_games} games against the best network (round {best_round})")
-    result = _evaluate(config, folder, game, r, best_round, where, progress)
+    say(r, f"evaluation, {config.eval_games} games against the best network (round {best_round})")
+    result = _evaluate(run, r, best_round)
     t3 = time.perf_counter()
     return {"round": r, "selfplay": {"games": manifest["n_games"], "decisions": manifest["decisions"]},
             "train": trained, "eval": result, "best_round": r if result["accepted"] else best_round,
@@ -333,7 +351,8 @@ def train(game, out_dir, *, rounds: int, games_per_round: int = 32, simulations:
           value_weight: float = 1.0, gumbel: bool = False, temperature: float | None = None,
           dirichlet_alpha: float | None = None, selfplay_batch: int = 16, normalise: bool = True,
           seed: int = 0, resume: bool = False, backend: str = "local", workers: int | None = None,
-          address: str | None = None, progress=None, plot: bool = True, **options) -> dict:
+          address: str | None = None, torch_threads: int = 1, progress=None, plot: bool = True,
+          **options) -> dict:
     """Train a policy/value network for ``game`` by rounds of self-play, training and
     evaluation (see the module's docstring); write everything to ``out_dir``.
 
@@ -353,7 +372,10 @@ def train(game, out_dir, *, rounds: int, games_per_round: int = 32, simulations:
     seed:            every random draw of the run.
     resume:          continue the run in ``out_dir`` (its config must match) at its next round.
     backend, workers, address: where self-play and evaluation games run (local, processes,
-                     ray; caribsim.distributed); the results do not depend on it.
+                     ray; caribsim.distributed); the results do not depend on it. The
+                     searches run with OpenBLAS on one thread (their products are small).
+    torch_threads:   torch's threads while training (default 1: the default network's
+                     batches are small, more threads only contend; see ``network.fit``).
     progress:        lines on stderr (default: when stderr is a terminal).
     plot:            write ``curve.png`` every round (needs matplotlib, ``caribsim[plot]``).
 
@@ -370,6 +392,7 @@ def train(game, out_dir, *, rounds: int, games_per_round: int = 32, simulations:
                     (0.0 if gumbel else 0.3) if dirichlet_alpha is None else dirichlet_alpha,
                     selfplay_batch, normalise, seed).checked()
     rounds = _int_in(rounds, "rounds", 1, 10**6)
+    torch_threads = _int_in(torch_threads, "torch_threads", 1, 1024)
     for name, value in (("resume", resume), ("plot", plot)):
         if not isinstance(value, bool):
             raise TypeError(f"{name} must be True or False, got {value!r}")
@@ -384,10 +407,11 @@ def train(game, out_dir, *, rounds: int, games_per_round: int = 32, simulations:
     if not os.path.exists(folder.checkpoint(0)):
         _start(config, folder, loaded)
     progress = _Progress(sys.stderr.isatty() if progress is None else bool(progress), rounds)
-    where = {"backend": backend, "workers": workers, "address": address}
+    run = _Run(config, folder, loaded, {"backend": backend, "workers": workers, "address": address},
+               progress, torch_threads)
     _publish_best(folder, log)              # (repairs a pointer an interrupted round moved)
     for r in range(len(log) + 1, rounds + 1):
-        entry = _round(config, folder, loaded, r, log[-1]["best_round"] if log else 0, where, progress)
+        entry = _round(run, r, log[-1]["best_round"] if log else 0)
         log.append(entry)
         _commit(folder, log, config.threshold, plot)
         ev = entry["eval"]
