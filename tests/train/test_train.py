@@ -192,6 +192,15 @@ def test_the_same_seed_gives_the_same_weights_and_another_seed_others(run, tmp_p
         other["log"][0]["train"]["loss"] != _log(full)[0]["train"]["loss"]
 
 
+def test_the_processes_backend_gives_the_local_run(run, tmp_path):
+    full, _ = run
+    other = loop.train(GAME, tmp_path / "processes", rounds=1, threshold=0.0, backend="processes",
+                       workers=2, **TINY)
+    assert _without_times(other["log"]) == _without_times(_log(full)[:1])
+    assert _same_arrays(_npz(tmp_path / "processes" / "round_0001" / "network.npz"),
+                        _npz(full / "round_0001" / "network.npz"))
+
+
 # ---------------------------------------------------------------------------------------------
 # keep-the-best
 
