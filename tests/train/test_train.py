@@ -306,6 +306,15 @@ def test_bad_options_are_refused_before_any_file(tmp_path, kwargs, error, words)
     assert not (tmp_path / "out").exists()
 
 
+def test_the_config_holds_plain_numbers():
+    config = loop.Config(GAME, {"players": 2}, games_per_round=np.int64(3), threshold=np.float32(0.5),
+                         lr=1).checked()
+    text = json.dumps(config.to_json())
+    back = json.loads(text)
+    assert (back["games_per_round"], back["threshold"], back["lr"]) == (3, 0.5, 1.0)
+    assert type(config.games_per_round) is int and type(config.lr) is float
+
+
 def test_bad_folders(run, tmp_path):
     full, _ = run
     before = (full / "log.jsonl").read_text()

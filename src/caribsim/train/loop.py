@@ -74,23 +74,23 @@ class Config:
     seed: int = 0
 
     def checked(self) -> "Config":
-        """This config with every option checked (TypeError / ValueError naming it)."""
+        """This config with every option checked (TypeError / ValueError naming it) and as
+        plain Python numbers (numpy numbers too are accepted)."""
         for name in ("gumbel", "normalise"):
             if not isinstance(getattr(self, name), bool):
                 raise TypeError(f"{name} must be True or False, got {getattr(self, name)!r}")
         ints = {"games_per_round": (1, 10**6), "simulations": (1, 10**6), "eval_games": (1, 10**6),
                 "window": (1, 10**6), "hidden": (1, 1 << 16), "blocks": (0, 256), "epochs": (1, 10**6),
                 "batch_size": (1, 1 << 30), "selfplay_batch": (1, 1 << 16), "seed": (0, 2**63 - 1)}
-        for name, (lo, hi) in ints.items():
-            _int_in(getattr(self, name), name, lo, hi)
-        _number(self.threshold, "threshold", 0.0, 1.01)
-        _number(self.lr, "lr", 0.0, lo_open=True)
+        plain = {name: _int_in(getattr(self, name), name, lo, hi) for name, (lo, hi) in ints.items()}
+        plain["threshold"] = _number(self.threshold, "threshold", 0.0, 1.01)
+        plain["lr"] = _number(self.lr, "lr", 0.0, lo_open=True)
         for name in ("l2", "value_weight", "temperature", "dirichlet_alpha"):
-            _number(getattr(self, name), name, 0.0)
-        if self.gumbel and (self.temperature or self.dirichlet_alpha):
+            plain[name] = _number(getattr(self, name), name, 0.0)
+        if self.gumbel and (plain["temperature"] or plain["dirichlet_alpha"]):
             raise ValueError("temperature and dirichlet_alpha are the PUCT root's exploration; with "
                              "gumbel=True the Gumbel root explores by its draws: set both to 0")
-        return self
+        return dataclasses.replace(self, **plain)
 
     def to_json(self) -> dict:
         return {"format": FORMAT, "version": VERSION, **dataclasses.asdict(self)}
