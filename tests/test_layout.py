@@ -20,7 +20,7 @@ SRC = Path(caribsim.__file__).resolve().parent
 PYX = SRC.parent.parent / "pyx" / "caribsim"
 DATA = Path(__file__).resolve().parent / "data"
 GAMES = ("puerto_rico", "port_royal", "cuba")
-CONCERNS = ("search", "human", "embed", "scale", "cli")
+CONCERNS = ("search", "human", "embed", "scale", "train", "cli")
 
 # layer -> the layers it may import (besides itself). "shared" is caribsim's top-level modules
 # (the C game interface, the Game base, the input checks, the aliases); "api" the registry
@@ -33,7 +33,8 @@ ALLOWED = {
     "human": {"shared", "games", "api", "root", "search"},
     "embed": {"shared", "games", "api", "root", "search"},
     "scale": {"shared", "games", "api", "root", "search", "human"},
-    "cli": {"shared", "games", "api", "root", "search", "human", "embed", "scale"},
+    "train": {"shared", "games", "api", "root", "search", "human", "scale"},
+    "cli": {"shared", "games", "api", "root", "search", "human", "embed", "scale", "train"},
     "root": {"shared", "api", "embed", "scale"},
 }
 ROOT_NAMES = set(caribsim.__all__)

@@ -120,6 +120,10 @@ CASES = [
     (["tournament", PR, "--players", "2", *BOTS2, "--games", "2", "--schedule", "elo"], "schedule must be one of"),
     (["tournament", PR, "--players", "2", "--bots", "random,nobody", "--games", "2"], "unknown bot spec 'nobody'"),
     (["tournament", PR, "--players", "2", *BOTS2, "--games", "2", "--plot", "{w}/adir"], "argument --plot: '{w}/adir' is a folder"),
+    # train
+    (["train", PR, "--out", "{w}/tr", "--rounds", "0"], "rounds must be an integer in 1..1000000, got 0"),
+    (["train", PR, "--out", "{w}/afile.txt"], "is a file, not a folder"),
+    (["train", PR, "--out", "{w}/tr", "--threshold", "2"], "threshold must be a finite number >= 0.0 and <= 1.01"),
     # play
     (["play"], "the following arguments are required: GAME"),
     (["play", "go"], "unknown game 'go'"),
