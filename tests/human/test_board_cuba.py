@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import csv
 import json
-import os
 import random
 import shutil
 from pathlib import Path
@@ -222,21 +221,3 @@ def test_page_draws_the_state_of_the_step(browser, record, page, steps, which):
         assert _text(b, f"cuba-votes-{seat}") == str(pb["votes"])
         shown = ("cuba-bid", pb["bid"]) if seat in secret else ("cuba-bought", pb["bought"])
         assert _text(b, f"{shown[0]}-{seat}") == str(shown[1])
-
-
-def test_page_screenshot_of_a_middle_step(browser, page, steps, tmp_path):
-    """A picture of a middle step (tall enough for the boards); with CARIBSIM_SCREENSHOT_DIR
-    set, the same picture is written there as viewer_cuba.png (the docs' image)."""
-    size = browser.get_window_size()
-    browser.set_window_size(1280, 1600)
-    try:
-        b = _open(browser, page, steps["middle"])
-        assert _text(b, "counter").startswith(f"step {steps['middle']} /")
-        shot = tmp_path / "viewer_cuba.png"
-        assert b.save_screenshot(str(shot))
-    finally:
-        browser.set_window_size(size["width"], size["height"])
-    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 20_000
-    out = os.environ.get("CARIBSIM_SCREENSHOT_DIR")
-    if out:
-        shutil.copy(shot, Path(out) / "viewer_cuba.png")

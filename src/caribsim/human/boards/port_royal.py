@@ -260,7 +260,7 @@ def move_text(before, name: str) -> str:
         kind, seat = before.chance_event()
         if kind in _COIN_MOVES:
             return f"a coin ({kind}) to seat {seat}, face down"
-    return name
+    return " ".join(card_name(w) if w in _cards() else w for w in name.split(" "))
 
 
 # ---------------------------------------------------------------------------------------------
