@@ -419,3 +419,9 @@ def random_playouts(GameState st not None, n_games, seed, threads, first_game=0)
                 raise errors[0]
     seconds = time.perf_counter() - t0
     return returns, totals, lengths, seconds
+
+
+def state_size(GameState st not None):
+    """Bytes of the C struct of `st`: what a clone copies and a playout or search works on."""
+    st._ready()
+    return st.vtable.state_size
