@@ -4,6 +4,7 @@ from __future__ import annotations
 import sys
 
 from caribsim.cli._args import int_at_least, output_file
+from caribsim.cli.play import language
 
 
 def add_parser(sub):
@@ -15,6 +16,8 @@ def add_parser(sub):
                    help="print the board after this many steps and exit")
     p.add_argument("--html", metavar="OUT.html", type=output_file("--html"),
                    help="write the self-contained HTML replay viewer")
+    p.add_argument("--lang", type=language, default="en", metavar="LANG",
+                   help="language of the viewer's labels, moves and boards: en (default) or cs")
     p.set_defaults(subparser=p)
     return p
 
@@ -32,7 +35,7 @@ def run(args, out) -> int:
         parser.error(str(e))
     n = len(record["steps"])
     if args.html:
-        viewer.write_html(record, args.html)
+        viewer.write_html(record, args.html, lang=args.lang)
         print(f"wrote {args.html} ({n} steps)", file=out)
         return 0
     if args.step is not None:
