@@ -94,7 +94,8 @@ class Translator:
         self.moves = _table(game, "move") if lang != "en" else {}
         self.messages = _table(game, "msg") if lang != "en" else {}
         self.count_source = rf"(\d+) ({_alternation(self.counts)}){_NOT_LETTER_AFTER}" if self.counts else None
-        self.term_source = (_NOT_LETTER_BEFORE + f"({_alternation(self.terms)})" + _NOT_LETTER_AFTER
+        # a key that starts with a sign ("'s turn") may follow a word
+        self.term_source = (f"(?:{_NOT_LETTER_BEFORE}|(?=[^A-Za-z0-9_]))({_alternation(self.terms)}){_NOT_LETTER_AFTER}"
                             if self.terms else None)
         source = "|".join(s for s in (self.count_source, self.term_source) if s)
         self._pattern = re.compile(source) if source else None
