@@ -74,11 +74,13 @@ def paint(text: str, what: str, color: bool) -> str:
     return f"\033[{_COLORS[what]}m{text}\033[0m" if color else text
 
 
-def colorize_board(board: str, color: bool) -> str:
+def colorize_board(board: str, color: bool, tr=None) -> str:
+    """The goods' names painted in their colours (their names in ``tr``'s language)."""
     if not color:
         return board
     for good in ("corn", "indigo", "sugar", "tobacco", "coffee"):
-        board = board.replace(f"{good} ", paint(good, good, True) + " ")
+        word = tr.text(good) if tr else good
+        board = board.replace(f"{word} ", paint(word, good, True) + " ")
     return board
 
 
@@ -264,7 +266,7 @@ def _play(session, stdin, say, color, record_path) -> int:
     while True:
         session.advance(say)
         st = session.state
-        board = colorize_board(session.board.text_board(st, tr=tr.text), color)
+        board = colorize_board(session.board.text_board(st, tr=tr.text), color, tr)
         if st.is_terminal():
             say(board)
             _game_over(session, say)
