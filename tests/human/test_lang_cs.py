@@ -286,3 +286,25 @@ def test_every_czech_message_keeps_the_placeholders_of_its_english_one():
     assert len(keys) == len(set(keys))
     counts = [r for r in CS if r["kind"] == "count"]
     assert counts and all(len(r["text"].split("|")) == 3 for r in counts)
+
+
+def test_replay_prints_the_board_and_its_commands_in_czech(tmp_path):
+    st = random_game(game=caribsim.load_game("cuba", players=3), seed=2)
+    rec = records.record_game(st, seed=2)
+    path = tmp_path / "rec.json"
+    records.save(rec, path)
+    n, states = len(rec["steps"]), records.states(rec)
+    r = run_cli("replay", path, "--step", 40, "--lang", "cs")
+    assert r.returncode == 0, r.stderr
+    board = boards.get("cuba")
+    english = board.text_board(states[40])       # the board of play, the engine's abbreviations spelt out
+    assert r.stdout == (f"{term('all', 'step')} 40 / {n}\n"
+                        + board.text_board(states[40], tr=lang.translator("cuba", "cs").text) + "\n")
+    assert english_left([english], r.stdout, ignore={"I", "II", "III", "IV"}) == set()
+    r = run_cli("replay", path, "--lang", "cs", stdin="\nzzz\nq\n")
+    first = rec["steps"][0]["name"]
+    assert MSG["--- step {i} / {n}: {head}"].format(i=0, n=n, head=MSG["start"]) in r.stdout
+    assert MSG["--- step {i} / {n}: {head}"].format(
+        i=1, n=n, head="1. " + lang.translator("cuba", "cs").move(first)) in r.stdout
+    usage = MSG["Enter or n, p, g N (0..{n}), q"].format(n=n)
+    assert MSG["unknown command {cmd}: {usage}"].format(cmd="'zzz'", usage=usage) in r.stdout
