@@ -1,8 +1,20 @@
 """`caribsim play`."""
 from __future__ import annotations
 
+import argparse
+
 import caribsim
 from caribsim.cli._args import int_at_least, parse_seed, parse_option, output_file, game_options
+
+
+def language(text: str) -> str:
+    """The --lang value: a language the human layer speaks (en, cs)."""
+    from caribsim.human import lang
+
+    try:
+        return lang.check(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def add_parser(sub):
@@ -32,6 +44,9 @@ def add_parser(sub):
     p.add_argument("--no-color", dest="color", action="store_false", help="no colour")
     p.add_argument("--option", "-o", type=parse_option, action="append", default=[], metavar="KEY=VALUE",
                    help="extra game option (repeatable)")
+    p.add_argument("--lang", type=language, default="en", metavar="LANG",
+                   help="language of the board, the moves and the messages: en (default) or cs; "
+                   "in Czech a move may also be typed as its Czech name")
     p.set_defaults(subparser=p)
     return p
 
@@ -85,6 +100,7 @@ def run(args, out) -> int:
         specs = specs or ["mcts:2000"] * (game.num_players() - 1)
         opponents = [bots.parse_bot(s) for s in specs]
         return play.run(game, _seat(args, record), opponents, seed=args.seed, stdout=out, color=args.color,
-                        record_path=args.record, hint_iterations=args.hint_iterations, record=record)
+                        record_path=args.record, hint_iterations=args.hint_iterations, record=record,
+                        lang_code=args.lang)
     except (ValueError, TypeError) as e:
         parser.error(str(e))

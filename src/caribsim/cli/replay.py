@@ -4,6 +4,7 @@ from __future__ import annotations
 import sys
 
 from caribsim.cli._args import int_at_least, output_file
+from caribsim.cli.play import language
 
 
 def add_parser(sub):
@@ -15,12 +16,25 @@ def add_parser(sub):
                    help="print the board after this many steps and exit")
     p.add_argument("--html", metavar="OUT.html", type=output_file("--html"),
                    help="write the self-contained HTML replay viewer")
+    p.add_argument("--lang", type=language, default="en", metavar="LANG",
+                   help="language of the viewer (or of the boards, moves and messages printed): "
+                   "en (default) or cs")
     p.set_defaults(subparser=p)
     return p
 
 
+def _board(state, record, tr) -> str:
+    """The engine's board; in another language the terminal's board of ``play`` (the engine's
+    own abbreviations, such as Cuba's hands, spelt out), translated."""
+    if tr.lang == "en":
+        return str(state)
+    from caribsim.human import boards
+
+    return boards.get(record["game"]).text_board(state, tr=tr.text)
+
+
 def run(args, out) -> int:
-    from caribsim.human import play, records, viewer
+    from caribsim.human import lang, play, records, viewer
 
     parser = args.subparser
     if args.html is not None and args.step is not None:
@@ -31,32 +45,33 @@ def run(args, out) -> int:
     except ValueError as e:
         parser.error(str(e))
     n = len(record["steps"])
+    tr = lang.translator(record["game"], args.lang)
     if args.html:
-        viewer.write_html(record, args.html)
-        print(f"wrote {args.html} ({n} steps)", file=out)
+        viewer.write_html(record, args.html, lang=args.lang)
+        print(tr.msg("wrote {path} ({n} steps)", path=args.html, n=n), file=out)
         return 0
     if args.step is not None:
         if args.step > n:
             parser.error(f"--step must be 0..{n}, got {args.step}")
         st = records.replay(record, upto=args.step)
-        print(f"step {args.step} / {n}", file=out)
-        print(st, file=out)
+        print(tr.text(f"step {args.step} / {n}"), file=out)
+        print(_board(st, record, tr), file=out)
         return 0
     i = 0
     states = records.states(record)
     play.tolerant_streams(sys.stdin, out)
-    usage = f"Enter or n, p, g N (0..{n}), q"
+    usage = tr.msg("Enter or n, p, g N (0..{n}), q", n=n)
     while True:
-        head = "start" if i == 0 else f"{i}. {record['steps'][i - 1]['name']}"
-        print(f"--- step {i} / {n}: {head}", file=out)
-        print(states[i], file=out)
-        print("[Enter/n] next  [p] previous  [g N] go to  [q] quit > ", end="", file=out, flush=True)
+        head = tr.msg("start") if i == 0 else f"{i}. {tr.move(record['steps'][i - 1]['name'])}"
+        print(tr.msg("--- step {i} / {n}: {head}", i=i, n=n, head=head), file=out)
+        print(_board(states[i], record, tr), file=out)
+        print(tr.msg("[Enter/n] next  [p] previous  [g N] go to  [q] quit > "), end="", file=out, flush=True)
         try:
             line = play.read_line(sys.stdin)
         except KeyboardInterrupt:
             line = ""
         if line is None:
-            print(f"that line is too long: {usage}", file=out)
+            print(tr.msg("that line is too long: {usage}", usage=usage), file=out)
             continue
         if not line:
             print(file=out)
@@ -65,7 +80,8 @@ def run(args, out) -> int:
         goto = cmd[1:].strip() if cmd.startswith("g") else ""
         if cmd in ("", "n"):
             if i == n:
-                print("end of the game" + (f": returns {final.returns()}" if final.is_terminal() else ""), file=out)
+                print(tr.msg("end of the game: returns {returns}", returns=final.returns()) if final.is_terminal()
+                      else tr.msg("end of the game"), file=out)
                 break
             i += 1
         elif cmd == "p":
@@ -75,5 +91,5 @@ def run(args, out) -> int:
         elif cmd == "q":
             break
         else:
-            print(f"unknown command {ascii(cmd)}: {usage}", file=out)
+            print(tr.msg("unknown command {cmd}: {usage}", cmd=ascii(cmd), usage=usage), file=out)
     return 0

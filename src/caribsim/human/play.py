@@ -4,7 +4,9 @@ Input at your turn: the move's number, or its name or an unambiguous prefix of i
 ("build h" for "build harbor" when nothing else starts so); ``undo`` (back to your
 previous decision), ``hint`` (the search's suggestion with visit shares),
 ``save FILE`` (the game record so far), ``help``, ``quit`` (with a record file: the record
-so far is written). Bad input gets a message and changes nothing.
+so far is written). Bad input gets a message and changes nothing. With ``lang="cs"`` every
+word a person reads is Czech (``caribsim.human.lang``) and a move may also be typed as its
+Czech name or label, with or without the accents.
 
 What a person reads comes from the game's board module (``caribsim.human.boards``): the
 board with a legend, each move's label (costs, cards, fields in words), and between two
@@ -16,9 +18,10 @@ import io
 import os
 import random
 import sys
+import unicodedata
 
 from caribsim.search import mcts
-from caribsim.human import boards, records
+from caribsim.human import boards, lang, records
 
 HELP = ("type the number of a move or its name (an unambiguous prefix is enough); "
         "undo: back to your previous decision; hint: the search's suggestion; "
@@ -50,12 +53,13 @@ def tolerant_streams(stdin, stdout) -> None:
             stream.reconfigure(errors=errors)
 
 
-def bad_text(text: str):
+def bad_text(text: str, tr=None):
     """A message if the input line cannot be a command (not UTF-8, control characters), else None."""
+    tr = tr or lang.translator(None)
     if any("\udc80" <= c <= "\udcff" for c in text):
-        return "that input is not UTF-8 text"
+        return tr.msg("that input is not UTF-8 text")
     if any(not c.isprintable() and not c.isspace() for c in text):
-        return "that input holds control characters"
+        return tr.msg("that input holds control characters")
     return None
 
 
@@ -70,42 +74,55 @@ def paint(text: str, what: str, color: bool) -> str:
     return f"\033[{_COLORS[what]}m{text}\033[0m" if color else text
 
 
-def colorize_board(board: str, color: bool) -> str:
+def colorize_board(board: str, color: bool, tr=None) -> str:
+    """The goods' names painted in their colours (their names in ``tr``'s language)."""
     if not color:
         return board
     for good in ("corn", "indigo", "sugar", "tobacco", "coffee"):
-        board = board.replace(f"{good} ", paint(good, good, True) + " ")
+        word = tr.text(good) if tr else good
+        board = board.replace(f"{word} ", paint(word, good, True) + " ")
     return board
 
 
-def match_move(text: str, state, labels=None) -> tuple:
-    """(action, None) for a number or a name/prefix of a legal move (its engine name or, when
-    given, its label), else (None, message)."""
+def _typed(text: str) -> str:
+    """How typed text is compared: lower case, single spaces, no accents ("mala" = "malá")."""
+    text = unicodedata.normalize("NFD", " ".join(text.lower().split()))
+    return "".join(c for c in text if not unicodedata.combining(c))
+
+
+def match_move(text: str, state, labels=None, tr=None) -> tuple:
+    """(action, None) for a number or a name/prefix of a legal move (its engine name, its name
+    in ``tr``'s language or, when given, its label), else (None, message)."""
+    tr = tr or lang.translator(None)
     legal = state.legal_actions()
     names = [state.action_to_string(a) for a in legal]
-    spellings = [names] + ([[" ".join(x.lower().split()) for x in labels]] if labels else [])
-    text = " ".join(text.lower().split())
+    shown = [tr.move(n) for n in names]
+    spellings = [[_typed(x) for x in spelt] for spelt in (names, shown, labels or [])]
+    text = " ".join(text.split())
     if text.isdecimal():
         k = int(text) if len(text) <= 9 else 0
         if 1 <= k <= len(legal):
             return legal[k - 1], None
-        return None, f"no move {k}: choose 1..{len(legal)}"
+        return None, tr.msg("no move {k}: choose 1..{n}", k=k, n=len(legal))
+    typed = _typed(text)
     for spelt in spellings:
-        if text in spelt:
-            return legal[spelt.index(text)], None
-    hits = sorted({i for spelt in spellings for i, n in enumerate(spelt) if n.startswith(text)})
+        if typed in spelt:
+            return legal[spelt.index(typed)], None
+    hits = sorted({i for spelt in spellings for i, n in enumerate(spelt) if n.startswith(typed)})
     if len(hits) == 1:
         return legal[hits[0]], None
+    text = text.lower()
     if hits:
-        return None, f"{text!r} is ambiguous: " + ", ".join(names[i] for i in hits)
-    return None, f"no legal move matches {text!r}; {HELP}"
+        return None, tr.msg("{text!r} is ambiguous: {names}", text=text, names=", ".join(shown[i] for i in hits))
+    return None, tr.msg("no legal move matches {text!r}; {help}", text=text, help=tr.msg(HELP))
 
 
 class Session:
     """The state of one game played by a person (seat ``seat``) against bots; ``state``
     resumes a game (a state made from ``seed``, e.g. a replayed record)."""
 
-    def __init__(self, game, seat: int, bots: list, seed: int = 0, hint_iterations: int = 2000, state=None):
+    def __init__(self, game, seat: int, bots: list, seed: int = 0, hint_iterations: int = 2000, state=None,
+                 lang_code: str = "en"):
         if not 0 <= seat < game.num_players():
             raise ValueError(f"seat must be 0..{game.num_players() - 1}, got {seat}")
         if len(bots) != game.num_players() - 1:
@@ -118,18 +135,19 @@ class Session:
             self.bots[s] = bot
         self.state = game.new_initial_state(seed=seed) if state is None else state
         self.board = boards.get(type(game).name)
+        self.tr = lang.translator(type(game).name, lang.check(lang_code))
         self.shown = self.state.clone()   # the state up to which events() has been told
         self.undo_stack = []          # clones at each of the person's decisions
         self.hint_iterations = hint_iterations
 
     def label(self, action) -> str:
         """The move as the person reads it (another seat's secret stays secret)."""
-        return self.board.choice_label(self.state, action, seat=self.seat)
+        return self.tr.move(self.board.choice_label(self.state, action, seat=self.seat))
 
     def tell(self, say) -> None:
         """Say what happened since the last time (the board module's events)."""
         for line in self.board.events(self.shown, self.state):
-            say(line)
+            say(self.tr.move(line))
         self.shown = self.state.clone()
 
     def rewind(self, state) -> None:
@@ -148,7 +166,7 @@ class Session:
             if p == self.seat:
                 return
             a = self.bots[p].step(self.state)
-            say(f"seat {p} ({self.bots[p].name}): {self.label(a)}", "move")
+            say(self.tr.msg("seat {p} ({bot}): {move}", p=p, bot=self.bots[p].name, move=self.label(a)), "move")
             self.state.apply_action(a)
         self.tell(say)
 
@@ -163,10 +181,12 @@ def fresh_seed() -> int:
 
 
 def run(game, seat: int, bots: list, seed=None, stdin=None, stdout=None, color=None,
-        record_path=None, hint_iterations: int = 2000, record=None) -> int:
+        record_path=None, hint_iterations: int = 2000, record=None, lang_code: str = "en") -> int:
     """Play one game in the terminal; returns 0 when the game ended or the player quit,
     130 on Ctrl-C. ``seed`` None draws a fresh one (printed, to replay the game);
-    ``record`` (a record of ``game``, see records.load) resumes its game at its last step."""
+    ``record`` (a record of ``game``, see records.load) resumes its game at its last step;
+    ``lang_code`` the language of everything printed ("en" or "cs")."""
+    lang.check(lang_code)
     stdin = stdin or sys.stdin
     out = stdout or sys.stdout
     color = use_color(out, color)
@@ -178,111 +198,132 @@ def run(game, seat: int, bots: list, seed=None, stdin=None, stdout=None, color=N
     if state is not None and (type(state.game) is not type(game) or state.game.options() != game.options()):
         raise ValueError(f"the record is a {record['game']} game with options {record['options']}, "
                          f"not {type(game).name} with {game.options()}")
-    session = Session(game, seat, bots, seed, hint_iterations, state=state)
+    session = Session(game, seat, bots, seed, hint_iterations, state=state, lang_code=lang_code)
+    tr = session.tr
     tolerant_streams(stdin, out)
 
     def say(text, what=None, end="\n"):
         print(paint(text, what, color) if what else text, file=out, end=end, flush=True)
 
     if record is None:
-        say(f"seed {seed}: replay with --seed {seed}")
+        say(tr.msg("seed {seed}: replay with --seed {seed}", seed=seed))
     else:
-        say(f"resumed at step {len(record['steps'])} (seed {seed})")
+        say(tr.msg("resumed at step {n} (seed {seed})", n=len(record["steps"]), seed=seed))
     try:
         return _play(session, stdin, say, color, record_path)
     except KeyboardInterrupt:
-        say("\ninterrupted: leaving the game")
+        say(tr.msg("\ninterrupted: leaving the game"))
         return 130
 
 
 def _save_record(session, path, say) -> bool:
     """Write the game record so far to ``path``; False (and a message) if that fails."""
+    tr = session.tr
     try:
         records.save(session.record(), path)
     except (OSError, ValueError) as e:
-        say(f"cannot save the record to {path!r}: {getattr(e, 'strerror', None) or e}", "error")
+        say(tr.msg("cannot save the record to {path!r}: {why}", path=path, why=getattr(e, "strerror", None) or e),
+            "error")
         return False
-    say(f"record of {len(session.state.history())} steps saved to {path}")
+    say(tr.msg("record of {n} steps saved to {path}", n=len(session.state.history()), path=path))
     return True
 
 
+def _game_over(session, say) -> None:
+    st, tr = session.state, session.tr
+    totals = [s["total"] if isinstance(s, dict) else s for s in st.scores()]
+    scores = ", ".join(tr.msg("seat {i} {total}", i=i, total=t) for i, t in enumerate(totals))
+    say(tr.msg("Game over. Scores: {scores}. Returns: {returns}", scores=scores, returns=st.returns()), "you")
+
+
+def _hint(session, say) -> None:
+    st, tr = session.state, session.tr
+    result = mcts.search(st, iterations=session.hint_iterations, seed=len(st.history()))
+    shares = sorted(result.policy().items(), key=lambda kv: -kv[1])[:5]
+    say(tr.msg("hint: {moves}", moves=", ".join(f"{tr.move(st.action_to_string(a))} {100 * p:.0f}%"
+                                                for a, p in shares)))
+
+
+def _save(session, text, say) -> None:
+    """``save FILE``: the record so far, or a message why not."""
+    st, tr = session.state, session.tr
+    parts = text.split(maxsplit=1)
+    if len(parts) != 2:
+        say(tr.msg("save needs a file name: save FILE"), "error")
+        return
+    try:
+        records.save(session.record(), parts[1])
+    except (OSError, ValueError) as e:
+        say(tr.msg("cannot save to {path!r}: {why}", path=parts[1], why=getattr(e, "strerror", None) or e), "error")
+        return
+    say(tr.msg("saved {n} steps to {path}", n=len(st.history()), path=parts[1]))
+
+
 def _play(session, stdin, say, color, record_path) -> int:
-    seat, hint_iterations = session.seat, session.hint_iterations
-    say(f"You are seat {seat}. {HELP}", "you")
+    seat, tr = session.seat, session.tr
+    help_text = tr.msg(HELP)
+    say(tr.msg("You are seat {seat}. {help}", seat=seat, help=help_text), "you")
     while True:
         session.advance(say)
         st = session.state
-        board = colorize_board(session.board.text_board(st), color)
+        board = colorize_board(session.board.text_board(st, tr=tr.text), color, tr)
         if st.is_terminal():
             say(board)
-            scores = st.scores()
-            totals = [s["total"] if isinstance(s, dict) else s for s in scores]
-            say("Game over. Scores: " + ", ".join(f"seat {i} {t}" for i, t in enumerate(totals))
-                + f". Returns: {st.returns()}", "you")
+            _game_over(session, say)
             if record_path and not _save_record(session, record_path, say):
                 return 1
             return 0
         say(board)
         legal = st.legal_actions()
         labels = [session.label(a) for a in legal]
-        say("Your move:", "you")
+        say(tr.msg("Your move:"), "you")
         for i, label in enumerate(labels, 1):
             say(f"  {i:>2}. {label}")
         while True:
             say("> ", None, end="")
             line = read_line(stdin)
             if line is None:
-                say(f"that line is too long (at most {MAX_LINE} characters); {HELP}", "error")
+                say(tr.msg("that line is too long (at most {n} characters); {help}", n=MAX_LINE, help=help_text),
+                    "error")
                 continue
             if not line:
-                say("\nend of input: leaving the game")
+                say(tr.msg("\nend of input: leaving the game"))
                 return 0
             text = line.strip()
             if not text:
                 continue
-            problem = bad_text(text)
+            problem = bad_text(text, tr)
             if problem:
-                say(f"{problem}; {HELP}", "error")
+                say(f"{problem}; {help_text}", "error")
                 continue
             cmd = text.split()[0].lower()
             if cmd in ("quit", "exit"):
-                say("leaving the game")
+                say(tr.msg("leaving the game"))
                 if record_path and not _save_record(session, record_path, say):
                     return 1
                 return 0
             if cmd == "help":
-                say(HELP)
-                say("Legend: " + session.board.LEGEND)
+                say(help_text)
+                say(tr.msg("Legend: {legend}", legend=tr.text(session.board.LEGEND)))
                 continue
             if cmd == "undo":
                 if not session.undo_stack:
-                    say("nothing to undo: this is your first decision", "error")
+                    say(tr.msg("nothing to undo: this is your first decision"), "error")
                     continue
                 session.rewind(session.undo_stack.pop())
-                say("back to your previous decision")
+                say(tr.msg("back to your previous decision"))
                 break
             if cmd == "hint":
-                result = mcts.search(st, iterations=hint_iterations, seed=len(st.history()))
-                shares = sorted(result.policy().items(), key=lambda kv: -kv[1])[:5]
-                say("hint: " + ", ".join(f"{st.action_to_string(a)} {100 * p:.0f}%" for a, p in shares))
+                _hint(session, say)
                 continue
             if cmd == "save":
-                parts = text.split(maxsplit=1)
-                if len(parts) != 2:
-                    say("save needs a file name: save FILE", "error")
-                    continue
-                try:
-                    records.save(session.record(), parts[1])
-                except (OSError, ValueError) as e:
-                    say(f"cannot save to {parts[1]!r}: {getattr(e, 'strerror', None) or e}", "error")
-                    continue
-                say(f"saved {len(st.history())} steps to {parts[1]}")
+                _save(session, text, say)
                 continue
-            action, error = match_move(text, st, labels)
+            action, error = match_move(text, st, labels, tr)
             if error:
                 say(error, "error")
                 continue
             session.undo_stack.append(st.clone())
-            say(f"you: {session.label(action)}", "move")
+            say(tr.msg("you: {move}", move=session.label(action)), "move")
             st.apply_action(action)
             break

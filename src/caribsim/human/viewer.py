@@ -9,13 +9,17 @@ the shared win, the tie-break). Buttons, a slider and the arrow keys (Home/End) 
 the steps; ``#step=N`` in the address opens step N, also when edited on the open page. The
 page fits a phone's width. The drawing of each game is its module in
 ``caribsim.human.boards`` (what a snapshot holds, its CSS and the JS that draws it).
+
+``lang="cs"`` writes the page in Czech: the move lines, the game-over panel and the title are
+translated here (``caribsim.human.lang``), the rest in the browser: the page holds the
+translation table and ``tr(text)``, which the page's labels and every board panel go through.
 """
 from __future__ import annotations
 
 import html as _html
 import json
 
-from caribsim.human import boards, records
+from caribsim.human import boards, lang, records
 
 
 def _snapshot(state, game_name):
@@ -26,24 +30,26 @@ def _snapshot(state, game_name):
     return snap
 
 
-def steps_data(record: dict) -> dict:
+def steps_data(record: dict, lang_code: str = "en") -> dict:
     """Everything the page shows, one snapshot per step (after 0..N moves), and the game-over
-    panel of a finished record."""
+    panel of a finished record; the move lines and the panel in ``lang_code``."""
+    tr = lang.translator(record["game"], lang.check(lang_code))
     states = records.states(record)
     board = boards.get(record["game"])
     snaps = []
     for i, st in enumerate(states):
         snap = _snapshot(st, record["game"])
         if i == 0:
-            snap["move"] = "start of the game"
+            snap["move"] = tr.msg("start of the game")
         else:
             step = record["steps"][i - 1]
-            who = "chance" if step["player"] < 0 else f"seat {step['player']}"
-            snap["move"] = f"{i}. {who}: {board.move_text(states[i - 1], step['name'])}"
+            who = tr.text("chance") if step["player"] < 0 else tr.msg("seat {i}", i=step["player"])
+            move = tr.move(board.move_text(states[i - 1], step["name"]))
+            snap["move"] = tr.msg("{i}. {who}: {move}", i=i, who=who, move=move)
         snaps.append(snap)
     return {"game": record["game"], "options": record["options"], "seed": record["seed"],
             "players": record.get("players"), "final": record.get("final"),
-            "game_over": game_over(record.get("final"), record.get("players")), "snapshots": snaps}
+            "game_over": game_over(record.get("final"), record.get("players"), tr), "snapshots": snaps}
 
 
 _NOT_PARTS = ("total", "tiebreak")
@@ -54,18 +60,19 @@ def part_label(key: str) -> str:
     return " ".join("VP" if word == "vp" else word for word in key.split("_"))
 
 
-def _seat(i: int, players) -> str:
-    return f"seat {i} ({players[i]})" if players else f"seat {i}"
+def _seat(i: int, players, tr) -> str:
+    return tr.msg("seat {i} ({name})", i=i, name=players[i]) if players else tr.msg("seat {i}", i=i)
 
 
-def game_over(final, players=None):
+def game_over(final, players=None, tr=None):
     """The game-over panel of a record's ``final`` (None while the game is not over): one row
     per seat with its total, the parts of its score (every key of ``scores()`` but total and
     tiebreak) and its tie-break value (``tied``: a seat the tie-break decided between); the
     winners (the seats of the best return, all of them in a draw) and a sentence saying how
-    the game was won."""
+    the game was won (in the words of ``tr``, a ``lang.Translator``; default English)."""
     if final is None:
         return None
+    tr = tr or lang.translator(None)
     scores = [s if isinstance(s, dict) else {"total": s} for s in final["scores"]]
     returns = final["returns"]
     parts = [k for k in scores[0] if k not in _NOT_PARTS]
@@ -75,9 +82,9 @@ def game_over(final, players=None):
     rows = [{"seat": i, "total": s["total"], "parts": [s[k] for k in parts], "tiebreak": s.get("tiebreak"),
              "return": returns[i], "winner": i in winners, "tied": used and s["total"] in best}
             for i, s in enumerate(scores)]
-    return {"parts": [[k, part_label(k)] for k in parts], "has_tiebreak": "tiebreak" in scores[0],
+    return {"parts": [[k, tr.text(part_label(k))] for k in parts], "has_tiebreak": "tiebreak" in scores[0],
             "rows": rows, "winners": winners, "tiebreak_used": used,
-            "verdict": _verdict(scores, winners, players)}
+            "verdict": _verdict(scores, winners, players, tr)}
 
 
 def _tiebreak_used(scores, winners) -> bool:
@@ -87,20 +94,23 @@ def _tiebreak_used(scores, winners) -> bool:
     return any(totals.count(totals[w]) > 1 for w in winners) and "tiebreak" in scores[0]
 
 
-def _verdict(scores, winners, players) -> str:
-    names = ", ".join(_seat(w, players) for w in winners)
+def _verdict(scores, winners, players, tr) -> str:
+    names = ", ".join(_seat(w, players, tr) for w in winners)
     if len(winners) > 1:
-        kind = "draw" if len(winners) == len(scores) else "shared win"
+        kind = tr.msg("draw" if len(winners) == len(scores) else "shared win")
         first = scores[winners[0]]
-        tied = f"{first['total']} points" + (f" and tie-break {first['tiebreak']}" if "tiebreak" in first else "")
-        return f"{kind}: {names} (tied on {tied})"
+        tied = tr.msg("{total} points", total=first["total"])
+        if "tiebreak" in first:
+            tied = tr.msg("{points} and tie-break {tiebreak}", points=tied, tiebreak=first["tiebreak"])
+        return tr.msg("{kind}: {names} (tied on {tied})", kind=kind, names=names, tied=tied)
     w = winners[0]
     if not _tiebreak_used(scores, winners):
-        return f"winner: {names} with {scores[w]['total']} points"
+        return tr.msg("winner: {names} with {total} points", names=names, total=scores[w]["total"])
     others = [i for i, s in enumerate(scores) if i != w and s["total"] == scores[w]["total"]]
-    beaten = ", ".join(f"{scores[i]['tiebreak']} of {_seat(i, players)}" for i in others)
-    return (f"winner: {names}, tied on {scores[w]['total']} points, on the tie-break: "
-            f"{scores[w]['tiebreak']} against {beaten}")
+    beaten = ", ".join(tr.msg("{tiebreak} of {seat}", tiebreak=scores[i]["tiebreak"], seat=_seat(i, players, tr))
+                       for i in others)
+    return tr.msg("winner: {names}, tied on {total} points, on the tie-break: {tiebreak} against {beaten}",
+                  names=names, total=scores[w]["total"], tiebreak=scores[w]["tiebreak"], beaten=beaten)
 
 
 # Inside <script> the HTML parser looks for "</script", "<!--" and "<script"; with no "<" in
@@ -114,22 +124,25 @@ def _script_json(value) -> str:
     return json.dumps(value, separators=(",", ":")).translate(_SCRIPT_ESCAPES)
 
 
-def render(record: dict) -> str:
-    data = _script_json(steps_data(record))
+def render(record: dict, lang_code: str = "en") -> str:
+    tr = lang.translator(record["game"], lang.check(lang_code))
+    data = _script_json(steps_data(record, lang_code))
     board = boards.get(record["game"])
-    title = _html.escape(f"caribsim replay: {record['game']} (seed {record['seed']})")
+    title = _html.escape(tr.msg("caribsim replay: {game} (seed {seed})", game=tr.text(record["game"]), seed=record["seed"]))
     return (_PAGE.replace("__BOARDS_CSS__", board.CSS).replace("__BOARDS_JS__", board.JS)
-            .replace("__TITLE__", title).replace("__DATA__", data))
+            .replace("__TITLE__", title).replace("__LANG__", lang_code)
+            .replace("__TRANSLATION__", _script_json(tr.page_table())).replace("__DATA__", data))
 
 
-def write_html(record: dict, path) -> None:
-    page = render(record)              # a bad record raises before the file is touched
+def write_html(record: dict, path, lang: str = "en") -> None:
+    """The viewer page of ``record`` written to ``path``, in the language ``lang`` (en, cs)."""
+    page = render(record, lang)        # a bad record raises before the file is touched
     with open(path, "w", encoding="utf-8") as f:
         f.write(page)
 
 
 _PAGE = r"""<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8">
+<html lang="__LANG__"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1"><title>__TITLE__</title>
 <style>
 body{font-family:system-ui,sans-serif;margin:.6em;background:#fbf8f1;color:#222}
@@ -170,6 +183,21 @@ svg text{font-size:11px}
 <div id="boards" class="boards"></div>
 <svg id="chart" viewBox="0 0 760 220" role="img" aria-label="score over the game"></svg>
 <script>
+const LANG = __TRANSLATION__;
+// tr(text): the English words of a label in the page's language, as caribsim.human.lang does
+const TR_RE = LANG.counts || LANG.terms ? new RegExp([LANG.counts, LANG.terms].filter(x => x).join("|"), "g") : null;
+const czechForm = (n, forms) => forms[n === 1 ? 0 : n >= 2 && n <= 4 ? 1 : 2];
+function tr(text) {
+  if (!TR_RE) return String(text);
+  return String(text).replace(TR_RE, (m, ...g) => {
+    if (LANG.counts && g[0] !== undefined) {
+      const form = czechForm(Math.abs(+g[0]), LANG.count_forms[g[1]]);
+      return form.includes("{n}") ? form.replace("{n}", g[0]) : g[0] + " " + form;
+    }
+    return LANG.term_text[LANG.counts ? g[2] : g[0]];
+  });
+}
+const trHtml = html => TR_RE ? html.replace(/(^|>)([^<]+)/g, (m, tag, text) => tag + tr(text)) : html;   // text, not tags
 const DATA = __DATA__;
 const S = DATA.snapshots;
 const N = S.length - 1;
@@ -178,11 +206,11 @@ let cur = 0;
 const $ = id => document.getElementById(id);
 const esc = s => String(s).replace(/[&<>"]/g, c => ({"&":"&amp;","<":"&lt;",">":"&gt;",'"':"&quot;"}[c]));
 const label = s => s.replace(/_/g, " ");
-const seatName = i => `seat ${i}` + (DATA.players ? ` (${esc(DATA.players[i])})` : "");
+const seatName = i => tr(`seat ${i}`) + (DATA.players ? ` (${esc(DATA.players[i])})` : "");
 function tags(obj, suffix) {
   const out = [];
   for (const [k, v] of Object.entries(obj)) if (v) out.push(`<span class="tag ${k}">${label(k)} ${v}${suffix||""}</span>`);
-  return out.join("") || '<span class="empty">none</span>';
+  return out.join("") || `<span class="empty">${tr("none")}</span>`;
 }
 __BOARDS_JS__
 function spread(ys, gap, lo, hi) {
@@ -200,12 +228,12 @@ function chart() {
   S.forEach(s => s.scores.forEach(v => { if (v > top) top = v; }));
   const x = i => P + (W - P - R) * (N ? i / N : 0), y = v => H - P - (H - 2 * P) * v / top;
   let out = `<line x1="${P}" y1="${H-P}" x2="${W-R}" y2="${H-P}" stroke="#888"/><line x1="${P}" y1="${P}" x2="${P}" y2="${H-P}" stroke="#888"/>`;
-  out += `<text x="${P}" y="${P-8}">score (top ${top})</text><text x="${W-R-60}" y="${H-8}">step ${N}</text>`;
+  out += `<text x="${P}" y="${P-8}">${tr(`score (top ${top})`)}</text><text x="${W-R-60}" y="${H-8}">${tr(`step ${N}`)}</text>`;
   const ends = spread(S[N].scores.map(v => y(v) + 4), 13, P, H - 4);
   for (let p = 0; p < n; p++) {
     const pts = S.map((s, i) => `${x(i).toFixed(1)},${y(s.scores[p]).toFixed(1)}`).join(" ");
     out += `<polyline fill="none" stroke="${COLORS[p % 5]}" stroke-width="1.5" points="${pts}"/>`;
-    out += `<text class="end" id="end-${p}" x="${W-R+4}" y="${ends[p].toFixed(1)}" fill="${COLORS[p % 5]}">seat ${p}: ${S[N].scores[p]}</text>`;
+    out += `<text class="end" id="end-${p}" x="${W-R+4}" y="${ends[p].toFixed(1)}" fill="${COLORS[p % 5]}">${tr(`seat ${p}`)}: ${S[N].scores[p]}</text>`;
   }
   out += `<line id="cursor" x1="0" y1="${P}" x2="0" y2="${H-P}" stroke="#000" stroke-dasharray="3,3"/>`;
   svg.innerHTML = out;
@@ -215,32 +243,35 @@ function gameOver() {
   // the final scores, on the last step of a finished game
   const g = DATA.game_over;
   if (!g || cur !== N) return "";
-  const head = ["seat", "total", ...g.parts.map(p => p[1])].concat(g.has_tiebreak ? ["tie-break"] : []);
+  const head = [tr("seat"), tr("total"), ...g.parts.map(p => p[1])].concat(g.has_tiebreak ? [tr("tie-break")] : []);
   const rows = g.rows.map(r => `<tr id="final-${r.seat}" class="${r.winner ? "winner" : ""}" data-total="${r.total}" data-return="${r["return"]}"${g.has_tiebreak ? ` data-tiebreak="${r.tiebreak}"` : ""}>
     <td>${seatName(r.seat)}${r.winner ? " &#9733;" : ""}</td><td>${r.total}</td>${r.parts.map(v => `<td>${v}</td>`).join("")}${g.has_tiebreak ? `<td class="${r.tied ? "used" : ""}">${r.tiebreak}</td>` : ""}</tr>`).join("");
-  return `<h2>Game over</h2><div class="row" id="verdict">${esc(g.verdict)}</div>
+  return `<h2>${tr("Game over")}</h2><div class="row" id="verdict">${esc(g.verdict)}</div>
     <table><tr>${head.map(h => `<th>${esc(h)}</th>`).join("")}</tr>${rows}</table>`;
 }
 function show(i) {
   cur = Math.max(0, Math.min(N, i));
   const s = S[cur];
   $("slider").value = cur;
-  $("counter").textContent = `step ${cur} / ${N}`;
+  $("counter").textContent = tr(`step ${cur} / ${N}`);
   $("move").textContent = s.move;
-  $("scores").innerHTML = "scores: " + s.scores.map((v, p) => `<span class="tag" style="border-left:4px solid ${COLORS[p % 5]}">${seatName(p)}: <b id="total-${p}">${v}</b></span>`).join("");
+  $("scores").innerHTML = tr("scores: ") + s.scores.map((v, p) => `<span class="tag" style="border-left:4px solid ${COLORS[p % 5]}">${seatName(p)}: <b id="total-${p}">${v}</b></span>`).join("");
   const over = gameOver();
   $("game-over").innerHTML = over;
   $("game-over").hidden = !over;
-  const supply = BOARD.supply(s);
+  const supply = trHtml(BOARD.supply(s));
   $("supply").innerHTML = supply;
   $("supply").hidden = !supply;       // a game drawn as its text board has no supply panel
-  $("boards").innerHTML = BOARD.boards(s);
+  $("boards").innerHTML = trHtml(BOARD.boards(s));
   const c = $("cursor"), x = $("chart")._x(cur);
   c.setAttribute("x1", x); c.setAttribute("x2", x);
   if (location.hash !== "#step=" + cur) history.replaceState(null, "", "#step=" + cur);
 }
 const hashStep = () => { const m = /step=(\d+)/.exec(location.hash); return m ? +m[1] : 0; };
 $("slider").max = N;
+for (const id of ["first", "prev", "next", "last"]) $(id).title = tr($(id).title);
+$("slider").setAttribute("aria-label", tr("step"));
+$("chart").setAttribute("aria-label", tr("score over the game"));
 $("slider").addEventListener("input", e => show(+e.target.value));
 $("first").onclick = () => show(0); $("last").onclick = () => show(N);
 $("prev").onclick = () => show(cur - 1); $("next").onclick = () => show(cur + 1);

@@ -300,8 +300,9 @@ def building_name(state, building: str) -> str:
     return _data(state)["buildings"][BUILDINGS.index(building)]["name"]
 
 
-def grid(state, seat: int) -> list[str]:
-    """The seat's plantation as rows of cells, with row and column numbers."""
+def grid(state, seat: int, tr=str) -> list[str]:
+    """The seat's plantation as rows of cells, with row and column numbers (``tr``: the
+    translation of a text, applied before the cells are padded into columns)."""
     d = state.to_dict()
     board, layout = d["boards"][seat], fields(state)
     on = {f: b for b, f in board["buildings"].items()}
@@ -311,16 +312,19 @@ def grid(state, seat: int) -> list[str]:
         for c in range(1, _COLS + 1):
             f = f"{r},{c}"
             what = "#" + building_name(state, on[f]) if f in on else layout[(r - 1) * _COLS + c - 1]
-            row.append(("*" if board["pawn"] == f else "") + what)
+            row.append(("*" if board["pawn"] == f else "") + tr(what))
         cells.append(row)
     width = max(len(x) for row in cells for x in row) + 2
-    lines = [("        " + "".join(f"col {c}".ljust(width) for c in range(1, _COLS + 1))).rstrip()]
-    lines += [f"  row {r} " + "".join(x.ljust(width) for x in row).rstrip() for r, row in enumerate(cells, 1)]
+    heads = [tr(f"row {r}") for r in range(1, _ROWS + 1)]
+    pad = max(len(h) for h in heads)
+    lines = [(" " * (pad + 3) + "".join(tr(f"col {c}").ljust(width) for c in range(1, _COLS + 1))).rstrip()]
+    lines += ["  " + h.ljust(pad) + " " + "".join(x.ljust(width) for x in row).rstrip() for h, row in zip(heads, cells)]
     return lines
 
 
-def text_board(state) -> str:
-    """The engine's board with the hands named in full, every plantation grid and the legend."""
+def text_board(state, tr=str) -> str:
+    """The engine's board with the hands named in full, every plantation grid and the legend,
+    in the words of ``tr`` (a translation of a text; the grids are aligned after it)."""
     d = state.to_dict()
     lines = str(state).split("\n")
     out = []
@@ -329,10 +333,10 @@ def text_board(state) -> str:
         if m:
             hand = d["boards"][int(m.group(1))]["hand"]
             line = re.sub(r"\| hand \S*", "| hand " + (", ".join(hand) or "none"), line, count=1)
-        out.append(line)
+        out.append(tr(line))
     for seat in range(len(d["boards"])):
-        out += [f"Plantation of seat {seat}:"] + grid(state, seat)
-    return "\n".join(out + ["Legend: " + LEGEND])
+        out += [tr(f"Plantation of seat {seat}:")] + grid(state, seat, tr)
+    return "\n".join(out + [tr("Legend: " + LEGEND)])
 
 
 def _law_in_force(state, kind: str):

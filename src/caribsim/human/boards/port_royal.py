@@ -314,9 +314,10 @@ def _seat(d: dict, seat: int) -> dict:
             "abilities": abilities, "display": display}
 
 
-def text_board(state) -> str:
-    """The engine's board with readable card names, and the legend."""
-    return _readable(str(state)) + "\nLegend: " + LEGEND
+def text_board(state, tr=str) -> str:
+    """The engine's board with readable card names, and the legend, in the words of ``tr``
+    (a translation of a text)."""
+    return tr(_readable(str(state)) + "\nLegend: " + LEGEND)
 
 
 def choice_label(state, action, seat=None) -> str:

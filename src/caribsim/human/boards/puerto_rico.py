@@ -159,14 +159,15 @@ def build_price(d: dict, seat: int, building: str) -> tuple:
     return price, [f"-{n} {why}" for n, why in discounts if n]
 
 
-def text_board(state) -> str:
-    """The engine's board, the colonists still to place in the Mayor phase, and the legend."""
+def text_board(state, tr=str) -> str:
+    """The engine's board, the colonists still to place in the Mayor phase, and the legend, in
+    the words of ``tr`` (a translation of a text)."""
     d = state.to_dict()
     lines = [str(state)]
     if d["step"] == "mayor":
         lines.append(f"Mayor: seat {d['player']} still places {d['turn']['to_place']} colonist(s); "
                      f"free circles: {_free_circles(d['boards'][d['player']])}")
-    return "\n".join(lines + ["Legend: " + LEGEND])
+    return tr("\n".join(lines + ["Legend: " + LEGEND]))
 
 
 def _free_circles(board) -> int:
