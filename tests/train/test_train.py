@@ -364,3 +364,36 @@ def test_fit_restores_torch_settings(run):
         torch.set_num_threads(before[0])
     assert len(losses) == 2 and all(np.isfinite(x.total) for x in losses)
     assert not module.training                       # back in eval mode
+
+
+# ---------------------------------------------------------------------------------------------
+# a teacher's warm start
+
+def test_a_teacher_trains_round_zero_on_its_games_and_stays_in_the_window(run, tmp_path):
+    out = tmp_path / "taught"
+    result = loop.train(GAME, out, rounds=1, threshold=0.0, teacher="mcts:8", teacher_games=3, **TINY)
+    teacher = json.load(open(out / "round_0000" / "teacher.json"))
+    manifest = json.load(open(out / "round_0000" / "selfplay" / "manifest.json"))
+    assert teacher["teacher"] == "mcts:8" and teacher["games"] == manifest["n_games"] == 3
+    assert teacher["decisions"] == manifest["decisions"] > 0
+    # round 0 is trained, not the network drawn from the seed (the untaught run's round 0)
+    untaught = run[0] / "round_0000" / "network.npz"
+    assert not _same_arrays(_npz(out / "round_0000" / "network.npz"), _npz(untaught))
+    entry = result["log"][0]
+    assert entry["train"]["window"] == [0, 1]                  # the teacher's games are in it
+    own = json.load(open(out / "round_0001" / "selfplay" / "manifest.json"))["decisions"]
+    assert entry["train"]["samples"] == teacher["decisions"] + own
+    assert json.load(open(out / "config.json"))["teacher"] == "mcts:8"
+
+
+@pytest.mark.parametrize("kwargs,error,words", [
+    (dict(teacher="mcts:8"), ValueError, "needs teacher_games >= 1"),
+    (dict(teacher_games=5), ValueError, "teacher_games needs a teacher"),
+    (dict(teacher="chess", teacher_games=2), ValueError, "unknown bot spec 'chess'"),
+    (dict(teacher=8, teacher_games=2), TypeError, "teacher must be a bot spec"),
+    (dict(teacher="mcts:8", teacher_games=-1), ValueError, "teacher_games must be in 0..1000000"),
+])
+def test_bad_teacher_options(tmp_path, kwargs, error, words):
+    with pytest.raises(error, match=words):
+        loop.train(GAME, tmp_path / "x", rounds=1, **{**TINY, **kwargs})
+    assert not (tmp_path / "x").exists()

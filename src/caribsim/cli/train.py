@@ -51,6 +51,11 @@ def add_parser(sub):
     p.add_argument("--gumbel", action="store_true", help="a Gumbel root instead of PUCT")
     p.add_argument("--selfplay-batch", type=int_at_least(1, "selfplay batch", 1 << 16), default=16,
                    help="self-play games per task, played at once through one batched search (default 16)")
+    p.add_argument("--teacher", metavar="BOT", default=None,
+                   help="warm start: round 0's network is trained on --teacher-games self-play games "
+                   "of this bot spec (e.g. mcts:800; default: a network drawn from the seed)")
+    p.add_argument("--teacher-games", type=int_at_least(0, "teacher games", 10**6), default=0,
+                   help="games of the --teacher's self-play (default 0)")
     p.add_argument("--seed", "-s", type=parse_seed, default=0, help="run seed (default 0)")
     p.add_argument("--resume", action="store_true",
                    help="continue the run in --out at its next round (same options)")
@@ -84,7 +89,8 @@ def run(args, out) -> int:
                             threshold=args.threshold, window=args.window, hidden=args.hidden,
                             blocks=args.blocks, epochs=args.epochs, batch_size=args.batch_size, lr=args.lr,
                             l2=args.l2, gumbel=args.gumbel, selfplay_batch=args.selfplay_batch,
-                            seed=args.seed, resume=args.resume, backend=args.backend,
+                            seed=args.seed, teacher=args.teacher, teacher_games=args.teacher_games,
+                            resume=args.resume, backend=args.backend,
                             workers=args.workers, address=args.address, torch_threads=args.torch_threads,
                             progress=show_progress(args),
                             plot=not args.no_plot, **options)

@@ -3,6 +3,11 @@
     >>> from caribsim.train import loop
     >>> run = loop.train("puerto_rico", "runs/pr2", rounds=10, players=2)   # doctest: +SKIP
 
+Round 0 is the first best network: drawn from the seed, or, with a ``teacher`` (a bot spec
+such as ``mcts:800``), trained for ``epochs`` on ``teacher_games`` self-play games of that
+bot (its visit shares as the policy target, the games' returns as the value target; written
+to ``round_0000/selfplay`` and kept in the window of the first rounds), a warm start.
+
 Each round ``r`` (1, 2, ...):
 
 1. self-play: ``games_per_round`` games of ``AlphaZeroBot(best, simulations)`` in every
@@ -72,6 +77,8 @@ class Config:
     selfplay_batch: int = 16
     normalise: bool = True
     seed: int = 0
+    teacher: str | None = None
+    teacher_games: int = 0
 
     def checked(self) -> "Config":
         """This config with every option checked (TypeError / ValueError naming it) and as
@@ -83,6 +90,16 @@ class Config:
                 "window": (1, 10**6), "hidden": (1, 1 << 16), "blocks": (0, 256), "epochs": (1, 10**6),
                 "batch_size": (1, 1 << 30), "selfplay_batch": (1, 1 << 16), "seed": (0, 2**63 - 1)}
         plain = {name: _int_in(getattr(self, name), name, lo, hi) for name, (lo, hi) in ints.items()}
+        plain["teacher_games"] = _int_in(self.teacher_games, "teacher_games", 0, 10**6)
+        if self.teacher is None:
+            if plain["teacher_games"]:
+                raise ValueError("teacher_games needs a teacher (a bot spec such as 'mcts:800')")
+        else:
+            if not isinstance(self.teacher, str):
+                raise TypeError(f"teacher must be a bot spec such as 'mcts:800', got {self.teacher!r}")
+            plain["teacher"] = bots.parse_bot(self.teacher).name     # a bad spec says what is allowed
+            if not plain["teacher_games"]:
+                raise ValueError(f"teacher {self.teacher!r} needs teacher_games >= 1")
         plain["threshold"] = _number(self.threshold, "threshold", 0.0, 1.01)
         plain["lr"] = _number(self.lr, "lr", 0.0, lo_open=True)
         for name in ("l2", "value_weight", "temperature", "dirichlet_alpha"):
@@ -241,8 +258,10 @@ def _selfplay(run: _Run, r: int, best_round: int) -> dict:
 
 
 def _window(run: _Run, r: int) -> tuple:
-    """The training arrays of rounds max(1, r - window + 1) .. r, and those rounds."""
-    rounds = list(range(max(1, r - run.config.window + 1), r + 1))
+    """The training arrays of rounds max(first, r - window + 1) .. r, and those rounds (first:
+    0 when round 0 has a teacher's games, else 1)."""
+    first = 0 if run.config.teacher else 1
+    rounds = list(range(max(first, r - run.config.window + 1), r + 1))
     parts = [evaluators.training_arrays(run.folder.selfplay(k)) for k in rounds]
     return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}, rounds
 
@@ -253,12 +272,40 @@ def _fresh_trainer(config: Config, game) -> tuple:
     return module, network.new_optimizer(module, config.lr)
 
 
-def _start(config: Config, folder: Folder, game) -> None:
-    """Round 0: the initial network, the first best."""
+def _start(run: _Run) -> None:
+    """Round 0: the initial network, trained on the teacher's games if there is a teacher;
+    the first best."""
+    config, folder = run.config, run.folder
     os.makedirs(folder.round(0), exist_ok=True)
-    module, optimizer = _fresh_trainer(config, game)
+    module, optimizer = _fresh_trainer(config, run.game)
+    if config.teacher:
+        run.progress.say(0, f"the teacher's self-play, {config.teacher_games} games of {config.teacher}")
+        t0 = time.perf_counter()
+        manifest = selfplay.generate(config.game, config.teacher, config.teacher_games, folder.selfplay(0),
+                                     seed=arena.derive_seed(config.seed, 0, 0), progress=run.progress.enabled,
+                                     **run.where, **config.options)
+        t1 = time.perf_counter()
+        losses = _fit(run, module, optimizer, evaluators.training_arrays(folder.selfplay(0)), 0)
+        _write_json(folder.round(0, "teacher.json"), {
+            "teacher": config.teacher, "games": manifest["n_games"], "decisions": manifest["decisions"],
+            "loss": dataclasses.asdict(losses[-1]),
+            "seconds": {"selfplay": t1 - t0, "train": time.perf_counter() - t1}})
     network.save_checkpoint(folder.checkpoint(0), module, optimizer, 0)
     network.export(module).save(folder.model(0))
+
+
+def _fit(run: _Run, module, optimizer, arrays, r: int) -> list:
+    """Train ``module`` on ``arrays`` for round ``r`` (the first training sets the scaling, so
+    the network's function does not drift with it)."""
+    config = run.config
+    if r == (0 if config.teacher else 1) and config.normalise:
+        network.set_scaling(module, arrays["observation"])
+    losses = network.fit(module, optimizer, arrays, epochs=config.epochs, batch_size=config.batch_size,
+                         l2=config.l2, value_weight=config.value_weight,
+                         seed=arena.derive_seed(config.seed, r, 1) >> 1, threads=run.threads)
+    for e, loss in enumerate(losses, 1):
+        run.progress.epoch(e, config.epochs, loss)
+    return losses
 
 
 def _train(run: _Run, r: int) -> dict:
@@ -267,13 +314,7 @@ def _train(run: _Run, r: int) -> dict:
     arrays, rounds = _window(run, r)
     module, optimizer = _fresh_trainer(config, run.game)
     network.load_checkpoint(folder.checkpoint(r - 1), module, optimizer)
-    if r == 1 and config.normalise:       # the scaling is taken once, so the function does not drift
-        network.set_scaling(module, arrays["observation"])
-    losses = network.fit(module, optimizer, arrays, epochs=config.epochs, batch_size=config.batch_size,
-                         l2=config.l2, value_weight=config.value_weight,
-                         seed=arena.derive_seed(config.seed, r, 1) >> 1, threads=run.threads)
-    for e, loss in enumerate(losses, 1):
-        run.progress.epoch(e, config.epochs, loss)
+    losses = _fit(run, module, optimizer, arrays, r)
     network.save_checkpoint(folder.checkpoint(r), module, optimizer, r)
     network.export(module).save(folder.model(r))
     return {"samples": int(len(arrays["observation"])), "window": rounds,
@@ -350,7 +391,8 @@ def train(game, out_dir, *, rounds: int, games_per_round: int = 32, simulations:
           blocks: int = 2, epochs: int = 1, batch_size: int = 256, lr: float = 1e-3, l2: float = 1e-4,
           value_weight: float = 1.0, gumbel: bool = False, temperature: float | None = None,
           dirichlet_alpha: float | None = None, selfplay_batch: int = 16, normalise: bool = True,
-          seed: int = 0, resume: bool = False, backend: str = "local", workers: int | None = None,
+          seed: int = 0, teacher: str | None = None, teacher_games: int = 0, resume: bool = False,
+          backend: str = "local", workers: int | None = None,
           address: str | None = None, torch_threads: int = 1, progress=None, plot: bool = True,
           **options) -> dict:
     """Train a policy/value network for ``game`` by rounds of self-play, training and
@@ -370,6 +412,8 @@ def train(game, out_dir, *, rounds: int, games_per_round: int = 32, simulations:
     selfplay_batch:  self-play games per shard and per task, played at once through one
                      batched search; normalise: scale the observations by round 1's data.
     seed:            every random draw of the run.
+    teacher, teacher_games: a warm start: round 0's network trained on ``teacher_games``
+                     self-play games of the bot ``teacher`` (a spec, e.g. ``"mcts:800"``).
     resume:          continue the run in ``out_dir`` (its config must match) at its next round.
     backend, workers, address: where self-play and evaluation games run (local, processes,
                      ray; caribsim.distributed); the results do not depend on it. The
@@ -390,7 +434,7 @@ def train(game, out_dir, *, rounds: int, games_per_round: int = 32, simulations:
                     hidden, blocks, epochs, batch_size, lr, l2, value_weight, gumbel,
                     (0.0 if gumbel else 1.0) if temperature is None else temperature,
                     (0.0 if gumbel else 0.3) if dirichlet_alpha is None else dirichlet_alpha,
-                    selfplay_batch, normalise, seed).checked()
+                    selfplay_batch, normalise, seed, teacher, teacher_games).checked()
     rounds = _int_in(rounds, "rounds", 1, 10**6)
     torch_threads = _int_in(torch_threads, "torch_threads", 1, 1024)
     for name, value in (("resume", resume), ("plot", plot)):
@@ -404,11 +448,11 @@ def train(game, out_dir, *, rounds: int, games_per_round: int = 32, simulations:
     except TypeError:
         raise TypeError(f"out_dir must be a str or path object, got {type(out_dir).__name__}") from None
     log = _open(folder, config, resume)
-    if not os.path.exists(folder.checkpoint(0)):
-        _start(config, folder, loaded)
     progress = _Progress(sys.stderr.isatty() if progress is None else bool(progress), rounds)
     run = _Run(config, folder, loaded, {"backend": backend, "workers": workers, "address": address},
                progress, torch_threads)
+    if not os.path.exists(folder.checkpoint(0)):
+        _start(run)
     _publish_best(folder, log)              # (repairs a pointer an interrupted round moved)
     for r in range(len(log) + 1, rounds + 1):
         entry = _round(run, r, log[-1]["best_round"] if log else 0)
