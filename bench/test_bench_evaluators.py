@@ -15,14 +15,12 @@ count is left alone and the figure reported with ``blas_threads: "unknown"``.
 """
 from __future__ import annotations
 
-import contextlib
-import ctypes
 import random
 
 import numpy as np
-import pytest
 
 import caribsim
+from caribsim._blas import one_thread as one_blas_thread
 from caribsim.search import evaluators
 from _bench_helpers import Calibration, paired, py_calibration, rounds, size
 
@@ -34,41 +32,6 @@ FLOORS = {
     "cache_hits": 0.60,       # rows/s over py_work calls/s; measured 0.755
 }
 L = 256
-
-
-def _openblas():
-    """(get, set) of the loaded OpenBLAS's thread count, or None."""
-    try:
-        with open("/proc/self/maps") as f:
-            paths = sorted({line.split()[-1] for line in f if "openblas" in line.lower() and ".so" in line})
-    except OSError:
-        return None
-    for path in paths:
-        try:
-            lib = ctypes.CDLL(path)
-        except OSError:
-            continue
-        for prefix, suffix in (("scipy_openblas", "64_"), ("openblas", ""), ("openblas", "64_")):
-            get, put = (getattr(lib, f"{prefix}_{v}_num_threads{suffix}", None) for v in ("get", "set"))
-            if get is not None and put is not None:
-                return get, put
-    return None
-
-
-@contextlib.contextmanager
-def one_blas_thread():
-    """OpenBLAS on one thread inside the block; yields the count set (or "unknown")."""
-    blas = _openblas()
-    if blas is None:
-        yield "unknown"
-        return
-    get, put = blas
-    before = get()
-    put(1)
-    try:
-        yield 1
-    finally:
-        put(before)
 
 
 def _matmul_calibration() -> Calibration:

@@ -45,7 +45,8 @@ import caribsim
 from caribsim._common import _int_in, _number, _read_json_file
 from caribsim.scale import arena, distributed, selfplay
 from caribsim.search import bots, evaluators
-from caribsim.train import _blas, curve, network
+from caribsim import _blas
+from caribsim.train import curve, network
 
 FORMAT = "caribsim-train"
 VERSION = 1

@@ -30,15 +30,16 @@ def _openblas():
 
 @contextlib.contextmanager
 def one_thread():
-    """OpenBLAS on one thread inside the block (the count before restored after)."""
+    """OpenBLAS on one thread inside the block (the count before restored after); yields
+    the count set, 1, or "unknown" where numpy's BLAS is not an OpenBLAS this can reach."""
     blas = _openblas()
     if blas is None:
-        yield
+        yield "unknown"
         return
     get, put = blas
     before = get()
     put(1)
     try:
-        yield
+        yield 1
     finally:
         put(before)
