@@ -198,6 +198,18 @@ def add_backend_arguments(p, default_backend) -> None:
     p.add_argument("--no-progress", action="store_true", help="no progress line")
 
 
+def add_result_arguments(p, plot_help) -> None:
+    """Where a match's or a tournament's results go: JSON, the game records, a plot."""
+    p.add_argument("--option", "-o", type=parse_option, action="append", default=[], metavar="KEY=VALUE",
+                   help="extra game option (repeatable)")
+    p.add_argument("--save", metavar="FILE.json", type=output_file("--save"),
+                   help="write the full result as JSON")
+    p.add_argument("--save-games", metavar="DIR", type=output_dir("--save-games"),
+                   help="write every game's record to DIR")
+    p.add_argument("--plot", metavar="FILE.png", type=output_file("--plot"), help=plot_help)
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+
+
 def game_options(args) -> dict:
     """The -o options of a command, checked against the game's options."""
     parser = args.subparser

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import caribsim
 from caribsim.cli._args import (
-    MAX_GAMES, int_at_least, parse_seed, parse_option, output_file, output_dir,
-    add_backend_arguments, game_options, backend_kwargs, show_progress, print_run,
+    MAX_GAMES, int_at_least, parse_seed,
+    add_backend_arguments, add_result_arguments, game_options, backend_kwargs, show_progress, print_run,
 )
 
 
@@ -32,15 +32,7 @@ def add_parser(sub):
                    help="how bots are seated: every combination in every rotation, or balanced "
                    "random seatings (default round-robin)")
     p.add_argument("--seed", "-s", type=parse_seed, default=0, help="tournament seed (default 0)")
-    p.add_argument("--option", "-o", type=parse_option, action="append", default=[], metavar="KEY=VALUE",
-                   help="extra game option (repeatable)")
-    p.add_argument("--save", metavar="FILE.json", type=output_file("--save"),
-                   help="write the full result as JSON")
-    p.add_argument("--save-games", metavar="DIR", type=output_dir("--save-games"),
-                   help="write every game's record to DIR")
-    p.add_argument("--plot", metavar="FILE.png", type=output_file("--plot"),
-                   help="the ratings with +- 3 sigma error bars (needs caribsim[plot])")
-    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    add_result_arguments(p, "the ratings with +- 3 sigma error bars (needs caribsim[plot])")
     add_backend_arguments(p, None)
     p.set_defaults(subparser=p)
     return p
