@@ -179,15 +179,21 @@ def output_dir(what: str):
     return parse
 
 
-def add_backend_arguments(p, default_backend) -> None:
-    """Where the games run (caribsim.distributed); results do not depend on it."""
+def add_where_arguments(p, default_backend) -> None:
+    """Where the games run (caribsim.distributed): --backend, --workers, --address."""
     p.add_argument("--backend", choices=("local", "processes", "ray"), default=default_backend,
                    help="local: this process; processes: local worker processes; ray: a Ray cluster "
-                   "(default: local)")
+                   "(default: local); results do not depend on it")
     p.add_argument("--workers", "-w", type=int_at_least(1, "workers", MAX_WORKERS), default=None,
                    help="worker processes, or the CPUs of a local Ray instance (default: all CPUs)")
     p.add_argument("--address", default=None, metavar="ADDR",
                    help="Ray cluster to join, e.g. auto or ray://head:10001 (default: start Ray locally)")
+
+
+def add_backend_arguments(p, default_backend) -> None:
+    """Where the games run (caribsim.distributed), in chunks that can resume and retry;
+    results do not depend on it."""
+    add_where_arguments(p, default_backend)
     p.add_argument("--chunk-size", type=int_at_least(1, "chunk size"), default=None, metavar="N",
                    help="games per task (default: about four chunks per worker)")
     p.add_argument("--resume", metavar="DIR", default=None, type=output_dir("--resume"),

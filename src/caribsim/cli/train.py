@@ -5,7 +5,7 @@ import json
 
 import caribsim
 from caribsim.cli._args import (
-    MAX_WORKERS, int_at_least, parse_seed, parse_option, output_dir, game_options, show_progress,
+    add_where_arguments, int_at_least, parse_seed, parse_option, output_dir, game_options, show_progress,
 )
 
 
@@ -59,13 +59,7 @@ def add_parser(sub):
     p.add_argument("--seed", "-s", type=parse_seed, default=0, help="run seed (default 0)")
     p.add_argument("--resume", action="store_true",
                    help="continue the run in --out at its next round (same options)")
-    p.add_argument("--backend", choices=("local", "processes", "ray"), default="local",
-                   help="where self-play and evaluation games run; results do not depend on it "
-                   "(default: local)")
-    p.add_argument("--workers", "-w", type=int_at_least(1, "workers", MAX_WORKERS), default=None,
-                   help="worker processes, or the CPUs of a local Ray instance (default: all CPUs)")
-    p.add_argument("--address", default=None, metavar="ADDR",
-                   help="Ray cluster to join, e.g. auto or ray://head:10001 (default: start Ray locally)")
+    add_where_arguments(p, "local")              # the self-play and evaluation games
     p.add_argument("--torch-threads", type=int_at_least(1, "torch threads", 1024), default=1,
                    help="torch's threads while training (default 1: the small network's batches "
                    "gain nothing from more)")
