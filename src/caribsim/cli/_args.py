@@ -239,6 +239,13 @@ def show_progress(args) -> bool:
     return not args.no_progress and sys.stderr.isatty()
 
 
+def print_result_run(result, out) -> None:
+    """print_run of a match's or a tournament's result (its backend, workers, chunks, time)."""
+    print_run({"backend": result.backend, "workers": result.workers, "chunks": result.chunks,
+               "resumed_chunks": result.resumed_chunks, "seconds": result.seconds,
+               "games_per_second": result.n_games / result.seconds if result.seconds else float("inf")}, out)
+
+
 def print_run(summary, out) -> None:
     """Where the games ran and how fast."""
     workers = summary["workers"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 import caribsim
 from caribsim.cli._args import (
     MAX_GAMES, MAX_WORKERS, int_at_least, parse_seed,
-    add_backend_arguments, add_result_arguments, game_options, backend_kwargs, show_progress, print_run,
+    add_backend_arguments, add_result_arguments, game_options, backend_kwargs, show_progress, print_result_run,
 )
 
 
@@ -68,9 +68,7 @@ def run(args, out) -> int:
     opts = ", ".join(f"{k}={v}" for k, v in result.options.items())
     print(f"{result.game} ({opts}): {result.n_games} games, seed {result.seed}, "
           f"mean length {result.mean_length:.1f} decisions", file=out)
-    print_run({"backend": result.backend, "workers": result.workers, "chunks": result.chunks,
-                "resumed_chunks": result.resumed_chunks, "seconds": result.seconds,
-                "games_per_second": result.n_games / result.seconds if result.seconds else float("inf")}, out)
+    print_result_run(result, out)
     width = max(16, *(len(b.name) for b in result.bots))
     print(f"  {'bot':<{width}} win rate   95% interval      mean score", file=out)
     for b in result.bots:

@@ -4,7 +4,7 @@ from __future__ import annotations
 import caribsim
 from caribsim.cli._args import (
     MAX_GAMES, int_at_least, parse_seed,
-    add_backend_arguments, add_result_arguments, game_options, backend_kwargs, show_progress, print_run,
+    add_backend_arguments, add_result_arguments, game_options, backend_kwargs, show_progress, print_result_run,
 )
 
 
@@ -65,8 +65,6 @@ def run(args, out) -> int:
     opts = ", ".join(f"{k}={v}" for k, v in result.options.items())
     print(f"{result.game} ({opts}): {len(result.bots)} bots, {result.n_games} games, {result.schedule} "
           f"schedule, seed {result.seed}, mean length {result.mean_length:.1f} decisions", file=out)
-    print_run({"backend": result.backend, "workers": result.workers, "chunks": result.chunks,
-               "resumed_chunks": result.resumed_chunks, "seconds": result.seconds,
-               "games_per_second": result.n_games / result.seconds if result.seconds else float("inf")}, out)
+    print_result_run(result, out)
     print(result.table(), file=out)
     return 0
