@@ -26,6 +26,9 @@ def _snapshot(state, game_name):
     return snap
 
 
+snapshot = _snapshot   # what a board page draws at one step (the browser play's too)
+
+
 def steps_data(record: dict) -> dict:
     """Everything the page shows, one snapshot per step (after 0..N moves), and the game-over
     panel of a finished record."""
@@ -122,6 +125,24 @@ def render(record: dict) -> str:
             .replace("__TITLE__", title).replace("__DATA__", data))
 
 
+def _between(start: str, end: str) -> str:
+    return _PAGE[_PAGE.index(start) + len(start):_PAGE.index(end)]
+
+
+def page_css(game_name: str) -> str:
+    """The replay page's CSS with the game's board CSS, for another page that draws boards
+    the same way (caribsim.web's game page): one source for both pages."""
+    return _between("<style>", "</style>").replace("__BOARDS_CSS__", boards.get(game_name).CSS)
+
+
+def page_js(game_name: str) -> str:
+    """The replay page's JS helpers the board drawings use (``$``, ``esc``, ``label``,
+    ``seatName``, ``tags``, ``COLORS``; they read ``DATA.players``), the game's ``BOARD`` and
+    ``gameOver(g, true)``, the game-over panel of ``game_over(...)``."""
+    return (_between("/* page helpers */", "/* end of the page helpers */") + boards.get(game_name).JS
+            + _between("/* game over */", "/* end of game over */"))
+
+
 def write_html(record: dict, path) -> None:
     page = render(record)              # a bad record raises before the file is touched
     with open(path, "w", encoding="utf-8") as f:
@@ -173,8 +194,9 @@ svg text{font-size:11px}
 const DATA = __DATA__;
 const S = DATA.snapshots;
 const N = S.length - 1;
-const COLORS = ["#d33", "#27c", "#2a7", "#c80", "#84c"];
 let cur = 0;
+/* page helpers */
+const COLORS = ["#d33", "#27c", "#2a7", "#c80", "#84c"];
 const $ = id => document.getElementById(id);
 const esc = s => String(s).replace(/[&<>"]/g, c => ({"&":"&amp;","<":"&lt;",">":"&gt;",'"':"&quot;"}[c]));
 const label = s => s.replace(/_/g, " ");
@@ -184,6 +206,7 @@ function tags(obj, suffix) {
   for (const [k, v] of Object.entries(obj)) if (v) out.push(`<span class="tag ${k}">${label(k)} ${v}${suffix||""}</span>`);
   return out.join("") || '<span class="empty">none</span>';
 }
+/* end of the page helpers */
 __BOARDS_JS__
 function spread(ys, gap, lo, hi) {
   // end labels of close scores would overlap: keep them gap apart, inside lo..hi
@@ -211,16 +234,17 @@ function chart() {
   svg.innerHTML = out;
   svg._x = x;
 }
-function gameOver() {
+/* game over */
+function gameOver(g = DATA.game_over, shown = cur === N) {
   // the final scores, on the last step of a finished game
-  const g = DATA.game_over;
-  if (!g || cur !== N) return "";
+  if (!g || !shown) return "";
   const head = ["seat", "total", ...g.parts.map(p => p[1])].concat(g.has_tiebreak ? ["tie-break"] : []);
   const rows = g.rows.map(r => `<tr id="final-${r.seat}" class="${r.winner ? "winner" : ""}" data-total="${r.total}" data-return="${r["return"]}"${g.has_tiebreak ? ` data-tiebreak="${r.tiebreak}"` : ""}>
     <td>${seatName(r.seat)}${r.winner ? " &#9733;" : ""}</td><td>${r.total}</td>${r.parts.map(v => `<td>${v}</td>`).join("")}${g.has_tiebreak ? `<td class="${r.tied ? "used" : ""}">${r.tiebreak}</td>` : ""}</tr>`).join("");
   return `<h2>Game over</h2><div class="row" id="verdict">${esc(g.verdict)}</div>
     <table><tr>${head.map(h => `<th>${esc(h)}</th>`).join("")}</tr>${rows}</table>`;
 }
+/* end of game over */
 function show(i) {
   cur = Math.max(0, Math.min(N, i));
   const s = S[cur];
