@@ -15,7 +15,8 @@ import json
 
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse
+from starlette.exceptions import HTTPException
+from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse
 from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
@@ -41,6 +42,14 @@ async def _body(request: Request):
 
 def _refused(request, exc: GameError):
     return JSONResponse({"error": str(exc)}, status_code=exc.status)
+
+
+def _no_route(request, exc: HTTPException):
+    """An address or method the app does not have: under /api a JSON answer like the rest."""
+    if not request.url.path.startswith("/api/"):
+        return PlainTextResponse(exc.detail, status_code=exc.status_code)
+    return JSONResponse({"error": f"{exc.detail}: {request.method} {request.url.path[:80]}"},
+                        status_code=exc.status_code)
 
 
 def create_app(games_dir, bot_delay: float = 0.6, hint_iterations: int = 2000,
@@ -132,7 +141,7 @@ def create_app(games_dir, bot_delay: float = 0.6, hint_iterations: int = 2000,
         Route(api + "/undo", acting("undo"), methods=["POST"]),
         Route(api + "/hint", hint_route, methods=["POST"]), Route(api + "/record", record),
         WebSocketRoute(api + "/ws", updates),
-    ], exception_handlers={GameError: _refused}, lifespan=lifespan)
+    ], exception_handlers={GameError: _refused, HTTPException: _no_route}, lifespan=lifespan)
     app.state.games = games
     return app
 
