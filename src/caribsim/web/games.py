@@ -67,6 +67,11 @@ def _loads(name: str, players: int) -> bool:
     return True
 
 
+def _now() -> int:
+    """Microseconds since 1970: below 2**53, so a page's JS numbers hold it exactly."""
+    return time.time_ns() // 1000
+
+
 def _write_json(path: Path, value) -> None:
     """Write the file whole or not at all (a crash mid-write leaves the previous version)."""
     tmp = path.with_name(path.name + ".tmp")
@@ -106,7 +111,7 @@ class Game:
         self.task = None             # the bots' driver while a bot is to act
         self.problem = None          # a bot that failed (the game waits)
         self.hints = {}              # step -> the hint's search (a task) at that step
-        self.version = time.time_ns()   # grows with every change, across restarts too
+        self.version = _now()        # grows with every change, across restarts too
         self._reset(state)
 
     # --- making, loading, saving ---------------------------------------------------------
@@ -199,6 +204,7 @@ class Game:
     def _apply(self, action=None) -> None:
         """Play ``action`` (None: the chance outcome the state's RNG draws) and log it."""
         before, who = self.state.clone(), self.state.current_player()
+        self.previous = before       # a board draws the last step from the two states
         if action is None:
             self.state.resolve_chance()
             action = self.state.history()[-1]
@@ -217,7 +223,7 @@ class Game:
         """After a move or an undo: chance resolved, the record written, the pages told."""
         self._settle()
         self.hints.clear()
-        self.version = max(self.version + 1, time.time_ns())
+        self.version = max(self.version + 1, _now())
         self.save()
         for q in self.listeners:
             if q.empty():
@@ -308,6 +314,8 @@ class Game:
                 "players": self.players, "you": seats, "version": self.version, "step": self.step, "to_act": to_act,
                 "over": st.is_terminal(), "thinking": self.bot_to_act() is not None and not self.problem,
                 "snapshot": viewer.snapshot(st, self.name),
+                "previous": viewer.snapshot(self.previous, self.name) if self.step else None,
+                "final": final,
                 "moves": [{"action": a, "label": self.board.choice_label(st, a, seat=to_act)}
                           for a in st.legal_actions()] if mine else [],
                 "undo": {str(s): self.undo_target(s) for s in set(seats)},

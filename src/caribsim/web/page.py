@@ -71,6 +71,7 @@ table{border-collapse:collapse}td,th{padding:.1em .5em;border-bottom:1px solid #
 const DEFAULT_BOT = __DEFAULT_BOT__;
 const esc = s => String(s).replace(/[&<>"]/g, c => ({"&":"&amp;","<":"&lt;",">":"&gt;",'"':"&quot;"}[c]));
 const $ = id => document.getElementById(id);
+const label = s => s.replace(/_/g, " ");
 // the seat links this browser made: a game is resumed from its token, which only its maker holds
 const known = () => JSON.parse(localStorage.getItem("caribsim-links") || "{}");
 let CHOICES = [];
@@ -87,7 +88,7 @@ function seatRows() {
 }
 function gameChanged() {
   const c = choice();
-  $("players").innerHTML = c.players.map(n => `<option${n === 3 ? " selected" : ""}>${n}</option>`).join("");
+  $("players").innerHTML = c.players.map(n => `<option value="${n}"${n === 3 ? " selected" : ""}>${n}</option>`).join("");
   $("options").innerHTML = Object.entries(c.options).map(([k, v]) =>
     `<label><input type="checkbox" id="opt-${k}"${v ? " checked" : ""}> ${esc(k.replace(/_/g, " "))}</label> `).join("");
   seatRows();
@@ -122,7 +123,7 @@ async function listGames() {
   const j = await api("/api/games"), mine = known();
   if (!CHOICES.length) {
     CHOICES = j.choices;
-    $("game").innerHTML = CHOICES.map(c => `<option${c.game === "puerto_rico" ? " selected" : ""}>${c.game}</option>`).join("");
+    $("game").innerHTML = CHOICES.map(c => `<option value="${c.game}"${c.game === "puerto_rico" ? " selected" : ""}>${label(c.game)}</option>`).join("");
     gameChanged();
   }
   $("games").tBodies[0].innerHTML = j.games.map(g => {
@@ -164,9 +165,11 @@ __VIEWER_CSS__
 const GAME = __GAME_ID__;
 const TOKENS = new URLSearchParams(location.search).getAll("token");
 const QUERY = TOKENS.map(t => "token=" + encodeURIComponent(t)).join("&");
-const DATA = {players: null, game_over: null};      // what the board drawings read
+// what the board drawings read, as on the replay page: the seats' players, the snapshots (here
+// the step before and this one: a board draws the last step's event) and the final result
+const DATA = {players: null, snapshots: [], final: null};
 __VIEWER_JS__
-let view = null, busy = false;
+let view = null;
 const tokenOf = seat => view && TOKENS[view.you.indexOf(seat)];
 function status(v) {
   const p = v.to_act, who = p >= 0 ? seatName(p) : "";
@@ -176,10 +179,12 @@ function status(v) {
   return v.thinking ? `${who} is thinking...` : `waiting for ${who}`;
 }
 function render(v) {
-  if (view && v.version < view.version) return;        // an older answer arriving late
+  // an answer arriving late, or the same change twice (the move's answer and its update)
+  if (view && v.version <= view.version) return;
   const moved = !view || v.step !== view.step;
   view = v;
-  DATA.players = v.players;
+  Object.assign(DATA, {players: v.players, final: v.final,
+                       snapshots: v.previous ? [v.previous, v.snapshot] : [v.snapshot]});
   const st = $("status");
   st.textContent = status(v);
   st.dataset.step = v.step; st.dataset.toAct = v.to_act; st.dataset.over = v.over;
@@ -198,13 +203,17 @@ function render(v) {
   log.innerHTML = v.log.map(line => `<li>${esc(line.replace(/^\d+\. /, ""))}</li>`).join("");
   if (atEnd) log.scrollTop = log.scrollHeight;
 }
+let pending = null;      // the step of the request on its way: one request per step
 async function act(path, body) {
-  // one request at a time; a refused one says why and the board is fetched again
-  if (busy) return;
-  busy = true; showError("");
-  try { render(await api(`/api/games/${GAME}/${path}`, body)); }
-  catch (e) { showError(e.message); refresh(); }
-  finally { busy = false; }
+  // a refused request says why and the board is fetched again
+  if (pending === body.step) return;
+  pending = body.step; showError("");
+  let v;
+  try { v = await api(`/api/games/${GAME}/${path}`, body); }
+  catch (e) { showError(e.message); refresh(); return; }
+  finally { pending = null; }
+  // the answer shows the seat of the one token sent; a hot-seat page holds more
+  if (TOKENS.length > 1) refresh(); else render(v);
 }
 $("moves").onclick = e => {
   const b = e.target.closest("button.move");
@@ -241,6 +250,7 @@ function listen(wait) {
   };
   ws.onclose = () => { if (!refused) setTimeout(() => listen(Math.min(2 * wait, 8000)), wait); };
 }
+refresh();
 listen(500);
 </script></body></html>
 """
