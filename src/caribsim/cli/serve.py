@@ -7,6 +7,8 @@ import socket
 
 from caribsim.cli._args import int_at_least, output_dir, reason
 
+_WEB_EXTRA = ("starlette", "uvicorn", "websockets", "anyio", "h11")   # the extra and what it brings
+
 
 def _delay(text: str) -> float:
     try:
@@ -53,9 +55,13 @@ def _listen(host: str, port: int) -> socket.socket:
 def run(args, out) -> int:
     try:
         import uvicorn
+        import websockets  # noqa: F401  (uvicorn serves the live updates with it)
         from caribsim.web.app import create_app
     except ImportError as e:
-        args.subparser.error(f"the web server needs {e.name or 'starlette and uvicorn'}: pip install 'caribsim[web]'")
+        missing = (e.name or "").split(".")[0]
+        if missing not in _WEB_EXTRA:
+            raise
+        args.subparser.error(f"the web server needs {missing}: pip install 'caribsim[web]'")
     try:
         sock = _listen(args.host, args.port)
     except ValueError as e:
@@ -66,6 +72,10 @@ def run(args, out) -> int:
           file=out, flush=True)
     # no access log: a seat's link holds its token
     config = uvicorn.Config(app, access_log=False, log_level="warning")
-    with sock:
-        uvicorn.Server(config).run(sockets=[sock])
+    try:
+        with sock:
+            uvicorn.Server(config).run(sockets=[sock])
+    except KeyboardInterrupt:
+        pass          # Ctrl-C is how a server stops: the games were saved as they went
+    print(f"caribsim: stopped; the games are in {args.games_dir}", file=out, flush=True)
     return 0
