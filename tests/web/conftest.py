@@ -3,6 +3,7 @@ as in tests/human), a uvicorn server of caribsim.web on a free loopback port, an
 client helpers."""
 from __future__ import annotations
 
+import contextlib
 import shutil
 import socket
 import threading
@@ -57,14 +58,11 @@ def free_socket() -> socket.socket:
     return sock
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    """caribsim.web served by uvicorn in a thread on 127.0.0.1 and a free port, over a fresh
-    games folder; stopped at the end of the module."""
+@contextlib.contextmanager
+def serving(app):
+    """``app`` served by uvicorn in a thread on 127.0.0.1 and a free port; its address."""
     import uvicorn
 
-    folder = tmp_path_factory.mktemp("games")
-    app = create_app(folder, bot_delay=BOT_DELAY, hint_iterations=HINT_ITERATIONS)
     sock = free_socket()
     uv = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False))
     thread = threading.Thread(target=uv.run, kwargs={"sockets": [sock]}, daemon=True)
@@ -73,11 +71,22 @@ def server(tmp_path_factory):
     while not uv.started:
         assert thread.is_alive() and time.monotonic() < deadline, "the server did not start"
         time.sleep(0.05)
-    yield Server(f"http://127.0.0.1:{sock.getsockname()[1]}", folder, app)
-    uv.should_exit = True
-    thread.join(30)
-    sock.close()
+    try:
+        yield f"127.0.0.1:{sock.getsockname()[1]}"
+    finally:
+        uv.should_exit = True
+        thread.join(30)
+        sock.close()
     assert not thread.is_alive()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    """caribsim.web over a fresh games folder, served for the module."""
+    folder = tmp_path_factory.mktemp("games")
+    app = create_app(folder, bot_delay=BOT_DELAY, hint_iterations=HINT_ITERATIONS)
+    with serving(app) as address:
+        yield Server(f"http://{address}", folder, app)
 
 
 def token_of(made: dict, seat: int) -> str:
