@@ -147,6 +147,8 @@ def test_refused_new_games_make_no_files(client, folder):
         ({"game": PR, "seats": ["human", "random"], "players": 3}, "players is 3 but 2 seats are given"),
         ({"game": PR, "seats": ["human", "random"], "options": {"turbo": True}}, "option 'turbo'"),
         ({"game": PR, "seats": ["human", "random"], "options": {"expansion": "yes"}}, "each true or false"),
+        ({"game": PR, "seats": ["human", "random"], "options": {"all_31_buildings": True}},
+         "puerto_rico: draft, buildings, all_31_buildings and exclusions need expansion=True"),
         ({"game": PR, "seats": ["human", "random"], "seed": -1}, "seed must be an integer in 0..18446744073709551615"),
         ({"game": PR, "seats": ["human", "random"], "seed": 2**64}, "seed must be an integer"),
         ({"game": PR, "seats": ["human", "random"], "colour": "red"}, "unknown field(s) colour"),

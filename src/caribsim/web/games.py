@@ -147,7 +147,11 @@ class Game:
         for s, spec in enumerate(seats):
             if spec != HUMAN:
                 _bot(spec, s)                       # every seat checked before anything is made
-        state = caribsim.load_game(name, players=len(seats), **options).new_initial_state(seed=seed)
+        try:
+            rules = caribsim.load_game(name, players=len(seats), **options)
+        except (ValueError, TypeError) as e:          # options that do not go together
+            raise GameError(f"{name}: {e}") from None
+        state = rules.new_initial_state(seed=seed)
         tokens = [secrets.token_urlsafe(18) if spec == HUMAN else None for spec in seats]
         game = cls(folder, secrets.token_hex(6), state, seed, list(seats), tokens)
         game.save()

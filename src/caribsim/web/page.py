@@ -83,8 +83,10 @@ function seatRows() {
     const [kind, spec] = old[i] || [i ? "bot" : "human", DEFAULT_BOT];
     return `<div class="seat">seat ${i} <select id="kind-${i}"><option value="human"${kind === "human" ? " selected" : ""}>human</option>
       <option value="bot"${kind === "bot" ? " selected" : ""}>bot</option></select>
-      <input id="bot-${i}" value="${esc(spec)}" aria-label="bot spec of seat ${i}" title="random, greedy, mcts:N, puct:N ..."></div>`;
+      <input id="bot-${i}" value="${esc(spec)}"${kind === "human" ? " disabled" : ""} aria-label="bot spec of seat ${i}" title="random, greedy, mcts:N, puct:N ..."></div>`;
   }).join("");
+  // a human seat has no bot spec
+  document.querySelectorAll(".seat select").forEach((s, i) => { s.onchange = () => { $(`bot-${i}`).disabled = s.value === "human"; }; });
 }
 function gameChanged() {
   const c = choice();
