@@ -137,6 +137,24 @@ def test_moves_of_the_wrong_seat_token_or_step_are_refused_and_change_nothing(cl
     assert [m["action"] for m in view(client, gid, t0, t1)["moves"]] == [m["action"] for m in v["moves"]]
 
 
+def test_a_record_that_cannot_be_written_plays_nothing(client, folder):
+    made = create(client, ["human", "random", "random"], seed=12)
+    gid, tok = made["id"], token_of(made, 0)
+    v = view(client, gid, tok)
+    path = folder / f"{gid}.json"
+    saved = path.read_bytes()
+    path.unlink()
+    path.mkdir()                                    # the record's place is taken: writing fails
+    r = move(client, gid, tok, v["step"], v["moves"][0]["action"])
+    assert r.status_code == 500 and "cannot save the game's record" in r.json()["error"]
+    assert view(client, gid, tok) == v
+    assert sorted(p.name for p in folder.iterdir()) == [f"{gid}.json", f"{gid}.seats.json"]   # no temporary left
+    path.rmdir()
+    path.write_bytes(saved)
+    assert move(client, gid, tok, v["step"], v["moves"][0]["action"]).status_code == 200
+    assert replayed(folder, gid).history()[v["step"]] == v["moves"][0]["action"]
+
+
 def test_refused_new_games_make_no_files(client, folder):
     cases = [
         ({"game": "chess", "seats": ["human", "random"]}, "game must be one of cuba, port_royal, puerto_rico"),

@@ -75,8 +75,11 @@ def _now() -> int:
 def _write_json(path: Path, value) -> None:
     """Write the file whole or not at all (a crash mid-write leaves the previous version)."""
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(value, indent=1) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    try:
+        tmp.write_text(json.dumps(value, indent=1) + "\n", encoding="utf-8")
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def _int(value, what: str, low: int, high: int) -> int:
@@ -154,7 +157,10 @@ class Game:
         state = rules.new_initial_state(seed=seed)
         tokens = [secrets.token_urlsafe(18) if spec == HUMAN else None for spec in seats]
         game = cls(folder, secrets.token_hex(6), state, seed, list(seats), tokens)
-        game.save()
+        try:
+            game.save(seats=True)
+        except OSError as e:
+            raise GameError(f"cannot write the game's files in {str(folder)!r}: {e.strerror or e}", 500) from None
         return game
 
     @classmethod
@@ -176,11 +182,13 @@ class Game:
     def record(self) -> dict:
         return records.record_game(self.state, self.seed, self.players)
 
-    def save(self) -> None:
+    def save(self, seats: bool = False) -> None:
+        """Write the record (and, for a new game, the seats file)."""
         record = self.record()
         records.validate(record)
-        _write_json(self.folder / f"{self.id}.seats.json",
-                    {"format": SEATS_FORMAT, "version": 1, "seats": self.seats, "tokens": self.tokens})
+        if seats:
+            _write_json(self.folder / f"{self.id}.seats.json",
+                        {"format": SEATS_FORMAT, "version": 1, "seats": self.seats, "tokens": self.tokens})
         _write_json(self.folder / f"{self.id}.json", record)
 
     # --- the state and its log ---------------------------------------------------------------
@@ -194,6 +202,7 @@ class Game:
         """Continue from ``state`` (made from the seed): the log is rebuilt by replaying."""
         self.state, self.log = self.rules.new_initial_state(seed=self.seed), []
         self.movers = []             # the seat that took each step, -1 for chance
+        self.previous = None         # the state before the last step
         for action in state.history():
             self._apply(action)
         self._settle()
@@ -223,12 +232,23 @@ class Game:
         while self.state.is_chance_node():
             self._apply()
 
-    def _changed(self) -> None:
-        """After a move or an undo: chance resolved, the record written, the pages told."""
-        self._settle()
+    def _commit(self, change) -> None:
+        """Make a change (a move, an undo), resolve chance and write the record, then tell the
+        pages; a record that cannot be written leaves the game as it was."""
+        kept = (self.state.clone(), list(self.log), list(self.movers), self.previous)
+        try:
+            change()
+            self._settle()
+            self.save()
+        except OSError as e:
+            self.state, self.log, self.movers, self.previous = kept
+            raise GameError(f"cannot save the game's record: {e.strerror or e}; nothing was played", 500) from None
         self.hints.clear()
+        self._tell()
+
+    def _tell(self) -> None:
+        """A new version for the pages, each told once however many changes came since."""
         self.version = max(self.version + 1, _now())
-        self.save()
         for q in self.listeners:
             if q.empty():
                 q.put_nowait(None)
@@ -273,8 +293,7 @@ class Game:
         if type(action) is not int or action not in legal:
             raise GameError(f"action {json.dumps(action)[:40]} is not a legal move here; the legal "
                             f"actions are {', '.join(map(str, legal))}")
-        self._apply(action)
-        self._changed()
+        self._commit(lambda: self._apply(action))
 
     def undo_target(self, seat: int):
         """The step of ``seat``'s previous decision, if only bots and chance moved since (an
@@ -294,9 +313,8 @@ class Game:
         if target is None:
             raise GameError(f"nothing to undo for seat {seat}: no decision of yours since which only "
                             "bots and chance moved", 409)
-        self._reset(self.state_at(target))
+        self._commit(lambda: self._reset(self.state_at(target)))
         self.problem = None
-        self._changed()
 
     def hint_request(self, body):
         """``{"token", "step"}`` of the seat to act: the state to search (a clone)."""
@@ -351,12 +369,19 @@ class Game:
                 action = await asyncio.to_thread(bot.step, self.state.clone())
             except Exception as e:              # a bot's failure stops the game, not the server
                 log.exception("game %s: seat %d (%s) failed", self.id, seat, bot.name)
-                self.problem = f"seat {seat} ({bot.name}) failed: {e}"
-                self._changed()
+                self._stop(f"seat {seat} ({bot.name}) failed: {e}")
                 return
             if self.step == step:
-                self._apply(action)
-                self._changed()
+                try:
+                    self._commit(lambda: self._apply(action))
+                except GameError as e:          # the disk: the bot tries again after an undo
+                    self._stop(str(e))
+                    return
+
+    def _stop(self, problem: str) -> None:
+        """The bots wait (an undo lets them try again); the pages say why."""
+        self.problem = problem
+        self._tell()
 
 
 def hint(state, iterations: int, board) -> dict:
