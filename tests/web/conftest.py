@@ -52,18 +52,21 @@ class Server:
     app: object
 
 
-def free_socket() -> socket.socket:
+def free_socket(port: int = 0) -> socket.socket:
+    """A socket on 127.0.0.1 and ``port`` (0: a free one; reusable for a restarted server)."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", port))
     return sock
 
 
 @contextlib.contextmanager
-def serving(app):
-    """``app`` served by uvicorn in a thread on 127.0.0.1 and a free port; its address."""
+def serving(app, port: int = 0):
+    """``app`` served by uvicorn in a thread on 127.0.0.1 and ``port`` (0: a free one); its
+    address."""
     import uvicorn
 
-    sock = free_socket()
+    sock = free_socket(port)
     uv = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False))
     thread = threading.Thread(target=uv.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()

@@ -228,3 +228,47 @@ def test_undo_and_hint_buttons(browser, server):
     WebDriverWait(browser, 30).until(lambda b: _status(b)["step"] == second["step"])
     assert [b.text for b in browser.find_elements(By.CSS_SELECTOR, "#moves button.move")] == labels
     assert len(records.load(server.folder / f"{gid}.json")["steps"]) == int(second["step"])
+
+
+def test_a_closed_tab_and_a_restarted_server_lose_nothing(browser, tmp_path):
+    """The tab is closed and opened again, then the server stops and a new one starts over the
+    same folder on the same port: the open page reconnects by itself and the game goes on."""
+    from caribsim.web.app import create_app
+    from tests.web.conftest import BOT_DELAY, Server, serving
+
+    folder = tmp_path / "games"
+    with serving(create_app(folder, bot_delay=BOT_DELAY)) as address:
+        server = Server(f"http://{address}", folder, None)
+        made = _post(server, "/api/games", {"game": "puerto_rico", "seats": ["human", "random", "random"], "seed": 41})
+        gid, url = made["id"], server.url + made["links"][0]["url"]
+        browser.get(url)
+        last = -1
+        for _ in range(3):
+            s = _your_turn(browser, last)
+            last = int(s["step"])
+            _click_move(browser, s["actions"][-1])
+        before = _your_turn(browser, last)
+        browser.get("about:blank")                                # the tab goes away
+        browser.get(url)
+        again = _your_turn(browser, -1)
+        assert (again["step"], again["actions"]) == (before["step"], before["actions"])
+        _check_board(browser, server, gid, "puerto_rico")
+    # the server is down: the page keeps its board and waits
+    assert _status(browser)["step"] == before["step"]
+    with serving(create_app(folder, bot_delay=BOT_DELAY), port=int(address.rsplit(":", 1)[1])):
+        s = _your_turn(browser, -1)
+        assert (s["step"], s["actions"]) == (before["step"], before["actions"])
+        first = int(s["step"])
+        _click_move(browser, s["actions"][0])                    # the game goes on after the restart
+        # the bots' moves reach the page only over its socket: once they show, it has reconnected
+        bots_moved = ("return [...document.querySelectorAll('#log li')].slice(arguments[0])"
+                      ".some(li => /\\(random\\)/.test(li.textContent))")
+        last = first
+        while True:                      # the person's next turns until a bot has moved
+            s = _your_turn(browser, last)
+            if browser.execute_script(bots_moved, first):
+                break
+            last = int(s["step"])
+            _click_move(browser, s["actions"][0])
+        _check_board(browser, server, gid, "puerto_rico")
+        assert records.load(folder / f"{gid}.json")["steps"][first]["action"] == before["actions"][0]
