@@ -82,6 +82,10 @@ def test_a_new_game_is_its_record_and_the_view_is_its_state(client, folder):
     assert len(v["log"]) == v["step"]               # one line per step (chance outcomes too)
     assert view(client, made["id"])["moves"] == []  # a watcher without a token gets no moves
     assert tok not in (folder / f"{made['id']}.json").read_text()   # the record holds no secret
+    # nor is it given before the end: its chance steps would show what the board hides
+    for path in (f"/api/games/{made['id']}/record", f"/replay/{made['id']}"):
+        r = client.get(path)
+        assert r.status_code == 409 and "the record is given when the game is over" in r.text
 
 
 def test_a_move_is_played_the_bots_answer_and_the_record_follows(client, folder):
@@ -266,6 +270,8 @@ def test_a_bot_game_plays_to_its_end_and_its_record_replays(client, folder):
     assert end["game_over"] == viewer.game_over(rec["final"], rec["players"])
     assert [r["total"] for r in end["game_over"]["rows"]] == [s["total"] for s in st.scores()]
     assert client.get(f"/api/games/{gid}/record").json() == rec
+    page = client.get(f"/replay/{gid}")
+    assert page.status_code == 200 and page.text == viewer.render(rec)
     assert gid not in [g["id"] for g in client.get("/api/games").json()["games"]]   # finished
 
 

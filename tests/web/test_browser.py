@@ -75,7 +75,7 @@ def _check_board(browser, server, gid: str, game: str) -> None:
     replays to."""
     page = browser.execute_script(_PAGE_NUMBERS)
     step = int(page["status"]["step"])
-    state = records.replay(_get(server, f"/api/games/{gid}/record"), upto=step)
+    state = records.replay(records.load(server.folder / f"{gid}.json"), upto=step)
     assert int(page["status"]["toAct"]) == state.current_player()
     assert page["totals"] == [s["total"] if isinstance(s, dict) else s for s in state.scores()]
     seat, board = state.current_player(), boards.get(game)
@@ -113,6 +113,8 @@ def _check_game_over(browser, server, gid) -> dict:
         assert int(row.get_attribute("data-total")) == total
         assert float(row.get_attribute("data-return")) == state.returns()[p]
     assert browser.find_elements(By.CSS_SELECTOR, "#moves button.move") == []
+    assert rec == records.load(server.folder / f"{gid}.json")
+    assert browser.find_element(By.ID, "replay-link").get_attribute("href") == f"{server.url}/replay/{gid}"
     return rec
 
 
@@ -133,7 +135,7 @@ def _lobby_game(browser, server, game, seats, seed) -> str:
     created = WebDriverWait(browser, 30).until(lambda b: b.find_element(By.ID, "created").is_displayed()
                                                and b.find_element(By.ID, "created"))
     gid = created.text.split()[1].rstrip(":")
-    rec = _get(server, f"/api/games/{gid}/record")
+    rec = records.load(server.folder / f"{gid}.json")
     assert (rec["game"], rec["seed"], rec["players"]) == (game, seed, seats)
     return gid
 

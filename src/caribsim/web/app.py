@@ -20,6 +20,7 @@ from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse
 from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
+from caribsim.human import viewer
 from caribsim.web import page
 from caribsim.web.games import GameError, Games, choices, hint
 
@@ -106,7 +107,14 @@ def create_app(games_dir, bot_delay: float = 0.6, hint_iterations: int = 2000,
         return JSONResponse(await asyncio.shield(task))
 
     async def record(request):
-        return JSONResponse(games.get(request.path_params["game_id"]).record())
+        return JSONResponse(games.get(request.path_params["game_id"]).finished_record())
+
+    async def replay(request):
+        try:
+            record = games.get(request.path_params["game_id"]).finished_record()
+        except GameError as e:
+            return HTMLResponse(page.missing(str(e)), status_code=e.status)
+        return HTMLResponse(viewer.render(record))
 
     async def updates(ws: WebSocket):
         await ws.accept()
@@ -135,7 +143,7 @@ def create_app(games_dir, bot_delay: float = 0.6, hint_iterations: int = 2000,
 
     api = "/api/games/{game_id}"
     app = Starlette(routes=[
-        Route("/", lobby), Route("/game/{game_id}", game_page),
+        Route("/", lobby), Route("/game/{game_id}", game_page), Route("/replay/{game_id}", replay),
         Route("/api/games", list_games), Route("/api/games", create, methods=["POST"]),
         Route(api, view), Route(api + "/move", acting("move"), methods=["POST"]),
         Route(api + "/undo", acting("undo"), methods=["POST"]),

@@ -182,6 +182,14 @@ class Game:
     def record(self) -> dict:
         return records.record_game(self.state, self.seed, self.players)
 
+    def finished_record(self) -> dict:
+        """The record, once the game is over: before, its chance steps would show what the
+        board hides (Port Royal's coins are cards face down)."""
+        if not self.state.is_terminal():
+            raise GameError(f"the record is given when the game is over (step {self.step} now): "
+                            "it shows cards the board hides", 409)
+        return self.record()
+
     def save(self, seats: bool = False) -> None:
         """Write the record (and, for a new game, the seats file)."""
         record = self.record()

@@ -196,7 +196,7 @@ function render(v) {
   $("hint").disabled = !v.moves.length;
   const s = v.snapshot;
   $("scores").innerHTML = "scores: " + s.scores.map((x, p) => `<span class="tag" style="border-left:4px solid ${COLORS[p % 5]}">${seatName(p)}: <b id="total-${p}">${x}</b></span>`).join("");
-  const over = gameOver(v.game_over, true);
+  const over = gameOver(v.game_over, true) + (v.over ? `<div class="row"><a id="replay-link" href="/replay/${GAME}">replay the game</a></div>` : "");
   $("game-over").innerHTML = over; $("game-over").hidden = !over;
   const supply = BOARD.supply(s);
   $("supply").innerHTML = supply; $("supply").hidden = !supply;
