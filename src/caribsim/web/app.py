@@ -69,7 +69,7 @@ def create_app(games_dir, bot_delay: float = 0.6, hint_iterations: int = 2000,
         try:
             game = games.get(request.path_params["game_id"])
         except GameError as e:
-            return HTMLResponse(page.missing(str(e)), status_code=404)
+            return HTMLResponse(page.notice(str(e)), status_code=404)
         return HTMLResponse(page.game(game.id, game.name))
 
     async def list_games(request):
@@ -113,7 +113,7 @@ def create_app(games_dir, bot_delay: float = 0.6, hint_iterations: int = 2000,
         try:
             record = games.get(request.path_params["game_id"]).finished_record()
         except GameError as e:
-            return HTMLResponse(page.missing(str(e)), status_code=e.status)
+            return HTMLResponse(page.notice(str(e)), status_code=e.status)
         return HTMLResponse(viewer.render(record))
 
     async def updates(ws: WebSocket):

@@ -24,8 +24,9 @@ def game(game_id: str, game_name: str) -> str:
             .replace("__GAME_ID__", _json(game_id)).replace("__TITLE__", html.escape(f"caribsim: {game_name}")))
 
 
-def missing(message: str) -> str:
-    return (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>caribsim: no such game</title>'
+def notice(message: str) -> str:
+    """A page that only says why there is nothing to show (no such game, not over yet)."""
+    return (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>caribsim</title>'
             f'</head><body><p id="error">{html.escape(message)}</p><p><a href="/">to the lobby</a></p></body></html>')
 
 
