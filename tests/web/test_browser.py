@@ -153,6 +153,20 @@ def test_one_person_against_two_random_bots_to_the_end(browser, server, game):
     assert {s["player"] for s in rec["steps"]} >= {0, 1, 2}          # the bots moved by themselves
 
 
+def test_the_lobby_says_why_it_refuses_a_game(browser, server):
+    before = sorted(p.name for p in server.folder.iterdir())
+    browser.get(server.url + "/")
+    WebDriverWait(browser, 30).until(lambda b: b.find_elements(By.CSS_SELECTOR, "#game option"))
+    box = browser.find_element(By.ID, "bot-1")
+    box.clear()
+    box.send_keys("genius")
+    browser.find_element(By.ID, "create").click()
+    error = WebDriverWait(browser, 30).until(lambda b: b.find_element(By.ID, "error").text)
+    assert error.startswith("seat 1: unknown bot spec 'genius'")
+    assert not browser.find_element(By.ID, "created").is_displayed()
+    assert sorted(p.name for p in server.folder.iterdir()) == before
+
+
 def test_a_second_tab_joins_by_its_link_sees_the_moves_live_and_a_wrong_token_is_refused(browser, server):
     made = _post(server, "/api/games", {"game": "puerto_rico", "seats": ["human", "human", "random"], "seed": 23})
     gid, t0, t1 = made["id"], token_of(made, 0), token_of(made, 1)

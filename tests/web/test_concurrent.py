@@ -62,3 +62,43 @@ def test_twenty_bot_games_at_once_end_and_replay(fast_server):
         steps += len(rec["steps"])
     print(f"\n{len(ids)} bot games at once: {steps} steps in {seconds:.1f} s, {steps / seconds:.0f} steps/s "
           f"(each step saved to its record and pushed to a watcher)")
+
+
+def test_moves_sent_at_once_for_the_same_step_play_one(fast_server):
+    """Eight requests for the same step at the same moment (two tabs, a double click): one
+    is played, the others are stale; the record has the one move."""
+    import threading
+    import urllib.error
+
+    address, folder = fast_server
+    req = urllib.request.Request(f"http://{address}/api/games", headers={"content-type": "application/json"},
+                                 data=json.dumps({"game": "puerto_rico", "seats": ["human", "random"], "seed": 3}).encode())
+    with urllib.request.urlopen(req, timeout=30) as r:
+        made = json.load(r)
+    gid, token = made["id"], made["links"][0]["url"].split("token=")[1]
+    with urllib.request.urlopen(f"http://{address}/api/games/{gid}?token={token}", timeout=30) as r:
+        view = json.load(r)
+    actions = [m["action"] for m in view["moves"]]
+    start, answers = threading.Barrier(8), []
+
+    def send(k):
+        body = {"token": token, "step": view["step"], "action": actions[k % len(actions)]}
+        post = urllib.request.Request(f"http://{address}/api/games/{gid}/move", data=json.dumps(body).encode(),
+                                      headers={"content-type": "application/json"})
+        start.wait()
+        try:
+            with urllib.request.urlopen(post, timeout=30) as r:
+                answers.append((r.status, body["action"]))
+        except urllib.error.HTTPError as e:
+            answers.append((e.code, json.load(e)["error"]))
+
+    threads = [threading.Thread(target=send, args=(k,)) for k in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    played = [a for status, a in answers if status == 200]
+    assert len(answers) == 8 and len(played) == 1
+    assert all(status == 409 and "stale request" in a for status, a in answers if status != 200)
+    steps = records.load(folder / f"{gid}.json")["steps"]
+    assert steps[view["step"]]["action"] == played[0] and steps[view["step"]]["player"] == 0
