@@ -137,8 +137,9 @@ def page_css(game_name: str) -> str:
 
 def page_js(game_name: str) -> str:
     """The replay page's JS helpers the board drawings use (``$``, ``esc``, ``label``,
-    ``seatName``, ``tags``, ``COLORS``; they read ``DATA.players``), the game's ``BOARD`` and
-    ``gameOver(g, true)``, the game-over panel of ``game_over(...)``."""
+    ``seatName``, ``tags``, ``COLORS``), the game's ``BOARD`` and ``gameOver(g, true)``, the
+    game-over panel of ``game_over(...)``. The page defines ``DATA`` with ``players``,
+    ``snapshots`` (Port Royal draws a step's event from the one before) and ``final``."""
     return (_between("/* page helpers */", "/* end of the page helpers */") + boards.get(game_name).JS
             + _between("/* game over */", "/* end of game over */"))
 
