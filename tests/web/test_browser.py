@@ -196,6 +196,13 @@ def test_a_second_tab_joins_by_its_link_sees_the_moves_live_and_a_wrong_token_is
             _check_board(browser, server, gid, "puerto_rico")
         browser.switch_to.window(tab_b)
         assert browser.execute_script("return window.notReloaded") is True
+        # a watcher (no token) sees the same board and no move
+        shown = _status(browser)["step"]
+        browser.get(server.url + f"/game/{gid}")
+        WebDriverWait(browser, 30).until(lambda b: _status(b)["step"] == shown)
+        assert browser.find_elements(By.CSS_SELECTOR, "#moves button.move") == []
+        assert browser.find_element(By.ID, "error").text == ""
+        _check_board(browser, server, gid, "puerto_rico")
         # a forged token: the page says so and offers no move; the API refuses it too
         browser.get(server.url + f"/game/{gid}?token=forged{t1[:5]}")
         error = WebDriverWait(browser, 30).until(lambda b: b.find_element(By.ID, "error").text and
