@@ -20,7 +20,7 @@ SRC = Path(caribsim.__file__).resolve().parent
 PYX = SRC.parent.parent / "pyx" / "caribsim"
 DATA = Path(__file__).resolve().parent / "data"
 GAMES = ("puerto_rico", "port_royal", "cuba")
-CONCERNS = ("search", "human", "embed", "scale", "train", "cli")
+CONCERNS = ("search", "human", "embed", "scale", "train", "web", "cli")
 
 # layer -> the layers it may import (besides itself). "shared" is caribsim's top-level modules
 # (the C game interface, the Game base, the input checks, the aliases); "api" the registry
@@ -34,7 +34,8 @@ ALLOWED = {
     "embed": {"shared", "games", "api", "root", "search"},
     "scale": {"shared", "games", "api", "root", "search", "human"},
     "train": {"shared", "games", "api", "root", "search", "human", "scale"},
-    "cli": {"shared", "games", "api", "root", "search", "human", "embed", "scale", "train"},
+    "web": {"shared", "games", "api", "root", "search", "human", "scale"},
+    "cli": {"shared", "games", "api", "root", "search", "human", "embed", "scale", "train", "web"},
     "root": {"shared", "api", "embed", "scale"},
 }
 ROOT_NAMES = set(caribsim.__all__)

@@ -162,6 +162,16 @@ CASES = [
     (["replay", "{w}/good.json", "--html", "/proc/caribsim.html"], "argument --html: cannot write '/proc/caribsim.html'"),
     (["replay", "{w}/good.json", "--html", "{w}/r.html", "--step", "3"], "give --step N (print one board) or --html FILE"),
     (["replay", "{w}/good.json", "{w}/good.json"], "unrecognized arguments"),
+    # serve
+    (["serve", "--port", "70000"], "port must be an integer in 1..65535, got 70000"),
+    (["serve", "--port", "0"], "port must be an integer in 1..65535, got 0"),
+    (["serve", "--port", "http"], "port must be an integer in 1..65535, got 'http'"),
+    (["serve", "--games-dir", "{w}/afile.txt"], "argument --games-dir: '{w}/afile.txt' is a file, not a folder"),
+    (["serve", "--games-dir", "/proc/caribsim-web"], "argument --games-dir: cannot write the folder"),
+    (["serve", "--bot-delay", "-1"], "bot delay must be a number of seconds in 0..60, got '-1'"),
+    (["serve", "--bot-delay", "nan"], "bot delay must be a number of seconds in 0..60, got 'nan'"),
+    (["serve", "--hint-iterations", "0"], "hint iterations must be an integer >= 1, got 0"),
+    (["serve", "--host", "192.0.2.1", "--games-dir", "{w}/web"], "cannot listen on 192.0.2.1:8000: Cannot assign requested address"),
     # selfplay
     (["selfplay", PR], "the following arguments are required: --out"),
     (["selfplay", "bridge", "--out", "{w}/sp"], "unknown game 'bridge'"),

@@ -13,9 +13,10 @@
     python -m caribsim selfplay puerto_rico --players 3 --bot mcts:200 --games 100 --out DIR [--backend ...]
     python -m caribsim train puerto_rico --players 2 --out DIR [--rounds R] [--games-per-round G] [--resume]
     python -m caribsim bench [--quick]
+    python -m caribsim serve [--host 127.0.0.1] [--port 8000] [--games-dir DIR]
 
 One module per command (``games``, ``simulate``, ``arena``, ``tournament``, ``play``, ``replay``,
-``selfplay``, ``train``, ``bench``: each has ``add_parser`` and ``run``); ``_args`` holds the
+``selfplay``, ``train``, ``bench``, ``serve``: each has ``add_parser`` and ``run``); ``_args`` holds the
 argument types they share.
 Bad arguments print one line naming what is wrong and what is allowed, and exit with code 2.
 May import anything in caribsim (it is the top layer); nothing imports it but ``__main__``.
@@ -26,11 +27,11 @@ import os
 import sys
 
 import caribsim
-from caribsim.cli import arena, bench, games, play, replay, selfplay, simulate, tournament, train
+from caribsim.cli import arena, bench, games, play, replay, selfplay, serve, simulate, tournament, train
 from caribsim.cli._args import Parser, reason
 
 COMMANDS = {m.__name__.rsplit(".", 1)[1]: m
-            for m in (games, simulate, arena, tournament, play, replay, selfplay, train, bench)}
+            for m in (games, simulate, arena, tournament, play, replay, selfplay, train, bench, serve)}
 """One module per command, each with ``add_parser(subparsers)`` and ``run(args, out)``."""
 
 

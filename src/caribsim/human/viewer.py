@@ -30,6 +30,9 @@ def _snapshot(state, game_name):
     return snap
 
 
+snapshot = _snapshot   # what a board page draws at one step (the browser play's too)
+
+
 def steps_data(record: dict, lang_code: str = "en") -> dict:
     """Everything the page shows, one snapshot per step (after 0..N moves), and the game-over
     panel of a finished record; the move lines and the panel in ``lang_code``."""
@@ -134,6 +137,27 @@ def render(record: dict, lang_code: str = "en") -> str:
             .replace("__TRANSLATION__", _script_json(tr.page_table())).replace("__DATA__", data))
 
 
+def _between(start: str, end: str) -> str:
+    return _PAGE[_PAGE.index(start) + len(start):_PAGE.index(end)]
+
+
+def page_css(game_name: str) -> str:
+    """The replay page's CSS with the game's board CSS, for another page that draws boards
+    the same way (caribsim.web's game page): one source for both pages."""
+    return _between("<style>", "</style>").replace("__BOARDS_CSS__", boards.get(game_name).CSS)
+
+
+def page_js(game_name: str, lang_code: str = "en") -> str:
+    """The replay page's JS helpers the board drawings use (``$``, ``esc``, ``label``,
+    ``seatName``, ``tags``, ``COLORS``, ``tr`` with the table of ``lang_code``), the game's
+    ``BOARD`` and ``gameOver(g, true)``, the game-over panel of ``game_over(...)``. The page
+    defines ``DATA`` with ``players``, ``snapshots`` (Port Royal draws a step's event from the
+    one before) and ``final``."""
+    table = lang.translator(game_name, lang.check(lang_code)).page_table()
+    return (_between("/* page helpers */", "/* end of the page helpers */").replace("__TRANSLATION__", _script_json(table))
+            + boards.get(game_name).JS + _between("/* game over */", "/* end of game over */"))
+
+
 def write_html(record: dict, path, lang: str = "en") -> None:
     """The viewer page of ``record`` written to ``path``, in the language ``lang`` (en, cs)."""
     page = render(record, lang)        # a bad record raises before the file is touched
@@ -183,6 +207,11 @@ svg text{font-size:11px}
 <div id="boards" class="boards"></div>
 <svg id="chart" viewBox="0 0 760 220" role="img" aria-label="score over the game"></svg>
 <script>
+const DATA = __DATA__;
+const S = DATA.snapshots;
+const N = S.length - 1;
+let cur = 0;
+/* page helpers */
 const LANG = __TRANSLATION__;
 // tr(text): the English words of a label in the page's language, as caribsim.human.lang does
 const TR_RE = LANG.counts || LANG.terms ? new RegExp([LANG.counts, LANG.terms].filter(x => x).join("|"), "g") : null;
@@ -198,11 +227,7 @@ function tr(text) {
   });
 }
 const trHtml = html => TR_RE ? html.replace(/(^|>)([^<]+)/g, (m, tag, text) => tag + tr(text)) : html;   // text, not tags
-const DATA = __DATA__;
-const S = DATA.snapshots;
-const N = S.length - 1;
 const COLORS = ["#d33", "#27c", "#2a7", "#c80", "#84c"];
-let cur = 0;
 const $ = id => document.getElementById(id);
 const esc = s => String(s).replace(/[&<>"]/g, c => ({"&":"&amp;","<":"&lt;",">":"&gt;",'"':"&quot;"}[c]));
 const label = s => s.replace(/_/g, " ");
@@ -212,6 +237,7 @@ function tags(obj, suffix) {
   for (const [k, v] of Object.entries(obj)) if (v) out.push(`<span class="tag ${k}">${label(k)} ${v}${suffix||""}</span>`);
   return out.join("") || `<span class="empty">${tr("none")}</span>`;
 }
+/* end of the page helpers */
 __BOARDS_JS__
 function spread(ys, gap, lo, hi) {
   // end labels of close scores would overlap: keep them gap apart, inside lo..hi
@@ -239,16 +265,17 @@ function chart() {
   svg.innerHTML = out;
   svg._x = x;
 }
-function gameOver() {
+/* game over */
+function gameOver(g = DATA.game_over, shown = cur === N) {
   // the final scores, on the last step of a finished game
-  const g = DATA.game_over;
-  if (!g || cur !== N) return "";
+  if (!g || !shown) return "";
   const head = [tr("seat"), tr("total"), ...g.parts.map(p => p[1])].concat(g.has_tiebreak ? [tr("tie-break")] : []);
   const rows = g.rows.map(r => `<tr id="final-${r.seat}" class="${r.winner ? "winner" : ""}" data-total="${r.total}" data-return="${r["return"]}"${g.has_tiebreak ? ` data-tiebreak="${r.tiebreak}"` : ""}>
     <td>${seatName(r.seat)}${r.winner ? " &#9733;" : ""}</td><td>${r.total}</td>${r.parts.map(v => `<td>${v}</td>`).join("")}${g.has_tiebreak ? `<td class="${r.tied ? "used" : ""}">${r.tiebreak}</td>` : ""}</tr>`).join("");
   return `<h2>${tr("Game over")}</h2><div class="row" id="verdict">${esc(g.verdict)}</div>
     <table><tr>${head.map(h => `<th>${esc(h)}</th>`).join("")}</tr>${rows}</table>`;
 }
+/* end of game over */
 function show(i) {
   cur = Math.max(0, Math.min(N, i));
   const s = S[cur];

@@ -1,0 +1,12 @@
+"""Play in the browser: ``python -m caribsim serve`` (docs/web.md).
+
+- ``games``: the games a server holds (state, seats and their tokens, bots, the move log, the
+  record on disk written as the game goes) and the checks every request goes through;
+- ``app``: the Starlette app, its pages, the JSON API and the live updates (WebSocket);
+- ``page``: the HTML and JS of the lobby and of the game page (the board drawn by the replay
+  viewer's board modules).
+
+Needs the extra ``web`` (starlette, uvicorn, websockets): pip install 'caribsim[web]'.
+May import: the games, ``caribsim.search`` (bots, hints), ``caribsim.human`` (boards, records,
+the viewer's page parts), ``caribsim.scale`` and the shared modules; never embed, train or cli.
+"""

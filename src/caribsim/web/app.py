@@ -1,0 +1,177 @@
+"""The Starlette app: the lobby and game pages and the JSON API behind them (docs/web.md).
+
+    from caribsim.web.app import create_app
+    app = create_app("games")          # uvicorn.run(app, host="127.0.0.1", port=8000)
+
+Every refused request is answered ``{"error": "..."}`` with its status (400 bad request,
+403 wrong token, 404 no such game, 409 not your turn / stale step / game over, 413 too
+large) and changes nothing.
+"""
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.exceptions import HTTPException
+from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse
+from starlette.routing import Route, WebSocketRoute
+from starlette.websockets import WebSocket, WebSocketDisconnect
+
+from caribsim.human import viewer
+from caribsim.web import page
+from caribsim.web.games import GameError, Games, choices, hint
+
+MAX_BODY = 64 * 1024       # bytes of a request body
+DEFAULT_BOT = "mcts:2000"
+
+
+async def _body(request: Request):
+    """The request's JSON value (GameError for a body too large or not JSON)."""
+    data = b""
+    async for chunk in request.stream():
+        data += chunk
+        if len(data) > MAX_BODY:
+            raise GameError(f"the request body is larger than {MAX_BODY} bytes", 413)
+    try:
+        return json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        raise GameError("the request body is not valid JSON (send a JSON object)") from None
+
+
+def _refused(request, exc: GameError):
+    return JSONResponse({"error": str(exc)}, status_code=exc.status)
+
+
+def _no_route(request, exc: HTTPException):
+    """An address or method the app does not have: under /api a JSON answer like the rest."""
+    if not request.url.path.startswith("/api/"):
+        return PlainTextResponse(exc.detail, status_code=exc.status_code)
+    return JSONResponse({"error": f"{exc.detail}: {request.method} {request.url.path[:80]}"},
+                        status_code=exc.status_code)
+
+
+def create_app(games_dir, bot_delay: float = 0.6, hint_iterations: int = 2000,
+               default_bot: str = DEFAULT_BOT) -> Starlette:
+    """The app over the games folder ``games_dir`` (its unfinished games resume); bots wait
+    ``bot_delay`` seconds before each move, a hint searches ``hint_iterations`` iterations."""
+    games = Games(games_dir)
+
+    def seats_of(game, tokens) -> list:
+        return [game.seat_of(t) for t in tokens]
+
+    async def lobby(request):
+        return HTMLResponse(page.lobby(default_bot))
+
+    async def game_page(request):
+        try:
+            game = games.get(request.path_params["game_id"])
+        except GameError as e:
+            return HTMLResponse(page.notice(str(e)), status_code=404)
+        return HTMLResponse(page.game(game.id, game.name))
+
+    async def list_games(request):
+        return JSONResponse({"games": [g.summary() for g in games.games.values() if not g.summary()["over"]],
+                             "choices": list(choices())})
+
+    async def create(request):
+        game = games.create(await _body(request))
+        game.kick(bot_delay)
+        links = [{"seat": s, "url": f"/game/{game.id}?token={t}"} for s, t in enumerate(game.tokens) if t]
+        hotseat = (f"/game/{game.id}?" + "&".join(f"token={t}" for t in game.tokens if t)) if len(links) > 1 else None
+        return JSONResponse({"id": game.id, "links": links, "hotseat": hotseat,
+                             "watch": f"/game/{game.id}"}, status_code=201)
+
+    async def view(request):
+        game = games.get(request.path_params["game_id"])
+        return JSONResponse(game.view(seats_of(game, request.query_params.getlist("token"))))
+
+    def acting(method):
+        async def handler(request):
+            game, body = games.get(request.path_params["game_id"]), await _body(request)
+            getattr(game, method)(body)
+            game.kick(bot_delay)
+            return JSONResponse(game.view([game.seat_of(body["token"])]))
+        return handler
+
+    async def hint_route(request):
+        game, body = games.get(request.path_params["game_id"]), await _body(request)
+        state = game.hint_request(body)
+        # one search per step, however often it is asked for
+        task = game.hints.get(game.step)
+        if task is None:
+            task = game.hints[game.step] = asyncio.ensure_future(
+                asyncio.to_thread(hint, state, hint_iterations, game.board))
+        return JSONResponse(await asyncio.shield(task))
+
+    async def record(request):
+        return JSONResponse(games.get(request.path_params["game_id"]).finished_record())
+
+    async def replay(request):
+        try:
+            record = games.get(request.path_params["game_id"]).finished_record()
+        except GameError as e:
+            return HTMLResponse(page.notice(str(e)), status_code=e.status)
+        return HTMLResponse(viewer.render(record))
+
+    async def updates(ws: WebSocket):
+        await ws.accept()
+        try:
+            game = games.get(ws.path_params["game_id"])
+            seats = seats_of(game, ws.query_params.getlist("token"))
+        except GameError as e:
+            await ws.send_json({"error": str(e), "status": e.status})
+            await ws.close(code=4000 + e.status)
+            return
+        changed = asyncio.Queue()
+        game.listeners.add(changed)
+        try:
+            await _serve_socket(ws, lambda: game.view(seats), changed)
+        finally:
+            game.listeners.discard(changed)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app):
+        for game in games.games.values():
+            game.kick(bot_delay)            # a bot to act when the server stopped moves now
+        yield
+        for game in games.games.values():
+            if game.task is not None:
+                game.task.cancel()
+
+    api = "/api/games/{game_id}"
+    app = Starlette(routes=[
+        Route("/", lobby), Route("/game/{game_id}", game_page), Route("/replay/{game_id}", replay),
+        Route("/api/games", list_games), Route("/api/games", create, methods=["POST"]),
+        Route(api, view), Route(api + "/move", acting("move"), methods=["POST"]),
+        Route(api + "/undo", acting("undo"), methods=["POST"]),
+        Route(api + "/hint", hint_route, methods=["POST"]), Route(api + "/record", record),
+        WebSocketRoute(api + "/ws", updates),
+    ], exception_handlers={GameError: _refused, HTTPException: _no_route}, lifespan=lifespan)
+    app.state.games = games
+    return app
+
+
+async def _serve_socket(ws: WebSocket, view, changed: asyncio.Queue) -> None:
+    """Send the view now and after every change until the page goes away; the socket takes
+    no requests (moves are posted), a message gets an error answer."""
+    async def push():
+        while True:
+            await ws.send_json(view())
+            await changed.get()
+
+    async def listen():
+        while (await ws.receive())["type"] != "websocket.disconnect":
+            await ws.send_json({"error": "this socket only sends the game's updates; post moves "
+                                         "to /api/games/ID/move", "status": 400})
+
+    tasks = [asyncio.ensure_future(push()), asyncio.ensure_future(listen())]
+    try:
+        await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for t in tasks:
+            t.cancel()
+        with contextlib.suppress(asyncio.CancelledError, WebSocketDisconnect, RuntimeError):
+            await asyncio.gather(*tasks)

@@ -1,0 +1,433 @@
+"""The games a server holds: each one's state, seats (a person with a secret token, or a bot),
+move log and record on disk, and the checks every request goes through.
+
+A game lives in the games folder as two files: ``ID.json``, its game record (docs/records.md,
+rewritten after every move, so a closed tab or a stopped server loses nothing) and
+``ID.seats.json``, who plays each seat (``"human"`` or a bot spec) and the human seats'
+tokens (kept out of the record, which may be shared). Every method here runs on the server's
+event loop; only the bots' and the hints' searches run in threads, on clones.
+"""
+from __future__ import annotations
+
+import asyncio
+import functools
+import hmac
+import inspect
+import json
+import logging
+import os
+import re
+import secrets
+import time
+from pathlib import Path
+
+import caribsim
+from caribsim._common import _read_json_file
+from caribsim.human import boards, records, viewer
+from caribsim.human.play import fresh_seed
+from caribsim.search import bots as bot_specs
+from caribsim.search import mcts
+
+HUMAN = "human"
+SEATS_FORMAT = "caribsim-web-seats"
+MAX_SPEC = 200          # characters of a bot spec
+HINT_MOVES = 5          # moves a hint lists
+_ID = re.compile(r"[0-9a-f]{12}")
+_PLAYER_PROBE = range(1, 11)
+log = logging.getLogger("caribsim.web")
+
+
+class GameError(ValueError):
+    """A request that is refused, with the HTTP status that says why (400 a bad request, 403 a
+    wrong token, 404 no such game, 409 the game is not where the request thought)."""
+
+    def __init__(self, message: str, status: int = 400):
+        super().__init__(message)
+        self.status = status
+
+
+@functools.cache
+def choices() -> tuple:
+    """What the lobby offers for each game: its player counts and its yes/no options (the
+    constructor's keyword arguments with a bool default)."""
+    out = []
+    for name in caribsim.games():
+        counts = [n for n in _PLAYER_PROBE if _loads(name, n)]
+        params = inspect.signature(type(caribsim.load_game(name)).__init__).parameters.values()
+        out.append({"game": name, "players": counts,
+                    "options": {p.name: p.default for p in params if isinstance(p.default, bool)}})
+    return tuple(out)
+
+
+def _loads(name: str, players: int) -> bool:
+    try:
+        caribsim.load_game(name, players=players)
+    except (ValueError, TypeError):
+        return False
+    return True
+
+
+def _now() -> int:
+    """Microseconds since 1970: below 2**53, so a page's JS numbers hold it exactly."""
+    return time.time_ns() // 1000
+
+
+def _write_json(path: Path, value) -> None:
+    """Write the file whole or not at all (a crash mid-write leaves the previous version)."""
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        tmp.write_text(json.dumps(value, indent=1) + "\n", encoding="utf-8")
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def _int(value, what: str, low: int, high: int) -> int:
+    if type(value) is not int or not low <= value <= high:
+        raise GameError(f"{what} must be an integer in {low}..{high}, got {json.dumps(value)[:60]}")
+    return value
+
+
+def _bot(spec, seat: int):
+    if not isinstance(spec, str) or not spec.strip() or len(spec) > MAX_SPEC:
+        raise GameError(f"seat {seat}: give \"human\" or a bot spec (random, greedy, mcts:N, ...) "
+                        f"of at most {MAX_SPEC} characters, got {json.dumps(spec)[:60]}")
+    try:
+        return bot_specs.parse_bot(spec)
+    except (ValueError, TypeError) as e:
+        raise GameError(f"seat {seat}: {e}") from None
+
+
+class Game:
+    """One game: its state, who plays each seat, the move log and its two files."""
+
+    def __init__(self, folder: Path, game_id: str, state, seed: int, seats: list, tokens: list):
+        self.folder, self.id, self.seed = folder, game_id, seed
+        self.seats, self.tokens = seats, tokens        # per seat: "human"/a spec, a token/None
+        self.rules, self.name = state.game, type(state.game).name
+        self.board = boards.get(self.name)
+        self.bots = {s: _bot(spec, s) for s, spec in enumerate(seats) if spec != HUMAN}
+        for s, bot in self.bots.items():
+            bot.restart((seed + s + 1 + len(state.history())) % 2**64)
+        self.players = [HUMAN if spec == HUMAN else self.bots[s].name for s, spec in enumerate(seats)]
+        self.listeners: set[asyncio.Queue] = set()
+        self.task = None             # the bots' driver while a bot is to act
+        self.problem = None          # a bot that failed (the game waits)
+        self.hints = {}              # step -> the hint's search (a task) at that step
+        self.version = _now()        # grows with every change, across restarts too
+        self._reset(state)
+
+    # --- making, loading, saving ---------------------------------------------------------
+    @classmethod
+    def create(cls, folder: Path, body) -> "Game":
+        """A new game from the lobby's request: ``{"game", "players"?, "options"?, "seats",
+        "seed"?}`` (seats: "human" or a bot spec each)."""
+        if not isinstance(body, dict):
+            raise GameError("a new game is a JSON object with game, seats and optionally players, options, seed")
+        unknown = set(body) - {"game", "players", "options", "seats", "seed"}
+        if unknown:
+            raise GameError(f"unknown field(s) {', '.join(sorted(unknown))}; allowed: game, players, options, seats, seed")
+        offer = {c["game"]: c for c in choices()}
+        name = body.get("game")
+        if name not in offer:
+            raise GameError(f"game must be one of {', '.join(offer)}, got {json.dumps(name)[:60]}")
+        seats = body.get("seats")
+        counts = offer[name]["players"]
+        if not isinstance(seats, list) or len(seats) not in counts:
+            raise GameError(f"seats must be a list of {counts[0]}..{counts[-1]} entries (\"human\" or a bot spec), "
+                            f"got {json.dumps(seats)[:60]}")
+        if body.get("players", len(seats)) != len(seats):
+            raise GameError(f"players is {json.dumps(body['players'])[:20]} but {len(seats)} seats are given")
+        options = body.get("options") or {}
+        if not isinstance(options, dict):
+            raise GameError("options must be an object of yes/no options")
+        for key, value in options.items():
+            if key not in offer[name]["options"] or type(value) is not bool:
+                raise GameError(f"option {key!r}: {name} takes {', '.join(offer[name]['options']) or 'none'}, "
+                                "each true or false")
+        seed = body.get("seed")
+        seed = fresh_seed() if seed is None else _int(seed, "seed", 0, 2**64 - 1)
+        for s, spec in enumerate(seats):
+            if spec != HUMAN:
+                _bot(spec, s)                       # every seat checked before anything is made
+        try:
+            rules = caribsim.load_game(name, players=len(seats), **options)
+        except (ValueError, TypeError) as e:          # options that do not go together
+            raise GameError(f"{name}: {e}") from None
+        state = rules.new_initial_state(seed=seed)
+        tokens = [secrets.token_urlsafe(18) if spec == HUMAN else None for spec in seats]
+        game = cls(folder, secrets.token_hex(6), state, seed, list(seats), tokens)
+        try:
+            game.save(seats=True)
+        except OSError as e:
+            raise GameError(f"cannot write the game's files in {str(folder)!r}: {e.strerror or e}", 500) from None
+        return game
+
+    @classmethod
+    def load(cls, folder: Path, game_id: str) -> "Game":
+        """The game of ``ID.json`` and ``ID.seats.json`` at its last step (RecordError if
+        either is malformed or the record does not replay)."""
+        record = records.load(folder / f"{game_id}.json")
+        seats = _read_json_file(folder / f"{game_id}.seats.json", "seats file", records.RecordError)
+        if not (isinstance(seats, dict) and seats.get("format") == SEATS_FORMAT
+                and isinstance(seats.get("seats"), list) and isinstance(seats.get("tokens"), list)
+                and len(seats["seats"]) == len(seats["tokens"])):
+            raise records.RecordError(f"{game_id}.seats.json is not a {SEATS_FORMAT} file")
+        state = records.replay(record)
+        if len(seats["seats"]) != state.game.num_players():
+            raise records.RecordError(f"{game_id}.seats.json names {len(seats['seats'])} seats for "
+                                      f"a {state.game.num_players()}-player game")
+        return cls(folder, game_id, state, record["seed"], seats["seats"], seats["tokens"])
+
+    def record(self) -> dict:
+        return records.record_game(self.state, self.seed, self.players)
+
+    def finished_record(self) -> dict:
+        """The record, once the game is over: before, its chance steps would show what the
+        board hides (Port Royal's coins are cards face down)."""
+        if not self.state.is_terminal():
+            raise GameError(f"the record is given when the game is over (step {self.step} now): "
+                            "it shows cards the board hides", 409)
+        return self.record()
+
+    def save(self, seats: bool = False) -> None:
+        """Write the record (and, for a new game, the seats file)."""
+        record = self.record()
+        records.validate(record)
+        if seats:
+            _write_json(self.folder / f"{self.id}.seats.json",
+                        {"format": SEATS_FORMAT, "version": 1, "seats": self.seats, "tokens": self.tokens})
+        _write_json(self.folder / f"{self.id}.json", record)
+
+    # --- the state and its log ---------------------------------------------------------------
+    @property
+    def step(self) -> int:
+        """The step number: moves and chance outcomes so far (a move names the step it was
+        chosen at, so a move chosen on an old board is refused)."""
+        return len(self.state.history())
+
+    def _reset(self, state) -> None:
+        """Continue from ``state`` (made from the seed): the log is rebuilt by replaying."""
+        self.state, self.log = self.rules.new_initial_state(seed=self.seed), []
+        self.movers = []             # the seat that took each step, -1 for chance
+        self.previous = None         # the state before the last step
+        for action in state.history():
+            self._apply(action)
+        self._settle()
+
+    def state_at(self, step: int):
+        """The state after the first ``step`` steps."""
+        state = self.rules.new_initial_state(seed=self.seed)
+        for action in self.state.history()[:step]:
+            state.apply_action(action)
+        return state
+
+    def _apply(self, action=None) -> None:
+        """Play ``action`` (None: the chance outcome the state's RNG draws) and log it."""
+        before, who = self.state.clone(), self.state.current_player()
+        self.previous = before       # a board draws the last step from the two states
+        if action is None:
+            self.state.resolve_chance()
+            action = self.state.history()[-1]
+        else:
+            self.state.apply_action(action)
+        self.movers.append(who)
+        seat = "chance" if who < 0 else f"seat {who} ({self.players[who]})"
+        text = self.board.move_text(before, before.action_to_string(action))
+        self.log.append(f"{len(self.log) + 1}. {seat}: {text}")
+
+    def _settle(self) -> None:
+        while self.state.is_chance_node():
+            self._apply()
+
+    def _commit(self, change) -> None:
+        """Make a change (a move, an undo), resolve chance and write the record, then tell the
+        pages; a record that cannot be written leaves the game as it was."""
+        kept = (self.state.clone(), list(self.log), list(self.movers), self.previous)
+        try:
+            change()
+            self._settle()
+            self.save()
+        except OSError as e:
+            self.state, self.log, self.movers, self.previous = kept
+            raise GameError(f"cannot save the game's record: {e.strerror or e}; nothing was played", 500) from None
+        self.hints.clear()
+        self._tell()
+
+    def _tell(self) -> None:
+        """A new version for the pages, each told once however many changes came since."""
+        self.version = max(self.version + 1, _now())
+        for q in self.listeners:
+            if q.empty():
+                q.put_nowait(None)
+
+    # --- requests ------------------------------------------------------------------------
+    def seat_of(self, token) -> int:
+        if not isinstance(token, str) or not token:
+            raise GameError("give the seat's token (the secret part of the seat's link)", 403)
+        for seat, mine in enumerate(self.tokens):
+            if mine is not None and hmac.compare_digest(mine.encode(), token.encode("utf-8", "replace")):
+                return seat
+        raise GameError("this token belongs to no seat of this game: use the seat's link", 403)
+
+    def _check(self, body, fields: set) -> int:
+        """The seat of a request ``{"token", "step", ...}`` made at the current step."""
+        if not isinstance(body, dict):
+            raise GameError(f"the request must be a JSON object with {', '.join(sorted(fields))}")
+        unknown = set(body) - fields
+        if unknown or not fields <= set(body):
+            raise GameError(f"the request must hold exactly {', '.join(sorted(fields))}")
+        seat = self.seat_of(body["token"])
+        step = body["step"]
+        if type(step) is not int:
+            raise GameError(f"step must be an integer (the step the request was made at), got {json.dumps(step)[:40]}")
+        if step != self.step:
+            raise GameError(f"stale request: made at step {step}, the game is at step {self.step}; "
+                            "the board is updated", 409)
+        return seat
+
+    def _to_act(self, seat: int) -> None:
+        if self.state.is_terminal():
+            raise GameError("the game is over", 409)
+        if self.state.current_player() != seat:
+            p = self.state.current_player()
+            raise GameError(f"not your turn: seat {p} ({self.players[p]}) is to act, you are seat {seat}", 409)
+
+    def move(self, body) -> None:
+        """``{"token", "step", "action"}``: the seat of the token plays ``action``."""
+        seat = self._check(body, {"token", "step", "action"})
+        self._to_act(seat)
+        action, legal = body["action"], self.state.legal_actions()
+        if type(action) is not int or action not in legal:
+            raise GameError(f"action {json.dumps(action)[:40]} is not a legal move here; the legal "
+                            f"actions are {', '.join(map(str, legal))}")
+        self._commit(lambda: self._apply(action))
+
+    def undo_target(self, seat: int):
+        """The step of ``seat``'s previous decision, if only bots and chance moved since (an
+        undo never takes back another person's move), else None."""
+        for k in range(len(self.movers) - 1, -1, -1):
+            who = self.movers[k]
+            if who == seat:
+                return k
+            if who >= 0 and self.seats[who] == HUMAN:
+                return None
+        return None
+
+    def undo(self, body) -> None:
+        """``{"token", "step"}``: back to the seat's previous decision."""
+        seat = self._check(body, {"token", "step"})
+        target = self.undo_target(seat)
+        if target is None:
+            raise GameError(f"nothing to undo for seat {seat}: no decision of yours since which only "
+                            "bots and chance moved", 409)
+        self._commit(lambda: self._reset(self.state_at(target)))
+        self.problem = None
+
+    def hint_request(self, body):
+        """``{"token", "step"}`` of the seat to act: the state to search (a clone)."""
+        seat = self._check(body, {"token", "step"})
+        self._to_act(seat)
+        return self.state.clone()
+
+    def bot_to_act(self):
+        p = self.state.current_player()
+        return p if p in self.bots and not self.state.is_terminal() else None
+
+    def view(self, seats: list) -> dict:
+        """What a page shows to the holder of the tokens of ``seats`` (a list, one entry per
+        token given): the board, the moves when one of them is to act, the log."""
+        st, to_act = self.state, self.state.current_player()
+        mine = to_act in seats and not st.is_terminal()
+        final = {"scores": st.scores(), "returns": st.returns()} if st.is_terminal() else None
+        return {"id": self.id, "game": self.name, "options": self.rules.options(), "seed": self.seed,
+                "players": self.players, "you": seats, "version": self.version, "step": self.step, "to_act": to_act,
+                "over": st.is_terminal(), "thinking": self.bot_to_act() is not None and not self.problem,
+                "snapshot": viewer.snapshot(st, self.name),
+                "previous": viewer.snapshot(self.previous, self.name) if self.step else None,
+                "final": final,
+                "moves": [{"action": a, "label": self.board.choice_label(st, a, seat=to_act)}
+                          for a in st.legal_actions()] if mine else [],
+                "undo": {str(s): self.undo_target(s) for s in set(seats)},
+                "log": self.log, "problem": self.problem,
+                "game_over": viewer.game_over(final, self.players)}
+
+    def summary(self) -> dict:
+        """The lobby's line for the game (no tokens)."""
+        return {"id": self.id, "game": self.name, "options": self.rules.options(),
+                "players": self.players, "step": self.step, "to_act": self.state.current_player(),
+                "over": self.state.is_terminal()}
+
+    # --- the bots --------------------------------------------------------------------------
+    def kick(self, delay: float) -> None:
+        """Start the bots' driver if a bot is to act and none runs."""
+        if self.bot_to_act() is not None and not self.problem and (self.task is None or self.task.done()):
+            self.task = asyncio.get_running_loop().create_task(self._drive(delay))
+
+    async def _drive(self, delay: float) -> None:
+        """Bots move one by one, each after ``delay`` seconds (a person sees them move); a
+        bot's search runs in a thread on a clone, and its move is dropped if the game moved
+        on meanwhile (an undo)."""
+        while (seat := self.bot_to_act()) is not None and not self.problem:
+            await asyncio.sleep(delay)
+            step, bot = self.step, self.bots.get(seat)
+            if self.bot_to_act() != seat:
+                continue
+            try:
+                action = await asyncio.to_thread(bot.step, self.state.clone())
+            except Exception as e:              # a bot's failure stops the game, not the server
+                log.exception("game %s: seat %d (%s) failed", self.id, seat, bot.name)
+                self._stop(f"seat {seat} ({bot.name}) failed: {e}")
+                return
+            if self.step == step:
+                try:
+                    self._commit(lambda: self._apply(action))
+                except GameError as e:          # the disk: the bot tries again after an undo
+                    self._stop(str(e))
+                    return
+
+    def _stop(self, problem: str) -> None:
+        """The bots wait (an undo lets them try again); the pages say why."""
+        self.problem = problem
+        self._tell()
+
+
+def hint(state, iterations: int, board) -> dict:
+    """The search's view of the seat to act (runs in a thread): the most visited moves with
+    their visit share and the mover's mean win estimate after each."""
+    result = mcts.search(state, iterations=iterations, seed=len(state.history()))
+    shares = sorted(result.policy().items(), key=lambda kv: (-kv[1], kv[0]))[:HINT_MOVES]
+    seat = state.current_player()
+    return {"step": len(state.history()), "iterations": result.iterations,
+            "win": result.mean_reward[result.action],
+            "moves": [{"action": a, "label": board.choice_label(state, a, seat=seat), "share": share,
+                       "win": result.mean_reward[a]} for a, share in shares]}
+
+
+class Games:
+    """Every game of a games folder: those on disk when the server starts (resumed from their
+    records) and those made since."""
+
+    def __init__(self, folder):
+        self.folder = Path(folder)
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.games: dict[str, Game] = {}
+        for path in sorted(self.folder.glob("*.seats.json")):
+            game_id = path.name.removesuffix(".seats.json")
+            if not _ID.fullmatch(game_id):
+                continue
+            try:
+                self.games[game_id] = Game.load(self.folder, game_id)
+            except (records.RecordError, OSError) as e:      # one bad file does not stop the rest
+                log.warning("game %s not resumed: %s", game_id, e)
+
+    def create(self, body) -> Game:
+        game = Game.create(self.folder, body)
+        self.games[game.id] = game
+        return game
+
+    def get(self, game_id: str) -> Game:
+        game = self.games.get(game_id) if _ID.fullmatch(game_id) else None
+        if game is None:
+            raise GameError(f"no game {game_id[:40]!r} on this server", 404)
+        return game

@@ -1,0 +1,109 @@
+"""What the web tests share: a real headless Chromium (Debian's chromium and chromium-driver,
+as in tests/human), a uvicorn server of caribsim.web on a free loopback port, and the API
+client helpers."""
+from __future__ import annotations
+
+import contextlib
+import shutil
+import socket
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from caribsim.web.app import create_app
+
+BOT_DELAY = 0.02      # seconds before each bot move: short, but the bots still move by themselves
+HINT_ITERATIONS = 50
+
+
+def _binary(*names):
+    for name in names:
+        path = shutil.which(name)
+        if path:
+            return path
+    raise AssertionError(f"the page tests need {names[0]} (Debian: apt-get install chromium "
+                         "chromium-driver; .ci/run installs them)")
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """One headless Chromium for the session; tests open their page with ``browser.get``."""
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = _binary("chromium", "chromium-browser")
+    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                "--window-size=1280,1000"):
+        opts.add_argument(arg)
+    driver = webdriver.Chrome(service=Service(_binary("chromedriver")), options=opts)
+    driver.set_page_load_timeout(60)
+    yield driver
+    driver.quit()
+
+
+@dataclass
+class Server:
+    url: str
+    folder: Path
+    app: object
+
+
+def free_socket(port: int = 0) -> socket.socket:
+    """A socket on 127.0.0.1 and ``port`` (0: a free one; reusable for a restarted server)."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", port))
+    return sock
+
+
+@contextlib.contextmanager
+def serving(app, port: int = 0):
+    """``app`` served by uvicorn in a thread on 127.0.0.1 and ``port`` (0: a free one); its
+    address."""
+    import uvicorn
+
+    sock = free_socket(port)
+    uv = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False))
+    thread = threading.Thread(target=uv.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not uv.started:
+        assert thread.is_alive() and time.monotonic() < deadline, "the server did not start"
+        time.sleep(0.05)
+    try:
+        yield f"127.0.0.1:{sock.getsockname()[1]}"
+    finally:
+        uv.should_exit = True
+        thread.join(30)
+        sock.close()
+    assert not thread.is_alive()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    """caribsim.web over a fresh games folder, served for the module."""
+    folder = tmp_path_factory.mktemp("games")
+    app = create_app(folder, bot_delay=BOT_DELAY, hint_iterations=HINT_ITERATIONS)
+    with serving(app) as address:
+        yield Server(f"http://{address}", folder, app)
+
+
+def token_of(made: dict, seat: int) -> str:
+    """The token in the seat's link of a create answer."""
+    url = next(link["url"] for link in made["links"] if link["seat"] == seat)
+    return url.split("token=")[1]
+
+
+def wait_for(check, timeout=60.0, what="the condition"):
+    """Poll ``check()`` until it returns something true; that value."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = check()
+        if value:
+            return value
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.02)

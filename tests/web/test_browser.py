@@ -1,0 +1,297 @@
+"""The lobby and the game page in a real headless Chromium against a uvicorn server on a
+loopback port: games made in the lobby and played to their end by clicking the move buttons
+(the board's numbers checked against the replayed record's state on the way), a second tab
+that joins by its seat's link and sees the moves live, a wrong token refused, hot-seat."""
+from __future__ import annotations
+
+import json
+import random
+import urllib.error
+import urllib.request
+
+import pytest
+from selenium.common.exceptions import StaleElementReferenceException
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import Select, WebDriverWait
+
+from caribsim.human import boards, records
+from tests.web.conftest import token_of
+
+
+def _get(server, path):
+    with urllib.request.urlopen(server.url + path, timeout=30) as r:
+        return json.load(r)
+
+
+def _post(server, path, body):
+    req = urllib.request.Request(server.url + path, data=json.dumps(body).encode(),
+                                 headers={"content-type": "application/json"})
+    with urllib.request.urlopen(req, timeout=30) as r:
+        return json.load(r)
+
+
+def _status(browser) -> dict:
+    return browser.execute_script("return Object.assign({}, document.getElementById('status').dataset)")
+
+
+_TURN = """const b = [...document.querySelectorAll('#moves button.move')].map(b => +b.dataset.action);
+return Object.assign({actions: b}, document.getElementById('status').dataset)"""
+
+
+def _your_turn(browser, after: int) -> dict:
+    """Wait until the page shows a step after ``after`` with move buttons, or the game over;
+    the status and the buttons' actions, read at once."""
+    def ready(_):
+        s = browser.execute_script(_TURN)
+        return s if s.get("over") == "true" or (int(s["step"]) > after and s["actions"]) else None
+    return WebDriverWait(browser, 60, poll_frequency=0.02).until(ready)
+
+
+def _click_move(browser, action: int) -> None:
+    for _ in range(5):           # an update may redraw the buttons between finding and clicking
+        try:
+            browser.find_element(By.CSS_SELECTOR, f'#moves button.move[data-action="{action}"]').click()
+            return
+        except StaleElementReferenceException:
+            continue
+    raise AssertionError(f"the button of action {action} kept being redrawn")
+
+
+def _text(browser, element_id: str) -> str:
+    return browser.find_element(By.ID, element_id).text
+
+
+_PAGE_NUMBERS = """
+const q = s => [...document.querySelectorAll(s)], n = id => document.getElementById(id);
+return {status: Object.assign({}, n("status").dataset), log: q("#log li").length,
+        totals: q("[id^=total-]").map(e => +e.textContent),
+        buttons: q("#moves button.move").map(b => [+b.dataset.action, b.textContent]),
+        pr: q("[id^=doubloons-]").map((e, i) => [+e.textContent, +n("vp-" + i).textContent, +n("sanjuan-" + i).textContent])};
+"""
+
+
+def _check_board(browser, server, gid: str, game: str) -> None:
+    """The page's numbers, at the step it shows (read at once), against the state the record
+    replays to."""
+    page = browser.execute_script(_PAGE_NUMBERS)
+    step = int(page["status"]["step"])
+    state = records.replay(records.load(server.folder / f"{gid}.json"), upto=step)
+    assert int(page["status"]["toAct"]) == state.current_player()
+    assert page["totals"] == [s["total"] if isinstance(s, dict) else s for s in state.scores()]
+    seat, board = state.current_player(), boards.get(game)
+    shown = [(a, board.choice_label(state, a, seat=seat)) for a in state.legal_actions()]
+    assert [tuple(b) for b in page["buttons"]] == (shown if page["buttons"] else [])
+    if game == "puerto_rico":
+        assert page["pr"] == [[b["doubloons"], b["vp_chips"], b["san_juan"]] for b in state.to_dict()["boards"]]
+    assert page["log"] == step
+
+
+def _play_to_the_end(browser, server, gid, game, seed, check_every=12) -> int:
+    """Click a (seeded) random move at each turn of the page's seats until the game ends;
+    returns the decisions clicked."""
+    rng, last, clicks = random.Random(seed), -1, 0
+    while True:
+        s = _your_turn(browser, last)
+        if s.get("over") == "true":
+            return clicks
+        if clicks % check_every == 0:
+            _check_board(browser, server, gid, game)
+        last = int(s["step"])
+        _click_move(browser, rng.choice(s["actions"]))
+        clicks += 1
+
+
+def _check_game_over(browser, server, gid) -> dict:
+    rec = _get(server, f"/api/games/{gid}/record")
+    state = records.replay(rec)
+    assert state.is_terminal() and rec["final"]["scores"] == state.scores()
+    totals = [s["total"] if isinstance(s, dict) else s for s in state.scores()]
+    panel = browser.find_element(By.ID, "game-over")
+    assert panel.is_displayed() and "Game over" in panel.text
+    for p, total in enumerate(totals):
+        row = browser.find_element(By.ID, f"final-{p}")
+        assert int(row.get_attribute("data-total")) == total
+        assert float(row.get_attribute("data-return")) == state.returns()[p]
+    assert browser.find_elements(By.CSS_SELECTOR, "#moves button.move") == []
+    assert rec == records.load(server.folder / f"{gid}.json")
+    assert browser.find_element(By.ID, "replay-link").get_attribute("href") == f"{server.url}/replay/{gid}"
+    return rec
+
+
+def _lobby_game(browser, server, game, seats, seed) -> str:
+    """Make a game in the lobby's form; its id (the lobby then shows the seats' links)."""
+    browser.get(server.url + "/")
+    WebDriverWait(browser, 30).until(lambda b: b.find_elements(By.CSS_SELECTOR, "#game option"))
+    Select(browser.find_element(By.ID, "game")).select_by_value(game)
+    Select(browser.find_element(By.ID, "players")).select_by_visible_text(str(len(seats)))
+    for i, spec in enumerate(seats):
+        Select(browser.find_element(By.ID, f"kind-{i}")).select_by_value("human" if spec == "human" else "bot")
+        if spec != "human":
+            box = browser.find_element(By.ID, f"bot-{i}")
+            box.clear()
+            box.send_keys(spec)
+    browser.find_element(By.ID, "seed").send_keys(str(seed))
+    browser.find_element(By.ID, "create").click()
+    created = WebDriverWait(browser, 30).until(lambda b: b.find_element(By.ID, "created").is_displayed()
+                                               and b.find_element(By.ID, "created"))
+    gid = created.text.split()[1].rstrip(":")
+    rec = records.load(server.folder / f"{gid}.json")
+    assert (rec["game"], rec["seed"], rec["players"]) == (game, seed, seats)
+    return gid
+
+
+@pytest.mark.parametrize("game", ["puerto_rico", "port_royal", "cuba"])
+def test_one_person_against_two_random_bots_to_the_end(browser, server, game):
+    gid = _lobby_game(browser, server, game, ["human", "random", "random"], seed=17)
+    # the lobby lists the unfinished game with this browser's link to resume it
+    row = WebDriverWait(browser, 30).until(lambda b: b.find_element(By.ID, f"game-{gid}"))
+    assert "resume seat 0" in row.text
+    browser.find_element(By.CSS_SELECTOR, '#created a.seat-link[data-seat="0"]').click()
+    clicks = _play_to_the_end(browser, server, gid, game, seed=1)
+    rec = _check_game_over(browser, server, gid)
+    assert clicks == sum(1 for s in rec["steps"] if s["player"] == 0) > 10
+    assert {s["player"] for s in rec["steps"]} >= {0, 1, 2}          # the bots moved by themselves
+
+
+def test_the_lobby_says_why_it_refuses_a_game(browser, server):
+    before = sorted(p.name for p in server.folder.iterdir())
+    browser.get(server.url + "/")
+    WebDriverWait(browser, 30).until(lambda b: b.find_elements(By.CSS_SELECTOR, "#game option"))
+    box = browser.find_element(By.ID, "bot-1")
+    box.clear()
+    box.send_keys("genius")
+    browser.find_element(By.ID, "create").click()
+    error = WebDriverWait(browser, 30).until(lambda b: b.find_element(By.ID, "error").text)
+    assert error.startswith("seat 1: unknown bot spec 'genius'")
+    assert not browser.find_element(By.ID, "created").is_displayed()
+    assert sorted(p.name for p in server.folder.iterdir()) == before
+
+
+def test_a_second_tab_joins_by_its_link_sees_the_moves_live_and_a_wrong_token_is_refused(browser, server):
+    made = _post(server, "/api/games", {"game": "puerto_rico", "seats": ["human", "human", "random"], "seed": 23})
+    gid, t0, t1 = made["id"], token_of(made, 0), token_of(made, 1)
+    browser.get(server.url + f"/game/{gid}?token={t0}")
+    first = _your_turn(browser, -1)
+    tab_a = browser.current_window_handle
+    browser.switch_to.new_window("tab")
+    tab_b = browser.current_window_handle
+    browser.get(server.url + f"/game/{gid}?token={t1}")
+    WebDriverWait(browser, 30).until(lambda b: _status(b).get("step") == first["step"])
+    assert browser.find_elements(By.CSS_SELECTOR, "#moves button.move") == []   # seat 0 is to act
+    browser.execute_script("window.notReloaded = true")
+    try:
+        for _ in range(6):                # moves in one tab appear in the other, both ways
+            s = WebDriverWait(browser, 30).until(lambda b: (lambda st: st if st["toAct"] in ("0", "1") else None)(
+                _status(b)))
+            mover, other = (tab_a, tab_b) if s["toAct"] == "0" else (tab_b, tab_a)
+            browser.switch_to.window(mover)
+            s = _your_turn(browser, int(s["step"]) - 1)
+            played = browser.execute_script("return document.querySelector('#moves button.move').textContent")
+            _click_move(browser, s["actions"][0])
+            browser.switch_to.window(other)
+            WebDriverWait(browser, 30).until(lambda b: int(_status(b)["step"]) > int(s["step"]))
+            line = browser.execute_script(f"return document.querySelectorAll('#log li')[{s['step']}].textContent")
+            assert line.startswith("seat ") and line.endswith(played.split(":")[0])
+            WebDriverWait(browser, 30).until(lambda b: _status(b)["toAct"] != "2")    # the bot's turn passes
+            _check_board(browser, server, gid, "puerto_rico")
+        browser.switch_to.window(tab_b)
+        assert browser.execute_script("return window.notReloaded") is True
+        # a watcher (no token) sees the same board and no move
+        shown = _status(browser)["step"]
+        browser.get(server.url + f"/game/{gid}")
+        WebDriverWait(browser, 30).until(lambda b: _status(b)["step"] == shown)
+        assert browser.find_elements(By.CSS_SELECTOR, "#moves button.move") == []
+        assert browser.find_element(By.ID, "error").text == ""
+        _check_board(browser, server, gid, "puerto_rico")
+        # a forged token: the page says so and offers no move; the API refuses it too
+        browser.get(server.url + f"/game/{gid}?token=forged{t1[:5]}")
+        error = WebDriverWait(browser, 30).until(lambda b: b.find_element(By.ID, "error").text and
+                                                 b.find_element(By.ID, "error"))
+        assert "this token belongs to no seat of this game" in error.text
+        assert browser.find_elements(By.CSS_SELECTOR, "#moves button.move") == []
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            _get(server, f"/api/games/{gid}?token=forged{t1[:5]}")
+        assert refused.value.code == 403
+    finally:
+        for handle in browser.window_handles:
+            if handle != tab_a:
+                browser.switch_to.window(handle)
+                browser.close()
+        browser.switch_to.window(tab_a)
+
+
+def test_hot_seat_two_people_in_one_tab_to_the_end(browser, server):
+    gid = _lobby_game(browser, server, "puerto_rico", ["human", "human", "random"], seed=31)
+    browser.find_element(By.ID, "hotseat-link").click()
+    clicks = _play_to_the_end(browser, server, gid, "puerto_rico", seed=2, check_every=25)
+    rec = _check_game_over(browser, server, gid)
+    humans = [s["player"] for s in rec["steps"] if s["player"] in (0, 1)]
+    assert clicks == len(humans) and set(humans) == {0, 1}
+
+
+def test_undo_and_hint_buttons(browser, server):
+    made = _post(server, "/api/games", {"game": "puerto_rico", "seats": ["human", "random", "random"], "seed": 5})
+    gid, tok = made["id"], token_of(made, 0)
+    browser.get(server.url + f"/game/{gid}?token={tok}")
+    s = _your_turn(browser, -1)
+    assert browser.find_element(By.ID, "undo").get_attribute("disabled")       # no decision yet
+    browser.find_element(By.ID, "hint").click()
+    rows = WebDriverWait(browser, 60).until(lambda b: b.find_elements(By.CSS_SELECTOR, "#hint-panel tr.hint-move"))
+    hint = _post(server, f"/api/games/{gid}/hint", {"token": tok, "step": int(s["step"])})
+    assert [(int(r.get_attribute("data-action")), float(r.get_attribute("data-share"))) for r in rows] == \
+        [(m["action"], m["share"]) for m in hint["moves"]]
+    # two decisions, then undo: back to the second one, with the same buttons
+    s = _your_turn(browser, -1)
+    _click_move(browser, int(browser.find_element(By.CSS_SELECTOR, "#moves button.move").get_attribute("data-action")))
+    second = _your_turn(browser, int(s["step"]))
+    labels = [b.text for b in browser.find_elements(By.CSS_SELECTOR, "#moves button.move")]
+    _click_move(browser, int(browser.find_element(By.CSS_SELECTOR, "#moves button.move").get_attribute("data-action")))
+    _your_turn(browser, int(second["step"]))
+    browser.find_element(By.ID, "undo").click()
+    WebDriverWait(browser, 30).until(lambda b: _status(b)["step"] == second["step"])
+    assert [b.text for b in browser.find_elements(By.CSS_SELECTOR, "#moves button.move")] == labels
+    assert len(records.load(server.folder / f"{gid}.json")["steps"]) == int(second["step"])
+
+
+def test_a_closed_tab_and_a_restarted_server_lose_nothing(browser, tmp_path):
+    """The tab is closed and opened again, then the server stops and a new one starts over the
+    same folder on the same port: the open page reconnects by itself and the game goes on."""
+    from caribsim.web.app import create_app
+    from tests.web.conftest import BOT_DELAY, Server, serving
+
+    folder = tmp_path / "games"
+    with serving(create_app(folder, bot_delay=BOT_DELAY)) as address:
+        server = Server(f"http://{address}", folder, None)
+        made = _post(server, "/api/games", {"game": "puerto_rico", "seats": ["human", "random", "random"], "seed": 41})
+        gid, url = made["id"], server.url + made["links"][0]["url"]
+        browser.get(url)
+        last = -1
+        for _ in range(3):
+            s = _your_turn(browser, last)
+            last = int(s["step"])
+            _click_move(browser, s["actions"][-1])
+        before = _your_turn(browser, last)
+        browser.get("about:blank")                                # the tab goes away
+        browser.get(url)
+        again = _your_turn(browser, -1)
+        assert (again["step"], again["actions"]) == (before["step"], before["actions"])
+        _check_board(browser, server, gid, "puerto_rico")
+    # the server is down: the page keeps its board and waits
+    assert _status(browser)["step"] == before["step"]
+    with serving(create_app(folder, bot_delay=BOT_DELAY), port=int(address.rsplit(":", 1)[1])):
+        s = _your_turn(browser, -1)
+        assert (s["step"], s["actions"]) == (before["step"], before["actions"])
+        first = int(s["step"])
+        _click_move(browser, s["actions"][0])                    # the game goes on after the restart
+        # the bots' moves reach the page only over its socket: once they show, it has reconnected
+        bots_moved = ("return [...document.querySelectorAll('#log li')].slice(arguments[0])"
+                      ".some(li => /\\(random\\)/.test(li.textContent))")
+        last = first
+        while True:                      # the person's next turns until a bot has moved
+            s = _your_turn(browser, last)
+            if browser.execute_script(bots_moved, first):
+                break
+            last = int(s["step"])
+            _click_move(browser, s["actions"][0])
+        _check_board(browser, server, gid, "puerto_rico")
+        assert records.load(folder / f"{gid}.json")["steps"][first]["action"] == before["actions"][0]
