@@ -8,10 +8,12 @@ The tree (docs/architecture.md): ``puerto_rico/``, ``port_royal/``, ``cuba/`` ho
 each (its Game class over its compiled core); ``search/`` the MCTS, bots and matches;
 ``human/`` terminal play, records and the replay viewer; ``embed/`` the Gymnasium,
 PettingZoo and OpenSpiel adapters and VectorGame; ``scale/`` many games at once (local
-processes, Ray, self-play data); ``cli/`` the command line. The modules at this level are
-shared by all: the C game interface (``_game``), the Game base class (``_game_base``), the
-input checks (``_common``) and the game registry (``_api``). Imports run one way: a game
-needs only the shared modules; search, human, embed, scale and cli build on the games.
+processes, Ray, self-play data, tournaments); ``train/`` the AlphaZero-style training loop;
+``web/`` browser play; ``cli/`` the command line. The modules at this level are shared by
+all: the C game interface (``_game``), the Game base class (``_game_base``), the input checks
+(``_common``), the game registry (``_api``) and the BLAS thread setting (``_blas``). Imports
+run one way: a game needs only the shared modules; search, human, embed, scale, train, web
+and cli build on the games.
 """
 from caribsim import _aliases
 
