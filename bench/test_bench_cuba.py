@@ -28,9 +28,9 @@ FLOORS = {
     "playouts_4p": 0.00436,             # measured 0.00545
     "playouts_5p": 0.0035,              # measured 0.004371
     # Python-driven random game loop (3p): decisions/s over py_work calls/s
-    "python_loop": 0.934,               # measured 1.167
+    "python_loop": 1.36,                # measured 1.701 (1.167 before the Python call path in C)
     # clone() + apply_action(a) and observation_tensor(player) at 256 positions of 3p games
-    "clone_apply": 1.96,                # measured 2.45 after the layout split (2.593 before, a different run)
+    "clone_apply": 3.48,                # measured 4.346 (2.45 before the Python call path in C)
     "observation_tensor": 0.398,        # measured 0.4979
 }
 

@@ -30,11 +30,11 @@ FLOORS = {
     "playouts_4p": 0.00501,             # measured 0.006267
     "playouts_5p": 0.00434,             # measured 0.005423
     # Python-driven random game loop (4p): steps/s (decisions and chance events) over py_work
-    "python_loop": 1.88,                # measured 2.35 (2.642 before the layout split, a different run; the split costs 1.7% paired)
+    "python_loop": 2.62,                # measured 3.275 (2.35 before the Python call path in C)
     # clone() + apply_action(a), legal_actions(), observation_tensor(player) and
     # determinize(player) at positions spread over 4p games: per second over py_work
-    "clone_apply": 1.55,                # measured 1.938
-    "legal_actions": 2.8,               # measured 3.506
+    "clone_apply": 2.36,                # measured 2.953 (1.938 before the Python call path in C)
+    "legal_actions": 4.14,              # measured 5.176 (3.506 before the prebuilt action ints)
     "observation_tensor": 0.557,        # measured 0.6966
     "determinize": 1.0,                 # measured 1.252
 }

@@ -35,9 +35,9 @@ FLOORS = {
     # ratio of 3p to 2p playout games/s in alternating rounds (no calibration needed)
     "playouts_ratio_3p_over_2p": 0.66,  # measured 0.822
     # Python-driven random game loop (4p): decisions/s over py_work calls/s
-    "python_loop": 0.976,               # measured 1.22
+    "python_loop": 1.39,                # measured 1.738 (1.22 before the Python call path in C)
     # state.clone() + apply_action(a) at 512 positions of 4p games: per second over py_work
-    "clone_apply": 2.05,                # measured 2.559
+    "clone_apply": 3.23,                # measured 4.034 (2.559 before the Python call path in C)
     # state.legal_actions() at the same positions
     "legal_actions": 6.32,              # measured 7.905
     # state.observation_tensor(player) (a new numpy array)
