@@ -367,6 +367,9 @@ def test_screenshots_of_a_finished_game(browser, tmp_path, game_name):
     rec = play_record(game_name, seed=11)
     page = tmp_path / f"{game_name}.html"
     viewer.write_html(rec, page)
+    text = page.read_text(encoding="utf-8")          # one file: nothing fetched from anywhere
+    for reference in ("http://", "https://", "<script src", "<link", "@import", "url(", "<img", "<iframe"):
+        assert reference not in text, f"the {game_name} page refers to something outside it: {reference!r}"
     n = len(rec["steps"])
     out_dirs = [tmp_path] + ([os.environ["CARIBSIM_SCREENSHOT_DIR"]] if os.environ.get("CARIBSIM_SCREENSHOT_DIR") else [])
     for step, suffix in ((n // 2, ""), (n, "_end")):
