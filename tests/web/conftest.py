@@ -1,10 +1,8 @@
-"""What the web tests share: a real headless Chromium (Debian's chromium and chromium-driver,
-as in tests/human), a uvicorn server of caribsim.web on a free loopback port, and the API
+"""What the web tests share (the headless Chromium is tests/conftest.py's ``browser``): a uvicorn server of caribsim.web on a free loopback port, and the API
 client helpers."""
 from __future__ import annotations
 
 import contextlib
-import shutil
 import socket
 import threading
 import time
@@ -17,32 +15,6 @@ from caribsim.web.app import create_app
 
 BOT_DELAY = 0.02      # seconds before each bot move: short, but the bots still move by themselves
 HINT_ITERATIONS = 50
-
-
-def _binary(*names):
-    for name in names:
-        path = shutil.which(name)
-        if path:
-            return path
-    raise AssertionError(f"the page tests need {names[0]} (Debian: apt-get install chromium "
-                         "chromium-driver; .ci/run installs them)")
-
-
-@pytest.fixture(scope="session")
-def browser():
-    """One headless Chromium for the session; tests open their page with ``browser.get``."""
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    opts = webdriver.ChromeOptions()
-    opts.binary_location = _binary("chromium", "chromium-browser")
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                "--window-size=1280,1000"):
-        opts.add_argument(arg)
-    driver = webdriver.Chrome(service=Service(_binary("chromedriver")), options=opts)
-    driver.set_page_load_timeout(60)
-    yield driver
-    driver.quit()
 
 
 @dataclass
