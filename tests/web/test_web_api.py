@@ -330,3 +330,55 @@ def test_the_pages_are_served(client):
     assert page.status_code == 200 and "const BOARD" in page.text and "function gameOver" in page.text
     missing = client.get("/game/abcabcabcabc")
     assert missing.status_code == 404 and "no game &#x27;abcabcabcabc&#x27;" in missing.text
+
+
+# ---------------------------------------------------------------------------------------------
+# play on from a record
+
+def _random_record(name, seed, players=3):
+    game = caribsim.load_game(name, players=players)
+    st = game.new_initial_state(seed=seed)
+    rng = __import__("random").Random(seed)
+    while not st.is_terminal():
+        if st.is_chance_node():
+            st.resolve_chance()
+        else:
+            st.apply_action(rng.choice(st.legal_actions()))
+    return records.record_game(st, seed)
+
+
+@pytest.mark.parametrize("name", ["puerto_rico", "port_royal", "cuba"])
+def test_a_record_is_played_on_from_a_step(client, folder, name):
+    rec = _random_record(name, seed=4)
+    at = len(rec["steps"]) // 3
+    before = records.replay(rec, upto=at)
+    seats = ["human"] + ["random"] * (before.game.num_players() - 1)
+    r = client.post("/api/games", json={"record": rec, "step": at, "seats": seats})
+    assert r.status_code == 201, r.text
+    made = r.json()
+    v = settled(client, made["id"], token_of(made, 0))
+    saved = records.load(folder / f"{made['id']}.json")
+    assert saved["steps"][:at] == rec["steps"][:at]          # the record's first steps are kept
+    assert saved["seed"] == rec["seed"] and saved["options"] == rec["options"]
+    now = records.replay(saved)                              # and the game goes on from there
+    assert now.history()[:at] == before.history()
+    assert v["step"] == len(now.history()) >= at
+    assert v["snapshot"] == json.loads(json.dumps(viewer.snapshot(now, name)))
+
+
+@pytest.mark.parametrize("change,words", [
+    (lambda rec: {"record": rec, "step": len(rec["steps"]) + 1}, "step must be an integer in 0.."),
+    (lambda rec: {"record": rec}, "the record's game is over at step"),
+    (lambda rec: {"record": {**rec, "steps": rec["steps"][:5] + [{"player": 0, "action": 9999, "name": "x"}]},
+                  "step": 3}, "the record does not replay"),
+    (lambda rec: {"record": "a record"}, "record must be a game record"),
+    (lambda rec: {"record": rec, "step": 3, "seats": ["human"]}, "seats must be a list of 3 entries"),
+    (lambda rec: {"record": rec, "step": 3, "seats": ["human", "nobody", "random"]}, "nobody"),
+    (lambda rec: {"record": rec, "step": 3, "seed": 1}, "unknown field(s) seed beside record"),
+])
+def test_a_bad_record_request_is_refused_and_makes_nothing(client, folder, change, words):
+    rec = _random_record("puerto_rico", seed=2)
+    body = {"seats": ["human", "random", "random"], **change(rec)}
+    r = client.post("/api/games", json=body)
+    assert r.status_code == 400 and words in r.json()["error"], r.text
+    assert not folder.exists() or not any(folder.iterdir())

@@ -124,9 +124,12 @@ class Game:
         "seed"?}`` (seats: "human" or a bot spec each)."""
         if not isinstance(body, dict):
             raise GameError("a new game is a JSON object with game, seats and optionally players, options, seed")
+        if "record" in body:
+            return cls._from_record(folder, body)
         unknown = set(body) - {"game", "players", "options", "seats", "seed"}
         if unknown:
-            raise GameError(f"unknown field(s) {', '.join(sorted(unknown))}; allowed: game, players, options, seats, seed")
+            raise GameError(f"unknown field(s) {', '.join(sorted(unknown))}; allowed: game, players, options, "
+                            f"seats, seed (or record, step, seats: play on from a record)")
         offer = {c["game"]: c for c in choices()}
         name = body.get("game")
         if name not in offer:
@@ -154,7 +157,11 @@ class Game:
             rules = caribsim.load_game(name, players=len(seats), **options)
         except (ValueError, TypeError) as e:          # options that do not go together
             raise GameError(f"{name}: {e}") from None
-        state = rules.new_initial_state(seed=seed)
+        return cls._start(folder, rules.new_initial_state(seed=seed), seed, seats)
+
+    @classmethod
+    def _start(cls, folder: Path, state, seed: int, seats: list) -> "Game":
+        """A new game of ``state`` (its steps so far kept) with ``seats``; its files written."""
         tokens = [secrets.token_urlsafe(18) if spec == HUMAN else None for spec in seats]
         game = cls(folder, secrets.token_hex(6), state, seed, list(seats), tokens)
         try:
@@ -162,6 +169,36 @@ class Game:
         except OSError as e:
             raise GameError(f"cannot write the game's files in {str(folder)!r}: {e.strerror or e}", 500) from None
         return game
+
+    @classmethod
+    def _from_record(cls, folder: Path, body) -> "Game":
+        """Play on from a record: ``{"record": a game record (docs/records.md), "step": N (its
+        first N steps are kept; default all), "seats": "human" or a bot spec each}``. The
+        game, its options and seed are the record's; a new game with its own files and links."""
+        unknown = set(body) - {"record", "step", "seats"}
+        if unknown:
+            raise GameError(f"unknown field(s) {', '.join(sorted(unknown))} beside record; allowed: record, step, seats")
+        record = body["record"]
+        if not isinstance(record, dict) or not isinstance(record.get("steps"), list):
+            raise GameError("record must be a game record (a JSON object with game, options, seed, steps; "
+                            "docs/records.md)")
+        n = len(record["steps"])
+        step = _int(body.get("step", n), "step", 0, n)
+        try:
+            state = records.states(record)[step]     # the whole record checked, not only its first steps
+        except (records.RecordError, ValueError, TypeError) as e:
+            raise GameError(f"the record does not replay: {e}") from None
+        if state.is_terminal():
+            raise GameError(f"the record's game is over at step {step}: choose a step in 0..{n - 1}")
+        seats = body.get("seats")
+        players = state.game.num_players()
+        if not isinstance(seats, list) or len(seats) != players:
+            raise GameError(f"seats must be a list of {players} entries (\"human\" or a bot spec), "
+                            f"got {json.dumps(seats)[:60]}")
+        for s, spec in enumerate(seats):
+            if spec != HUMAN:
+                _bot(spec, s)
+        return cls._start(folder, state, record["seed"], seats)
 
     @classmethod
     def load(cls, folder: Path, game_id: str) -> "Game":
