@@ -14,6 +14,7 @@ from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
+import caribsim
 from caribsim.human import boards, records
 from tests.web.conftest import token_of
 
@@ -295,3 +296,51 @@ def test_a_closed_tab_and_a_restarted_server_lose_nothing(browser, tmp_path):
             _click_move(browser, s["actions"][0])
         _check_board(browser, server, gid, "puerto_rico")
         assert records.load(folder / f"{gid}.json")["steps"][first]["action"] == before["actions"][0]
+
+
+def test_a_record_is_played_on_from_a_step_in_the_lobby(browser, server, tmp_path):
+    """Play from here: a finished record opened in the lobby at step 40, seat 0 played on by
+    clicking from that position to the end."""
+    game = caribsim.load_game("puerto_rico", players=3)
+    st, rng = game.new_initial_state(seed=23), random.Random(23)
+    while not st.is_terminal():
+        st.resolve_chance() if st.is_chance_node() else st.apply_action(rng.choice(st.legal_actions()))
+    rec = records.record_game(st, 23)
+    path = tmp_path / "old.json"
+    records.save(rec, path)
+    browser.get(server.url + "/")
+    WebDriverWait(browser, 30).until(lambda b: b.find_elements(By.CSS_SELECTOR, "#game option"))
+    Select(browser.find_element(By.ID, "players")).select_by_visible_text("3")
+    for i in (1, 2):
+        Select(browser.find_element(By.ID, f"kind-{i}")).select_by_value("bot")
+        box = browser.find_element(By.ID, f"bot-{i}")
+        box.clear()
+        box.send_keys("random")
+    browser.find_element(By.ID, "record-file").send_keys(str(path))
+    browser.find_element(By.ID, "record-step").send_keys("40")
+    browser.find_element(By.ID, "from-record").click()
+    created = WebDriverWait(browser, 30).until(lambda b: b.find_element(By.ID, "created").is_displayed()
+                                               and b.find_element(By.ID, "created"))
+    gid = created.text.split()[1].rstrip(":")
+    saved = records.load(server.folder / f"{gid}.json")
+    assert saved["steps"][:40] == rec["steps"][:40] and saved["seed"] == 23
+    browser.find_element(By.CSS_SELECTOR, 'a.seat-link[data-seat="0"]').click()
+    s = _your_turn(browser, 39)
+    assert int(s["step"]) >= 40
+    _check_board(browser, server, gid, "puerto_rico")
+    _play_to_the_end(browser, server, gid, "puerto_rico", seed=5)
+    final = _check_game_over(browser, server, gid)
+    assert final["steps"][:40] == rec["steps"][:40]
+
+
+def test_the_lobby_says_why_a_record_is_refused(browser, server, tmp_path):
+    path = tmp_path / "not-a-record.json"
+    path.write_text('{"game": "puerto_rico"}')
+    browser.get(server.url + "/")
+    WebDriverWait(browser, 30).until(lambda b: b.find_elements(By.CSS_SELECTOR, "#game option"))
+    browser.find_element(By.ID, "from-record").click()
+    assert WebDriverWait(browser, 10).until(lambda b: b.find_element(By.ID, "error").text) == \
+        "choose a record file (.json) first"
+    browser.find_element(By.ID, "record-file").send_keys(str(path))
+    browser.find_element(By.ID, "from-record").click()
+    WebDriverWait(browser, 10).until(lambda b: "record must be a game record" in b.find_element(By.ID, "error").text)

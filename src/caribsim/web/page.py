@@ -63,6 +63,12 @@ table{border-collapse:collapse}td,th{padding:.1em .5em;border-bottom:1px solid #
 <div>seed <input id="seed" inputmode="numeric" placeholder="random"></div>
 <button id="create">create the game</button>
 </fieldset>
+<fieldset><legend>play on from a record</legend>
+<div>record <input id="record-file" type="file" accept=".json,application/json" aria-label="a game record (.json)">
+step <input id="record-step" inputmode="numeric" size="6" placeholder="last" aria-label="the record's step to play on from"></div>
+<div>the seats above play it (their number is the record's players)</div>
+<button id="from-record">play from here</button>
+</fieldset>
 <div id="error" role="alert" hidden></div>
 <div id="created" hidden></div>
 <h2>unfinished games</h2>
@@ -113,6 +119,10 @@ async function create() {
     showError(`the seed is a whole number 0..${Number.MAX_SAFE_INTEGER} (or empty: a random one)`); return;
   }
   for (const k of Object.keys(c.options)) body.options[k] = $(`opt-${k}`).checked;
+  await start(body);
+}
+async function start(body) {
+  // a new game (or one played on from a record): its links kept in this browser and shown
   try {
     const made = await api("/api/games", body), all = known();
     all[made.id] = made;
@@ -121,6 +131,18 @@ async function create() {
     $("created").hidden = false;
     listGames();
   } catch (e) { showError(e.message); }
+}
+async function fromRecord() {
+  showError("");
+  const file = $("record-file").files[0], stepText = $("record-step").value.trim();
+  if (!file) { showError("choose a record file (.json) first"); return; }
+  let record;
+  try { record = JSON.parse(await file.text()); } catch (e) { showError(`${file.name} is not JSON: ${e.message}`); return; }
+  if (stepText !== "" && !/^\d+$/.test(stepText)) { showError("the step is a whole number (or empty: the record's last)"); return; }
+  const n = +$("players").value;
+  const body = {record, seats: Array.from({length: n}, (_, i) => $(`kind-${i}`).value === "human" ? "human" : $(`bot-${i}`).value.trim())};
+  if (stepText !== "") body.step = Number(stepText);
+  await start(body);
 }
 async function listGames() {
   const j = await api("/api/games"), mine = known();
@@ -138,6 +160,7 @@ async function listGames() {
 $("game").onchange = gameChanged;
 $("players").onchange = seatRows;
 $("create").onclick = create;
+$("from-record").onclick = fromRecord;
 listGames().catch(e => showError(e.message));
 </script></body></html>
 """)
