@@ -216,6 +216,15 @@ def add_result_arguments(p, plot_help) -> None:
     p.add_argument("--json", action="store_true", help="print the result as JSON")
 
 
+def check_plot(args) -> None:
+    """--plot needs matplotlib: one error line naming the extra when it is missing."""
+    if args.plot:
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            args.subparser.error("--plot needs matplotlib: pip install 'caribsim[plot]'")
+
+
 def game_options(args) -> dict:
     """The -o options of a command, checked against the game's options."""
     parser = args.subparser

@@ -5,6 +5,7 @@ import caribsim
 from caribsim.cli._args import (
     MAX_GAMES, MAX_WORKERS, int_at_least, parse_seed,
     add_backend_arguments, add_result_arguments, game_options, backend_kwargs, show_progress, print_result_run,
+    check_plot,
 )
 
 
@@ -43,11 +44,7 @@ def run(args, out) -> int:
     parser = args.subparser
     options = game_options(args)
     kwargs = backend_kwargs(args)
-    if args.plot:
-        try:
-            import matplotlib  # noqa: F401  (checked before the games are played)
-        except ImportError:
-            parser.error("--plot needs matplotlib: pip install 'caribsim[plot]'")
+    check_plot(args)                                 # before the games are played
     if args.processes > 1:
         if args.backend not in (None, "processes") or args.workers not in (None, args.processes):
             parser.error("--processes K is --backend processes --workers K; give one or the other")

@@ -5,6 +5,7 @@ import caribsim
 from caribsim.cli._args import (
     MAX_GAMES, int_at_least, parse_seed,
     add_backend_arguments, add_result_arguments, game_options, backend_kwargs, show_progress, print_result_run,
+    check_plot,
 )
 
 
@@ -44,11 +45,7 @@ def run(args, out) -> int:
 
     parser = args.subparser
     options = game_options(args)
-    if args.plot:
-        try:
-            import matplotlib  # noqa: F401  (checked before the games are played)
-        except ImportError:
-            parser.error("--plot needs matplotlib: pip install 'caribsim[plot]'")
+    check_plot(args)                                 # before the games are played
     try:
         pool = [bots.parse_bot(spec) for spec in args.bots.split(",")]
         result = tournament.play_tournament(args.game, pool, args.games, schedule=args.schedule,

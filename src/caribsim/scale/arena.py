@@ -271,8 +271,12 @@ def figure(result: MatchResult):
     return fig
 
 
-def plot(result: MatchResult, path) -> None:
-    """Write figure(result) to ``path`` (PNG, SVG, ... by its extension)."""
-    fig = figure(result)
+def save_figure(fig, path) -> None:
+    """Write a matplotlib Figure to ``path`` (PNG, SVG, ... by its extension) and close it."""
     fig.savefig(path)
     _pyplot().close(fig)
+
+
+def plot(result: MatchResult, path) -> None:
+    """Write figure(result) to ``path`` (PNG, SVG, ... by its extension)."""
+    save_figure(figure(result), path)

@@ -40,7 +40,7 @@ import numpy as np
 
 import caribsim
 from caribsim._common import _int_in
-from caribsim.scale.arena import _pyplot, bot_label, derive_seed, play_game, wilson_interval
+from caribsim.scale.arena import _pyplot, bot_label, derive_seed, play_game, save_figure, wilson_interval
 from caribsim.search.bots import bot_names, parse_bot
 
 SCHEDULES = ("round-robin", "random")
@@ -375,6 +375,4 @@ def figure(result: TournamentResult):
 
 def plot(result: TournamentResult, path) -> None:
     """Write figure(result) to ``path`` (PNG, SVG, ... by its extension)."""
-    fig = figure(result)
-    fig.savefig(path)
-    _pyplot().close(fig)
+    save_figure(figure(result), path)
