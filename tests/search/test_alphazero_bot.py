@@ -300,3 +300,84 @@ def test_the_play_session_takes_it_as_an_opponent():
         session.state.apply_action(session.state.legal_actions()[0])      # the person's move
     assert any("(puct:4)" in line for line in said if line.startswith("seat 0"))    # the bot's one name
     assert any("(gumbel:4)" in line for line in said if line.startswith("seat 2"))
+
+
+# --- az: the network shipped with the package ------------------------------------------------
+
+def test_the_shipped_network_fits_its_card_and_is_small():
+    card = bots.shipped_card()
+    game = caribsim.load_game(card["game"], **card["options"])
+    net = MLPEvaluator.load(bots.SHIPPED_MODEL)
+    assert (net.obs_size, net.num_actions, net.num_players) == (
+        game.observation_tensor_shape()[0], game.num_distinct_actions(), game.num_players())
+    import os
+    assert os.path.getsize(bots.SHIPPED_MODEL) <= 5 * 2**20
+    assert set(card["search"]) <= {"simulations", "mix", "gumbel", *bots._GUIDED_OPTIONS}
+
+
+def test_az_is_the_shipped_network_played_as_its_card_says():
+    card = bots.shipped_card()
+    bot = bots.parse_bot("az")
+    assert isinstance(bot, bots.AlphaZeroBot) and isinstance(bot.evaluator, MLPEvaluator)
+    assert bot.model == bots.SHIPPED_MODEL and bot.card == card
+    assert bot.options["simulations"] == card["search"]["simulations"]
+    assert bot.options["mix"] == card["search"]["mix"]
+    assert bot.name == f"az:{card['search']['simulations']}"
+    again = bots.parse_bot(bot.name)
+    assert again.options == bot.options and again.name == bot.name
+    other = bots.parse_bot("az:12:mix=0.25:c_puct=2")
+    assert other.options["simulations"] == 12 and other.options["mix"] == 0.25
+    assert other.name == "az:12:c_puct=2.0:mix=0.25"
+    assert bots.parse_bot(other.name).options == other.options
+    copied = pickle.loads(pickle.dumps(other))
+    assert copied.name == other.name and copied.card == card
+    game = caribsim.load_game(card["game"], **card["options"])
+    state = _decision(game, seed=4)
+    assert other.step(state) in state.legal_actions()
+    assert other.last_result.simulations == 12
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("az:0", "simulations must be in 1.."),
+    ("az:10:model=x.npz", "az is the shipped network; model= does not apply"),
+    ("az:10:rollouts=2", "az is the shipped network; rollouts= does not apply"),
+    ("az:10:mix=2", "mix must be a finite number >= 0.0 and <= 1.0, got 2.0"),
+    ("az:10:foo=1", "unknown option 'foo'"),
+])
+def test_bad_az_specs_say_what_is_wrong(spec, message):
+    with pytest.raises(ValueError, match=_re(message)):
+        bots.parse_bot(spec)
+
+
+@pytest.mark.parametrize("game, options", [("puerto_rico", {"players": 3}), ("cuba", {"players": 2}),
+                                           ("puerto_rico", {"players": 2, "expansion": True}),
+                                           ("puerto_rico", {"players": 2, "all_colonists_and_vp": True})])
+def test_az_refuses_another_game_before_the_first_move(game, options):
+    g = caribsim.load_game(game, **options)
+    bot = bots.parse_bot("az:5")
+    with pytest.raises(ValueError, match="az is the network trained for puerto_rico"):
+        bot.check_game(g)
+    with pytest.raises(ValueError, match="az is the network trained for puerto_rico"):
+        arena.play_match(g, [bot] + [bots.RandomBot() for _ in range(g.num_players() - 1)], 1)
+    bot.check_game(caribsim.load_game("puerto_rico", players=2))          # its own game is fine
+
+
+def test_an_mlp_file_of_other_sizes_is_refused_by_check_game(tmp_path):
+    pr3 = caribsim.load_game("puerto_rico", players=3)
+    path = str(tmp_path / "net3.npz")
+    MLPEvaluator.for_game(pr3, hidden=(8,)).save(path)
+    bot = bots.parse_bot(f"alphazero:5:model={path}")
+    bot.check_game(pr3)
+    with pytest.raises(ValueError, match=r"the network takes \d+ observation numbers, 143 actions and 3 seats"):
+        bot.check_game(caribsim.load_game("puerto_rico", players=2))
+    bots.RandomBot().check_game(pr3)                 # bots without a network take any game
+
+
+def test_play_with_az_on_another_game_is_one_error_line():
+    import subprocess
+    import sys
+    out = subprocess.run([sys.executable, "-m", "caribsim", "play", "cuba", "--bots", "az"],
+                         capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert out.returncode == 2
+    lines = out.stderr.strip().splitlines()
+    assert "az is the network trained for puerto_rico" in lines[-1] and "Traceback" not in out.stderr

@@ -155,6 +155,64 @@ def test_values_replace_rollouts(gumbel):
     assert r.q[target] == max(r.q[a] for a in legal if r.visits[a] > 0)
 
 
+# --- the mixed value: evaluator and random playouts (mix=) -----------------------------------
+
+class ConstantValue:
+    """Zero logits and one fixed value vector at every leaf (how far it is from the truth
+    shows whether the search listens to it)."""
+
+    def __init__(self, values):
+        self.values = np.asarray(values, dtype=np.float64)
+
+    def __call__(self, obs, mask):
+        return np.zeros(mask.shape, dtype=np.float32), np.tile(self.values, (len(obs), 1))
+
+
+def test_mix_one_takes_the_values_from_the_playouts_alone():
+    st = captain_blocking_position()
+    # the evaluator says seat 1 always wins: with mix=1 nobody listens to it
+    liar = ConstantValue([0.0, 1.0])
+    uniform = guided.UniformEvaluator(st.num_players())
+    a = guided.search(st, liar, simulations=1500, mix=1.0, seed=0)
+    b = guided.search(st, uniform, simulations=1500, mix=1.0, seed=0)
+    assert np.array_equal(a.visits, b.visits) and np.array_equal(a.q, b.q, equal_nan=True)
+    assert st.action_to_string(a.action) == "ship corn on 6" and a.q[a.action] > 0.99
+    # with mix=0 the liar is heard: seat 0's moves look lost until the game's end is reached
+    heard = guided.search(st, liar, simulations=1500, mix=0.0, seed=0)
+    assert not np.array_equal(heard.visits, a.visits)
+
+
+def test_mix_weighs_the_evaluator_and_the_playouts():
+    st = opening(3)
+    players = st.num_players()
+    ev = ConstantValue([0.5] * players)
+    runs = {m: guided.search(st, ev, simulations=200, mix=m, seed=3) for m in (0.0, 0.25, 1.0)}
+    assert np.all(runs[0.0].q[runs[0.0].visits > 0] == 0.5)
+    q = runs[0.25].q[runs[0.25].visits > 0]
+    # q = 0.75 * 0.5 + 0.25 * (the playouts' mean), so within [0.375, 0.625] and not all 0.5
+    assert np.all((q >= 0.375 - 1e-12) & (q <= 0.625 + 1e-12)) and np.any(np.abs(q - 0.5) > 1e-3)
+    full = runs[1.0].q[runs[1.0].visits > 0]
+    assert np.any(full < 0.375) or np.any(full > 0.625)       # the playouts alone spread wider
+    # more playouts per leaf: other (averaged) values, still in [0, 1]
+    many = guided.search(st, ev, simulations=200, mix=1.0, mix_rollouts=4, seed=3)
+    assert not np.array_equal(many.q, runs[1.0].q, equal_nan=True)
+    assert np.all((many.q[many.visits > 0] >= 0) & (many.q[many.visits > 0] <= 1))
+
+
+def test_mixed_batches_are_deterministic_and_equal_separate_runs():
+    states = batch_states()
+    ev = HashEvaluator(3)
+    seeds = [5 * i + 1 for i in range(len(states))]
+    bs = guided.BatchSearch(ev, simulations=120, leaves_per_tree=4, mix=0.5, seed=0)
+    a, b = bs.run(states, seeds=seeds), bs.run(states, seeds=seeds)
+    for st, seed, x, y in zip(states, seeds, a, b):
+        assert x.action == y.action and np.array_equal(x.visits, y.visits)
+        alone = guided.search(st, ev, simulations=120, leaves_per_tree=4, mix=0.5, seed=seed)
+        assert np.array_equal(alone.visits, x.visits) and np.array_equal(alone.q, x.q, equal_nan=True)
+    plain = guided.BatchSearch(ev, simulations=120, leaves_per_tree=4, seed=0).run(states, seeds=seeds)
+    assert any(not np.array_equal(x.q, z.q, equal_nan=True) for x, z in zip(a, plain))
+
+
 # --- Gumbel ----------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("position, sims", [(captain_blocking_position, 400), (final_build_position, 800)])
@@ -477,6 +535,12 @@ def test_illegal_entries_of_the_logits_are_ignored():
     ({"c_visit": float("nan")}, ValueError, "c_visit"),
     ({"c_scale": None}, TypeError, "c_scale"),
     ({"interior": "uct"}, ValueError, "interior must be one of"),
+    ({"mix": -0.1}, ValueError, "mix"),
+    ({"mix": 1.5}, ValueError, "mix"),
+    ({"mix": float("nan")}, ValueError, "mix"),
+    ({"mix": "0.5"}, TypeError, "mix"),
+    ({"mix_rollouts": 0}, ValueError, "mix_rollouts"),
+    ({"mix_rollouts": 1.0}, TypeError, "mix_rollouts"),
     ({"seed": -1}, ValueError, "seed"),
     ({"seed": 2**64}, ValueError, "seed"),
 ])
@@ -494,6 +558,8 @@ def test_bad_evaluators_and_states_raise_clear_errors():
     st = opening(3)
     with pytest.raises(TypeError, match="evaluator must be callable"):
         guided.search(st, "net")
+    with pytest.raises(ValueError, match="the RolloutEvaluator's values are random playouts already"):
+        guided.search(st, ROLLOUT, mix=0.5)
     with pytest.raises(ValueError, match="rollouts"):
         guided.RolloutEvaluator(0)
     with pytest.raises(TypeError, match="rollouts"):

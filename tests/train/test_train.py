@@ -386,7 +386,21 @@ def test_a_teacher_trains_round_zero_on_its_games_and_stays_in_the_window(run, t
     assert json.load(open(out / "config.json"))["teacher"] == "mcts:8"
 
 
+def test_rounds_zero_is_the_teachers_warm_start_alone(tmp_path):
+    out = tmp_path / "warm"
+    result = loop.train(GAME, out, rounds=0, threshold=0.0, teacher="mcts:8", teacher_games=2, **TINY)
+    assert result["log"] == [] and result["best_round"] == 0
+    assert not (out / "round_0001").exists()                   # no self-play round was played
+    # the best network is round 0's, trained on the teacher's games
+    assert _same_arrays(_npz(out / "best.npz"), _npz(out / "round_0000" / "network.npz"))
+    assert json.load(open(out / "round_0000" / "teacher.json"))["games"] == 2
+    # and a later call goes on from it: rounds=1 plays round 1 on top
+    again = loop.train(GAME, out, rounds=1, threshold=0.0, teacher="mcts:8", teacher_games=2, resume=True, **TINY)
+    assert [e["round"] for e in again["log"]] == [1]
+
+
 @pytest.mark.parametrize("kwargs,error,words", [
+    (dict(rounds=0), ValueError, "rounds=0 is the teacher's warm start alone"),
     (dict(teacher="mcts:8"), ValueError, "needs teacher_games >= 1"),
     (dict(teacher_games=5), ValueError, "teacher_games needs a teacher"),
     (dict(teacher="chess", teacher_games=2), ValueError, "unknown bot spec 'chess'"),
@@ -395,5 +409,5 @@ def test_a_teacher_trains_round_zero_on_its_games_and_stays_in_the_window(run, t
 ])
 def test_bad_teacher_options(tmp_path, kwargs, error, words):
     with pytest.raises(error, match=words):
-        loop.train(GAME, tmp_path / "x", rounds=1, **{**TINY, **kwargs})
+        loop.train(GAME, tmp_path / "x", **{"rounds": 1, **TINY, **kwargs})
     assert not (tmp_path / "x").exists()

@@ -55,6 +55,9 @@ ctypedef struct GParams:
     double c_visit             # Gumbel: sigma(q) = (c_visit + max visits) * c_scale * q
     double c_scale
     int rollouts               # C evaluator: random playouts per leaf (0: a Python evaluator)
+    double mix                 # with a Python evaluator: leaf value = (1 - mix) * its value
+                               # + mix * the mean of mix_rollouts random playouts (0: its value alone)
+    int mix_rollouts           # random playouts per leaf for the mixed value (mix > 0)
 
 
 ctypedef struct GTree:
@@ -97,3 +100,4 @@ ctypedef struct Leaves:
     uint8* mask                # [capacity, A] legal masks (the numpy array's buffer)
     int obs_size               # O
     int num_actions            # A
+    double* rollout            # [capacity, P] the leaves' random-playout values (mix > 0), else NULL

@@ -569,6 +569,8 @@ cdef int collect(GTree* trees, int n_trees, const GParams* p, Leaves* lv) except
                 lv.n_legal[l] = n
                 memcpy(lv.legal + <Py_ssize_t>l * lv.num_actions, t.legal, n * sizeof(int16))
                 vt.observation(t.scratch, t.observer, lv.obs + <Py_ssize_t>l * lv.obs_size)
+                if p.mix > 0:                     # the playouts start from this leaf's state
+                    rollout_value(t, p.mix_rollouts, lv.rollout + <Py_ssize_t>l * t.n_players)
                 memset(lv.mask + <Py_ssize_t>l * lv.num_actions, 0, lv.num_actions)
                 for i in range(n):
                     lv.mask[<Py_ssize_t>l * lv.num_actions + t.legal[i]] = 1
@@ -618,11 +620,19 @@ cdef int apply_outputs(GTree* trees, const GParams* p, Leaves* lv, const float* 
     """Expand every leaf of the step and back its values up (dropping its virtual loss)."""
     cdef GTree* t
     cdef int32 l, leaf
+    cdef int k
     cdef const double* v
+    cdef const double* r
+    cdef double mixed[G_MAX_PLAYERS]
     for l in range(lv.count):
         t = &trees[lv.tree[l]]
         leaf = lv.node[l]
         v = values + <Py_ssize_t>l * players
+        if p.mix > 0:                             # AlphaGo's mixing of value and playouts
+            r = lv.rollout + <Py_ssize_t>l * players
+            for k in range(players):
+                mixed[k] = (1.0 - p.mix) * v[k] + p.mix * r[k]
+            v = mixed
         t.nodes[leaf].pending = 0
         expand(t, p, leaf, lv.seat[l], lv.legal + <Py_ssize_t>l * lv.num_actions, lv.n_legal[l],
                logits + <Py_ssize_t>l * lv.num_actions, v[lv.seat[l]])
@@ -706,7 +716,7 @@ cdef class Engine:
                  double c_puct, double fpu_reduction, double dirichlet_alpha,
                  double dirichlet_fraction, double temperature, bint gumbel, str interior,
                  int max_considered, double gumbel_scale, double c_visit, double c_scale,
-                 int rollouts):
+                 int rollouts, double mix=0.0, int mix_rollouts=1):
         if self.vt != NULL:
             raise RuntimeError("an Engine is initialised once")
         check_state(state)
@@ -729,6 +739,13 @@ cdef class Engine:
             raise ValueError(f"max_considered must be >= 1, got {max_considered}")
         if rollouts < 0:
             raise ValueError(f"rollouts must be >= 0 (0: a Python evaluator), got {rollouts}")
+        if not (isfinite(mix) and 0.0 <= mix <= 1.0):
+            raise ValueError(f"mix must be in [0, 1], got {mix}")
+        if mix > 0 and rollouts > 0:
+            raise ValueError("mix mixes a Python evaluator's values with random playouts; "
+                             "the C rollout evaluator (rollouts > 0) has no value to mix")
+        if not 1 <= mix_rollouts <= 10_000:
+            raise ValueError(f"mix_rollouts must be in 1..10000, got {mix_rollouts}")
         if rollouts == 0 and not callable(evaluator):
             raise TypeError(f"the evaluator must be callable, got {type(evaluator).__name__}")
         self.vt = state.vtable
@@ -749,6 +766,8 @@ cdef class Engine:
         self.params.c_visit = c_visit
         self.params.c_scale = c_scale
         self.params.rollouts = rollouts
+        self.params.mix = mix
+        self.params.mix_rollouts = mix_rollouts
         self.temperature = temperature
         self.evaluator = evaluator
         self.lv.obs_size = self.vt.observation_size(state.c_state())
@@ -778,6 +797,8 @@ cdef class Engine:
         free(self.lv.path_len)
         free(self.lv.n_legal)
         free(self.lv.legal)
+        free(self.lv.rollout)
+        self.lv.rollout = NULL
         self.lv.tree = self.lv.node = self.lv.seat = NULL
         self.lv.path_start = self.lv.path_len = self.lv.n_legal = NULL
         self.lv.legal = NULL
@@ -857,9 +878,12 @@ cdef class Engine:
         self.lv.path_len = <int32*>malloc(cap * sizeof(int32))
         self.lv.n_legal = <int32*>malloc(cap * sizeof(int32))
         self.lv.legal = <int16*>malloc(<Py_ssize_t>cap * self.lv.num_actions * sizeof(int16))
+        if self.params.mix > 0:
+            self.lv.rollout = <double*>malloc(<Py_ssize_t>cap * self.players * sizeof(double))
         if (self.lv.tree == NULL or self.lv.node == NULL or self.lv.seat == NULL
                 or self.lv.path_start == NULL or self.lv.path_len == NULL
-                or self.lv.n_legal == NULL or self.lv.legal == NULL):
+                or self.lv.n_legal == NULL or self.lv.legal == NULL
+                or (self.params.mix > 0 and self.lv.rollout == NULL)):
             self._free_leaves()
             raise MemoryError(f"guided search: cannot allocate the buffers of {cap} leaves")
         obs = np.zeros((cap, self.lv.obs_size), dtype=np.float32)

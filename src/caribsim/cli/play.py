@@ -99,6 +99,8 @@ def run(args, out) -> int:
         game = caribsim.load_game(args.game, **options)
         specs = specs or ["mcts:2000"] * (game.num_players() - 1)
         opponents = [bots.parse_bot(s) for s in specs]
+        for bot in opponents:
+            bot.check_game(game)
         return play.run(game, _seat(args, record), opponents, seed=args.seed, stdout=out, color=args.color,
                         record_path=args.record, hint_iterations=args.hint_iterations, record=record,
                         lang_code=args.lang)

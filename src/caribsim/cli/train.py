@@ -26,8 +26,9 @@ def add_parser(sub):
                    help="number of players (default: the game's default)")
     p.add_argument("--option", "-o", type=parse_option, action="append", default=[], metavar="KEY=VALUE",
                    help="extra game option (repeatable)")
-    p.add_argument("--rounds", "-r", type=int_at_least(1, "rounds", 10**6), default=10,
-                   help="the run's last round (default 10; with --resume: train up to it)")
+    p.add_argument("--rounds", "-r", type=int_at_least(0, "rounds", 10**6), default=10,
+                   help="the run's last round (default 10; 0: only the --teacher's warm start; "
+                        "with --resume: train up to it)")
     p.add_argument("--games-per-round", "-n", type=int_at_least(1, "games per round", 10**6), default=32,
                    help="self-play games per round (default 32)")
     p.add_argument("--simulations", type=int_at_least(1, "simulations", 10**6), default=32,

@@ -145,6 +145,9 @@ def check_bots(game, bots) -> list:
     for b in bots:
         if not callable(getattr(b, "step", None)) or not callable(getattr(b, "restart", None)):
             raise TypeError(f"a bot needs step(state) and restart(seed) methods; got {b!r}")
+        check = getattr(b, "check_game", None)
+        if callable(check):
+            check(game)               # a network trained for another game says so now
     return bots
 
 

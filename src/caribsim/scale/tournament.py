@@ -319,6 +319,10 @@ def play_tournament(game, bots, n_games: int, schedule: str = "round-robin", see
     elif options:
         raise ValueError("game options are only accepted with a game name")
     pool = _pool(bots)
+    for b in pool:
+        check = getattr(b, "check_game", None)
+        if callable(check):
+            check(game)               # a network trained for another game says so now
     n_games = _int_in(n_games, "n_games", 1)
     seed = _int_in(seed, "seed", 0, 2**64 - 1)
     seatings = seat_schedule(schedule, len(pool), game.num_players(), n_games, seed)

@@ -5,7 +5,9 @@ matches are reproducible whatever the number of processes.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
+import json
 import os
 import random
 
@@ -42,6 +44,10 @@ class Bot:
 
     def step(self, state) -> int:  # pragma: no cover - abstract
         raise NotImplementedError
+
+    def check_game(self, game) -> None:
+        """ValueError if this bot cannot play ``game`` (a bot with a network trained for
+        another game says so before the first move); every game is fine by default."""
 
     def _legal(self, state):
         check_game_state(state)
@@ -157,7 +163,7 @@ def _make_mcts_bot(seed, options):
 
 _GUIDED_OPTIONS = ("leaves_per_tree", "c_puct", "fpu_reduction", "dirichlet_alpha",
                    "dirichlet_fraction", "temperature", "max_considered", "gumbel_scale",
-                   "c_visit", "c_scale", "interior")
+                   "c_visit", "c_scale", "interior", "mix", "mix_rollouts")
 
 
 class AlphaZeroBot(Bot):
@@ -173,7 +179,8 @@ class AlphaZeroBot(Bot):
     options:     the other options of ``guided.BatchSearch``: leaves_per_tree (default 1, as
                  ``guided.search``), c_puct, fpu_reduction, dirichlet_alpha,
                  dirichlet_fraction, temperature, max_considered, gumbel_scale, c_visit,
-                 c_scale, interior. They are checked now (TypeError / ValueError).
+                 c_scale, interior, mix, mix_rollouts. They are checked now (TypeError /
+                 ValueError).
 
     Each search draws its seed from the bot's RNG (``random.Random(seed)``, reset by
     ``restart``): ``search_seed = rng.getrandbits(64)``, one draw per search. A decision
@@ -232,6 +239,24 @@ class AlphaZeroBot(Bot):
             self.last_result = self.search.run([state], seeds=[self.next_seed()])[0]
             return self.last_result.action
 
+    def check_game(self, game) -> None:
+        """ValueError if the network cannot play ``game``: the shipped ``az`` network names
+        the game and options it was trained for; an MLP file must fit the game's
+        observation size, actions and seats."""
+        card = self.card
+        if card is not None and (getattr(game, "name", None) != card["game"]
+                                 or _options_of(game) != card["options"]):
+            raise ValueError(f"az is the network trained for {card['game']} with options "
+                             f"{card['options']}; this game is {game!r}: use mcts:N or puct:N there, "
+                             "or train a network for it (docs/training.md)")
+        sizes = tuple(getattr(self.evaluator, k, None) for k in ("obs_size", "num_actions", "num_players"))
+        if None not in sizes and callable(getattr(game, "observation_tensor_shape", None)):
+            from caribsim.search.evaluators import _game_sizes
+            if _game_sizes(game) != sizes:
+                raise ValueError(f"{self.name}: the network takes {sizes[0]} observation numbers, "
+                                 f"{sizes[1]} actions and {sizes[2]} seats; {game!r} has "
+                                 "{} numbers, {} actions and {} seats".format(*_game_sizes(game)))
+
     def describe(self) -> dict:
         """A JSON-able description: the options, the evaluator's repr, the model file (or
         None) and, for an MLPEvaluator, the SHA-256 of its weights (self-play runs are
@@ -265,7 +290,12 @@ class AlphaZeroBot(Bot):
 
         parts = [("gumbel" if self.options["gumbel"] else "puct")
                  if self.model is None else "alphazero", str(self.options["simulations"])]
-        if self.model is not None:
+        card = self.card
+        if card is not None:                       # the shipped network: az:N and what differs
+            parts[0] = "az"
+            if self.options["gumbel"]:
+                parts.append("gumbel=true")
+        elif self.model is not None:
             if ":" in self.model and strict:
                 raise ValueError(f"the model path {self.model!r} holds ':', which a spec cannot hold")
             parts.append(f"model={self.model}")
@@ -282,11 +312,15 @@ class AlphaZeroBot(Bot):
         for k in _GUIDED_OPTIONS:
             if k in self.options and not (k == "leaves_per_tree" and self.options[k] == 1):
                 v = self.options[k]
+                if card is not None and k in card["search"] and v == card["search"][k]:
+                    continue
                 parts.append(f"{k}={str(v).lower() if isinstance(v, bool) else v}")
         return ":".join(parts)
 
+    card = None          # the shipped network's card (az), else None
+
     def __reduce__(self):
-        return (_make_alphazero_bot, (self.evaluator, self.model, self.seed, self.options))
+        return (_make_alphazero_bot, (self.evaluator, self.model, self.seed, self.options, self.card))
 
     def __repr__(self):
         ev = repr(self.model) if self.model is not None else repr(self.evaluator)
@@ -294,10 +328,43 @@ class AlphaZeroBot(Bot):
         return f"AlphaZeroBot({ev}, {opts})"
 
 
-def _make_alphazero_bot(evaluator, model, seed, options):
+def _make_alphazero_bot(evaluator, model, seed, options, card=None):
     options = dict(options)
     bot = AlphaZeroBot(evaluator, options.pop("simulations"), seed=seed, **options)
     bot.model = model
+    bot.card = card
+    return bot
+
+
+def _options_of(game):
+    options = getattr(game, "options", None)
+    return options() if callable(options) else None
+
+
+SHIPPED_MODEL = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                             "data", "models", "puerto_rico_2p.npz")
+
+
+@functools.cache
+def shipped_card() -> dict:
+    """The card of the network shipped for ``az`` (``data/models/puerto_rico_2p.json``): the
+    game and options it was trained for, the search it is played with (``search``: the
+    simulations and the value mix), how it was trained and what it measured."""
+    with open(SHIPPED_MODEL[:-len(".npz")] + ".json", encoding="utf-8") as f:
+        return json.load(f)
+
+
+def _parse_az(spec, parts):
+    options = _spec_options(spec, parts, "simulations", _GUIDED_TYPES)
+    for key in ("model", "rollouts"):
+        if key in options:
+            raise ValueError(f"bot spec {spec!r}: az is the shipped network; {key}= does not apply "
+                             "(for another network: alphazero:N:model=FILE.npz)")
+    card = shipped_card()
+    options = {**card["search"], **options}
+    bot = AlphaZeroBot(SHIPPED_MODEL, options.pop("simulations"), gumbel=options.pop("gumbel", False),
+                       **options)
+    bot.card = card
     return bot
 
 
@@ -305,12 +372,13 @@ _GUIDED_TYPES = {"simulations": int, "model": str, "rollouts": int, "gumbel": bo
                  "leaves_per_tree": int, "c_puct": float, "fpu_reduction": float,
                  "dirichlet_alpha": float, "dirichlet_fraction": float, "temperature": float,
                  "max_considered": int, "gumbel_scale": float, "c_visit": float, "c_scale": float,
-                 "interior": str}
+                 "interior": str, "mix": float, "mix_rollouts": int}
 
 _KINDS = ("random, greedy, mcts:ITERATIONS[:key=value...] (keys: iterations, seconds, c, reward, "
           "rollout, max_depth, threads, reuse), puct:SIMULATIONS[:key=value...] or "
           "gumbel:SIMULATIONS[:key=value...] (guided search with the C rollout evaluator, or an "
-          "MLP file with model=FILE.npz), alphazero:SIMULATIONS:model=FILE.npz[:gumbel=true]"
+          "MLP file with model=FILE.npz), alphazero:SIMULATIONS:model=FILE.npz[:gumbel=true], "
+          "az[:SIMULATIONS][:key=value...] (the shipped Puerto Rico 2-player network)"
           "[:key=value...] (keys: simulations, model, rollouts, gumbel (alphazero only), "
           + ", ".join(_GUIDED_OPTIONS) + ")")
 
@@ -364,7 +432,9 @@ def parse_bot(spec: str) -> Bot:
     search (AlphaZeroBot): ``puct:200`` / ``gumbel:200`` (simulations; the C rollout
     evaluator, ``rollouts=N`` playouts per leaf, or ``model=FILE.npz``, an MLPEvaluator
     file) and ``alphazero:200:model=FILE.npz[:gumbel=true]``, with more options of
-    guided.BatchSearch as ``key=value`` (``c_puct=1.5``, ``temperature=1``, ...)."""
+    guided.BatchSearch as ``key=value`` (``c_puct=1.5``, ``temperature=1``, ...); ``az``
+    (``az:800``, ...) is the network shipped for Puerto Rico with 2 players, played as its
+    card says (``shipped_card()["search"]``)."""
     if not isinstance(spec, str) or not spec:
         raise ValueError(f"bot spec must be a non-empty string, got {spec!r}")
     parts = spec.strip().split(":")
@@ -380,6 +450,11 @@ def parse_bot(spec: str) -> Bot:
         return MCTSBot(**options)
     if kind in ("puct", "gumbel", "alphazero"):
         return _parse_guided(spec, kind, parts[1:])
+    if kind == "az":
+        try:
+            return _parse_az(spec, parts[1:])
+        except (TypeError, ValueError) as e:
+            raise ValueError(str(e) if str(e).startswith("bot spec") else f"bot spec {spec!r}: {e}") from None
     raise ValueError(f"unknown bot spec {spec!r}; use {_KINDS}")
 
 

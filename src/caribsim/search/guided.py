@@ -98,12 +98,12 @@ def _bool(value, what):
 
 _OPTIONS = ("simulations", "leaves_per_tree", "c_puct", "fpu_reduction", "dirichlet_alpha",
             "dirichlet_fraction", "temperature", "gumbel", "max_considered", "gumbel_scale",
-            "c_visit", "c_scale", "interior", "seed")
+            "c_visit", "c_scale", "interior", "mix", "mix_rollouts", "seed")
 
 
 def _check_options(evaluator, simulations, leaves_per_tree, c_puct, fpu_reduction,
                    dirichlet_alpha, dirichlet_fraction, temperature, gumbel, max_considered,
-                   gumbel_scale, c_visit, c_scale, interior, seed):
+                   gumbel_scale, c_visit, c_scale, interior, mix, mix_rollouts, seed):
     if not isinstance(evaluator, RolloutEvaluator) and not callable(evaluator):
         raise TypeError("evaluator must be callable as evaluator(obs, mask) -> (logits, values) "
                         f"or a guided.RolloutEvaluator, got {type(evaluator).__name__}")
@@ -121,6 +121,8 @@ def _check_options(evaluator, simulations, leaves_per_tree, c_puct, fpu_reductio
         "gumbel_scale": _number(gumbel_scale, "gumbel_scale"),
         "c_visit": _number(c_visit, "c_visit"),
         "c_scale": _number(c_scale, "c_scale"),
+        "mix": _number(mix, "mix", 0.0, 1.0),
+        "mix_rollouts": _int_in(mix_rollouts, "mix_rollouts", 1, 10_000),
         "seed": _int_in(seed, "seed", 0, 2**64 - 1),
     }
     if interior is None:
@@ -128,6 +130,9 @@ def _check_options(evaluator, simulations, leaves_per_tree, c_puct, fpu_reductio
     if not isinstance(interior, str) or interior not in INTERIORS:
         raise ValueError(f"interior must be one of {sorted(INTERIORS)} or None, got {interior!r}")
     o["interior"] = interior
+    if o["mix"] > 0 and isinstance(evaluator, RolloutEvaluator):
+        raise ValueError("mix mixes an evaluator's values with random playouts; the "
+                         "RolloutEvaluator's values are random playouts already: leave mix=0")
     if o["gumbel"] and o["dirichlet_alpha"] is not None:
         raise ValueError("dirichlet_alpha applies to the PUCT root only: the Gumbel root explores "
                          "by its Gumbel draws (gumbel_scale); leave dirichlet_alpha=None with gumbel=True")
@@ -190,6 +195,11 @@ class BatchSearch:
     interior:         the rule below the root: "puct", or "gumbel" (mctx's deterministic
                       argmax of improved policy - visit share); None: "gumbel" with
                       gumbel=True, else "puct".
+    mix:              AlphaGo's mixed leaf value (Silver et al. 2016): each leaf's value is
+                      (1 - mix) * the evaluator's + mix * the mean returns of ``mix_rollouts``
+                      uniformly random playouts from the leaf, played in C (0: the
+                      evaluator's alone; not with a RolloutEvaluator).
+    mix_rollouts:     playouts per leaf for ``mix`` (1..10000).
     seed:             tree i of a run uses seed + i (mod 2**64) unless ``run(seeds=...)``.
 
     The options are read-only attributes (``batch.simulations``, ...). A copy (copy,
@@ -206,10 +216,11 @@ class BatchSearch:
     def __init__(self, evaluator, simulations=800, *, leaves_per_tree=8, c_puct=1.25,
                  fpu_reduction=0.1, dirichlet_alpha=None, dirichlet_fraction=0.25,
                  temperature=0.0, gumbel=False, max_considered=16, gumbel_scale=1.0,
-                 c_visit=50.0, c_scale=0.1, interior=None, seed=0):
+                 c_visit=50.0, c_scale=0.1, interior=None, mix=0.0, mix_rollouts=1, seed=0):
         options = _check_options(evaluator, simulations, leaves_per_tree, c_puct, fpu_reduction,
                                  dirichlet_alpha, dirichlet_fraction, temperature, gumbel,
-                                 max_considered, gumbel_scale, c_visit, c_scale, interior, seed)
+                                 max_considered, gumbel_scale, c_visit, c_scale, interior,
+                                 mix, mix_rollouts, seed)
         guard = self.__dict__.get("_guard") or _Exclusive("BatchSearch")
         with guard:
             self._guard = guard
@@ -237,7 +248,8 @@ class BatchSearch:
         return Engine(state, ev, o["simulations"], o["leaves_per_tree"], o["c_puct"],
                       o["fpu_reduction"], o["dirichlet_alpha"] or 0.0, o["dirichlet_fraction"],
                       o["temperature"], o["gumbel"], o["interior"], o["max_considered"],
-                      o["gumbel_scale"], o["c_visit"], o["c_scale"], rollouts)
+                      o["gumbel_scale"], o["c_visit"], o["c_scale"], rollouts, o["mix"],
+                      o["mix_rollouts"])
 
     def run(self, states, seeds=None) -> list:
         """Search every state (a list of decision nodes of one game and player count, or a

@@ -210,7 +210,7 @@ class _Progress:
         """A line ``[####....] round r/R: text`` (the bar: rounds finished, r's with ``done``)."""
         if self.enabled:
             width = 20
-            filled = width * (r - (0 if done else 1)) // self.rounds
+            filled = min(width, max(0, width * (r - (0 if done else 1)) // max(self.rounds, 1)))
             bar = "#" * filled + "." * (width - filled)
             sys.stderr.write(f"[{bar}] round {r}/{self.rounds}: {text}\n")
             sys.stderr.flush()
@@ -436,7 +436,10 @@ def train(game, out_dir, *, rounds: int, games_per_round: int = 32, simulations:
                     (0.0 if gumbel else 1.0) if temperature is None else temperature,
                     (0.0 if gumbel else 0.3) if dirichlet_alpha is None else dirichlet_alpha,
                     selfplay_batch, normalise, seed, teacher, teacher_games).checked()
-    rounds = _int_in(rounds, "rounds", 1, 10**6)
+    rounds = _int_in(rounds, "rounds", 0, 10**6)
+    if rounds == 0 and not config.teacher:
+        raise ValueError("rounds=0 is the teacher's warm start alone (round 0): it needs a teacher "
+                         "(e.g. teacher='mcts:800', teacher_games=1600); without one, rounds >= 1")
     torch_threads = _int_in(torch_threads, "torch_threads", 1, 1024)
     for name, value in (("resume", resume), ("plot", plot)):
         if not isinstance(value, bool):

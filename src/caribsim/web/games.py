@@ -162,6 +162,12 @@ class Game:
     @classmethod
     def _start(cls, folder: Path, state, seed: int, seats: list) -> "Game":
         """A new game of ``state`` (its steps so far kept) with ``seats``; its files written."""
+        for s, spec in enumerate(seats):
+            if spec != HUMAN:
+                try:
+                    _bot(spec, s).check_game(state.game)     # a network of another game
+                except ValueError as e:
+                    raise GameError(f"seat {s}: {e}") from None
         tokens = [secrets.token_urlsafe(18) if spec == HUMAN else None for spec in seats]
         game = cls(folder, secrets.token_hex(6), state, seed, list(seats), tokens)
         try:
