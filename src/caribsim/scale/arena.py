@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import math
 import sys
+import time
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
@@ -58,6 +59,7 @@ class BotResult:
     ci95: tuple                 # 95% Wilson score interval of the win rate
     mean_score: float
     seat_games: list = field(default_factory=list)   # games played in each seat
+    seconds_per_move: float | None = None    # mean wall time of its step() (its thinking) per decision
 
 
 @dataclass
@@ -111,11 +113,17 @@ def play_game(game, bots, seed: int, rotation: int = 0, record_path=None, names=
         bot.restart(derive_seed(seed, b))
     state = game.new_initial_state(seed=seed)
     decisions = 0
+    think = [0.0] * len(bots)            # each bot's wall time in step(), and its decisions
+    moves = [0] * len(bots)
     while not state.is_terminal():
         if state.is_chance_node():
             state.resolve_chance()
             continue
-        action = bots[seat_bot[state.current_player()]].step(state)
+        b = seat_bot[state.current_player()]
+        start = time.perf_counter()
+        action = bots[b].step(state)
+        think[b] += time.perf_counter() - start
+        moves[b] += 1
         state.apply_action(action)
         decisions += 1
         check_length(decisions, game, seed)
@@ -128,7 +136,7 @@ def play_game(game, bots, seed: int, rotation: int = 0, record_path=None, names=
         info = [names[b] for b in seat_bot]
         records.save(records.record_game(state, seed, info), record_path)
     return {"seat_bot": seat_bot, "returns": [returns[s] for s in range(n)],
-            "scores": totals, "length": decisions}
+            "scores": totals, "length": decisions, "think": think, "moves": moves}
 
 
 def bot_label(bot) -> str:
@@ -166,7 +174,9 @@ def match_chunk(spec: dict) -> dict:
     return {"seat_bot": np.array([r["seat_bot"] for r in rows], dtype=np.int32),
             "returns": np.array([r["returns"] for r in rows], dtype=np.float64),
             "scores": np.array([r["scores"] for r in rows], dtype=np.int64),
-            "lengths": np.array([r["length"] for r in rows], dtype=np.int32)}
+            "lengths": np.array([r["length"] for r in rows], dtype=np.int32),
+            "think": np.array([r["think"] for r in rows], dtype=np.float64),
+            "moves": np.array([r["moves"] for r in rows], dtype=np.int64)}
 
 
 def play_match(game, bots, n_games: int, seed: int = 0, processes: int = 1, progress=None,
@@ -235,8 +245,11 @@ def play_match(game, bots, n_games: int, seed: int = 0, processes: int = 1, prog
         score = sum(r["scores"][r["seat_bot"].index(b)] for r in results) / n_games
         p = wins / n_games
         seat_games = [sum(1 for r in results if r["seat_bot"][s] == b) for s in range(n)]
+        # thinking time: wall time, so it depends on the machine and its load (never in `games`)
+        think = sum(float(c["think"][:, b].sum()) for c in chunks if "think" in c)
+        moves = sum(int(c["moves"][:, b].sum()) for c in chunks if "moves" in c)
         bot_results.append(BotResult(names[b], n_games, wins, p, wilson_interval(p, n_games), score,
-                                     seat_games))
+                                     seat_games, think / moves if moves else None))
     result = MatchResult(name, game.options(), n_games, seed, bot_results,
                          sum(r["length"] for r in results) / n_games, info.seconds, results,
                          backend=info.backend, workers=info.workers, chunks=info.chunks,
