@@ -113,8 +113,9 @@ def create_app(games_dir, bot_delay: float = 0.6, hint_iterations: int = 2000,
                              "watch": f"/game/{game.id}"}, status_code=201)
 
     async def view(request):
+        code = _lang(request)
         game = games.get(request.path_params["game_id"])
-        return JSONResponse(game.view(seats_of(game, request.query_params.getlist("token")), _lang(request)))
+        return JSONResponse(game.view(seats_of(game, request.query_params.getlist("token")), code))
 
     def acting(method):
         async def handler(request):
