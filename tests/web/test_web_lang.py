@@ -123,8 +123,8 @@ def test_a_czech_game_page_has_czech_words_the_terminals_labels_and_the_states_n
     view = _api(f"{url}/api/games/{gid}?token={token}&lang=cs")
     assert [li.text for li in browser.find_elements(By.CSS_SELECTOR, "#log li")] == \
         [re.sub(r"^\d+\. ", "", line) for line in view["log"]]
-    assert browser.find_element(By.ID, "status").text == MSG["your move, {who}"].format(who=MSG["seat {i} ({name})"].format(
-        i=0, name=MSG["human"]))
+    assert browser.find_element(By.ID, "status").text == MSG["your move, {who}"].format(
+        who=MSG["seat {i} ({name})"].format(i=0, name=MSG["human"]))
     # the same page in English: none of its words but the Czech ones is left on the Czech page
     browser.get(f"{url}/game/{gid}?token={token}&lang=en")
     _your_turn(browser, int(s["step"]) - 1)
@@ -134,6 +134,11 @@ def test_a_czech_game_page_has_czech_words_the_terminals_labels_and_the_states_n
     assert english_left(english, czech) == set()
     assert english != czech and "undo" in english and MSG["undo"] in czech
     assert browser.find_element(By.ID, "lobby-link").get_attribute("href") == f"{url}/?lang=en"
+    # a watcher's Czech page: whose turn, no move
+    browser.get(f"{url}/game/{gid}")
+    me = MSG["seat {i} ({name})"].format(i=0, name=MSG["human"])
+    WebDriverWait(browser, 30).until(lambda b: b.find_element(By.ID, "status").text == MSG["waiting for {who}"].format(who=me))
+    assert browser.find_elements(By.CSS_SELECTOR, "#moves button.move") == []
 
 
 def test_the_hint_the_refusals_and_the_game_over_panel_in_czech(browser, cs, tmp_path):
@@ -184,6 +189,8 @@ def test_the_hint_the_refusals_and_the_game_over_panel_in_czech(browser, cs, tmp
         assert over.find_element(By.ID, f"final-{i}").get_attribute("data-total") == str(sc["total"])
     assert browser.find_element(By.ID, "status").text == MSG["game over"]
     assert browser.find_element(By.ID, "replay-link").text == MSG["replay the game"]
+    status, text = _request(f"{url}/replay/{gid}")         # the replay viewer in the server's language
+    assert status == 200 and '<html lang="cs">' in text
     # a wrong token: the notice in Czech
     browser.get(f"{url}/game/{gid}?token=forged")
     error = WebDriverWait(browser, 30).until(lambda b: b.find_element(By.ID, "error").text)
@@ -217,6 +224,12 @@ def test_the_czech_lobby_makes_a_game_and_says_its_refusals_in_czech(browser, cs
     browser.find_element(By.ID, "from-record").click()
     WebDriverWait(browser, 30).until(lambda b: b.find_element(By.ID, "error").text == MSG[
         "record must be a game record (a JSON object with game, options, seed, steps; docs/records.md)"])
+    box = browser.find_element(By.ID, "bot-1")
+    box.clear()
+    box.send_keys("genius")
+    browser.find_element(By.ID, "create").click()
+    error = MSG["seat {seat}: unknown bot spec {spec!r}; use {kinds}"].split("{spec!r}")[0].format(seat=1) + "'genius'"
+    WebDriverWait(browser, 30).until(lambda b: b.find_element(By.ID, "error").text.startswith(error))
     # a game made in the Czech lobby
     Select(browser.find_element(By.ID, "players")).select_by_visible_text("2")
     Select(browser.find_element(By.ID, "kind-1")).select_by_value("bot")
@@ -243,6 +256,8 @@ def test_a_bad_language_is_refused_clearly(cs, tmp_path):
     url, _ = cs
     status, text = _request(url + "/?lang=de")
     assert status == 400 and html.escape(MSG["unknown language {lang!r}; choose from {langs}"].format(lang="de", langs="en, cs")) in text
+    status, text = _request(url + "/game/000000000000")
+    assert status == 404 and html.escape(MSG["no game {id!r} on this server"].format(id="000000000000")) in text
     status, text = _request(url + "/api/games/000000000000?lang=de")
     assert (status, json.loads(text)) == (400, {"error": "unknown language 'de'; choose from en, cs"})
     status, text = _request(url + "/api/games/000000000000?lang=cs")

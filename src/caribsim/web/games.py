@@ -136,6 +136,10 @@ def _bot(spec, seat: int):
     try:
         return bot_specs.parse_bot(spec)
     except (ValueError, TypeError) as e:
+        unknown = f"unknown bot spec {spec!r}; use {bot_specs._KINDS}"     # the common slip, said in the page's language
+        if str(e) == unknown:
+            raise GameError("seat {seat}: unknown bot spec {spec!r}; use {kinds}", seat=seat, spec=spec,
+                            kinds=bot_specs._KINDS) from None
         raise GameError("seat {seat}: {why}", seat=seat, why=str(e)) from None
 
 
