@@ -6,6 +6,7 @@ import math
 import socket
 
 from caribsim.cli._args import int_at_least, output_dir, reason
+from caribsim.cli.play import language
 
 _WEB_EXTRA = ("starlette", "uvicorn", "websockets", "anyio", "h11")   # the extra and what it brings
 
@@ -35,6 +36,9 @@ def add_parser(sub):
                    help="pause before each bot move, so a person sees it (default 0.6)")
     p.add_argument("--hint-iterations", type=int_at_least(1, "hint iterations"), default=2000,
                    help="search iterations of a hint (default 2000)")
+    p.add_argument("--lang", type=language, default="en", metavar="LANG",
+                   help="language of the pages: en (default) or cs, as play --lang; a page's address "
+                   "may ask for the other with ?lang=en or ?lang=cs")
     p.set_defaults(subparser=p)
     return p
 
@@ -66,7 +70,8 @@ def run(args, out) -> int:
         sock = _listen(args.host, args.port)
     except ValueError as e:
         args.subparser.error(str(e))
-    app = create_app(args.games_dir, bot_delay=args.bot_delay, hint_iterations=args.hint_iterations)
+    app = create_app(args.games_dir, bot_delay=args.bot_delay, hint_iterations=args.hint_iterations,
+                     lang=args.lang)
     host = f"[{args.host}]" if ":" in args.host else args.host
     print(f"caribsim: play at http://{host}:{args.port}/ (games in {args.games_dir}; Ctrl-C stops)",
           file=out, flush=True)

@@ -6,6 +6,10 @@
 Every refused request is answered ``{"error": "..."}`` with its status (400 bad request,
 403 wrong token, 404 no such game, 409 not your turn / stale step / game over, 413 too
 large) and changes nothing.
+
+Languages (``caribsim.human.lang``): the pages speak the server's ``lang`` unless their
+address says ``?lang=cs`` / ``?lang=en``; the API answers (moves' labels, the log, the refusals)
+in English unless the request says ``?lang=`` (the pages send theirs). Records stay English.
 """
 from __future__ import annotations
 
@@ -20,9 +24,9 @@ from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse
 from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from caribsim.human import viewer
+from caribsim.human import lang as languages, viewer
 from caribsim.web import page
-from caribsim.web.games import GameError, Games, choices, hint
+from caribsim.web.games import GameError, Games, choices, hint, hint_said
 
 MAX_BODY = 64 * 1024       # bytes of a request body
 DEFAULT_BOT = "mcts:2000"
@@ -34,15 +38,30 @@ async def _body(request: Request):
     async for chunk in request.stream():
         data += chunk
         if len(data) > MAX_BODY:
-            raise GameError(f"the request body is larger than {MAX_BODY} bytes", 413)
+            raise GameError("the request body is larger than {n} bytes", 413, n=MAX_BODY)
     try:
         return json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError):
         raise GameError("the request body is not valid JSON (send a JSON object)") from None
 
 
+def _lang(request, default: str = "en") -> str:
+    """The language a request asks for (``?lang=``), else ``default``; GameError for one
+    that is not known."""
+    code = request.query_params.get("lang", default)
+    if code not in languages.LANGS:
+        raise GameError("unknown language {lang!r}; choose from {langs}", lang=code[:20], langs=", ".join(languages.LANGS))
+    return code
+
+
+def _said(exc: GameError, request, default: str = "en") -> str:
+    """The refusal in the request's language (English when the language is what is wrong)."""
+    code = request.query_params.get("lang", default)
+    return exc.said(languages.translator(None, code if code in languages.LANGS else default))
+
+
 def _refused(request, exc: GameError):
-    return JSONResponse({"error": str(exc)}, status_code=exc.status)
+    return JSONResponse({"error": _said(exc, request)}, status_code=exc.status)
 
 
 def _no_route(request, exc: HTTPException):
@@ -54,23 +73,32 @@ def _no_route(request, exc: HTTPException):
 
 
 def create_app(games_dir, bot_delay: float = 0.6, hint_iterations: int = 2000,
-               default_bot: str = DEFAULT_BOT) -> Starlette:
+               default_bot: str = DEFAULT_BOT, lang: str = "en") -> Starlette:
     """The app over the games folder ``games_dir`` (its unfinished games resume); bots wait
-    ``bot_delay`` seconds before each move, a hint searches ``hint_iterations`` iterations."""
+    ``bot_delay`` seconds before each move, a hint searches ``hint_iterations`` iterations;
+    the pages speak ``lang`` (en, cs) unless their address asks for another."""
+    page_lang = languages.check(lang)
     games = Games(games_dir)
+
+    def page_of(request, make):
+        """An HTML page in the language of the request (``?lang=``, default the server's),
+        or the notice of a refusal."""
+        try:
+            return HTMLResponse(make(_lang(request, page_lang)))
+        except GameError as e:
+            return HTMLResponse(page.notice(_said(e, request, page_lang), page_lang), status_code=e.status)
 
     def seats_of(game, tokens) -> list:
         return [game.seat_of(t) for t in tokens]
 
     async def lobby(request):
-        return HTMLResponse(page.lobby(default_bot))
+        return page_of(request, lambda code: page.lobby(default_bot, code))
 
     async def game_page(request):
-        try:
+        def make(code):
             game = games.get(request.path_params["game_id"])
-        except GameError as e:
-            return HTMLResponse(page.notice(str(e)), status_code=404)
-        return HTMLResponse(page.game(game.id, game.name))
+            return page.game(game.id, game.name, code)
+        return page_of(request, make)
 
     async def list_games(request):
         return JSONResponse({"games": [g.summary() for g in games.games.values() if not g.summary()["over"]],
@@ -85,18 +113,21 @@ def create_app(games_dir, bot_delay: float = 0.6, hint_iterations: int = 2000,
                              "watch": f"/game/{game.id}"}, status_code=201)
 
     async def view(request):
+        code = _lang(request)
         game = games.get(request.path_params["game_id"])
-        return JSONResponse(game.view(seats_of(game, request.query_params.getlist("token"))))
+        return JSONResponse(game.view(seats_of(game, request.query_params.getlist("token")), code))
 
     def acting(method):
         async def handler(request):
+            code = _lang(request)
             game, body = games.get(request.path_params["game_id"]), await _body(request)
             getattr(game, method)(body)
             game.kick(bot_delay)
-            return JSONResponse(game.view([game.seat_of(body["token"])]))
+            return JSONResponse(game.view([game.seat_of(body["token"])], code))
         return handler
 
     async def hint_route(request):
+        code = _lang(request)
         game, body = games.get(request.path_params["game_id"]), await _body(request)
         state = game.hint_request(body)
         # one search per step, however often it is asked for
@@ -104,31 +135,29 @@ def create_app(games_dir, bot_delay: float = 0.6, hint_iterations: int = 2000,
         if task is None:
             task = game.hints[game.step] = asyncio.ensure_future(
                 asyncio.to_thread(hint, state, hint_iterations, game.board))
-        return JSONResponse(await asyncio.shield(task))
+        found = await asyncio.shield(task)
+        return JSONResponse(hint_said(found, languages.translator(game.name, code)))
 
     async def record(request):
         return JSONResponse(games.get(request.path_params["game_id"]).finished_record())
 
     async def replay(request):
-        try:
-            record = games.get(request.path_params["game_id"]).finished_record()
-        except GameError as e:
-            return HTMLResponse(page.notice(str(e)), status_code=e.status)
-        return HTMLResponse(viewer.render(record))
+        return page_of(request, lambda code: viewer.render(games.get(request.path_params["game_id"]).finished_record(), code))
 
     async def updates(ws: WebSocket):
         await ws.accept()
         try:
+            code = _lang(ws)
             game = games.get(ws.path_params["game_id"])
             seats = seats_of(game, ws.query_params.getlist("token"))
         except GameError as e:
-            await ws.send_json({"error": str(e), "status": e.status})
+            await ws.send_json({"error": _said(e, ws), "status": e.status})
             await ws.close(code=4000 + e.status)
             return
         changed = asyncio.Queue()
         game.listeners.add(changed)
         try:
-            await _serve_socket(ws, lambda: game.view(seats), changed)
+            await _serve_socket(ws, lambda: game.view(seats, code), changed)
         finally:
             game.listeners.discard(changed)
 

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import caribsim
 from caribsim._common import _read_json_file
-from caribsim.human import boards, records, viewer
+from caribsim.human import boards, lang, records, viewer
 from caribsim.human.play import fresh_seed
 from caribsim.search import bots as bot_specs
 from caribsim.search import mcts
@@ -37,13 +37,53 @@ _PLAYER_PROBE = range(1, 11)
 log = logging.getLogger("caribsim.web")
 
 
+class Text:
+    """A message a person reads: its English template with ``{placeholders}`` and their values.
+    ``str()`` is the English text; ``said(tr)`` the text in the language of ``tr`` (a
+    ``lang.Translator``: the template's ``msg`` row of data/lang_cs.csv, English without one);
+    a value that is a Text is said in that language too."""
+
+    def __init__(self, template: str, **values):
+        self.template, self.values = template, values
+
+    def said(self, tr=None) -> str:
+        template = tr.messages.get(self.template, self.template) if tr else self.template
+        if not self.values:
+            return template
+        return template.format(**{k: v.said(tr) if isinstance(v, Text) else v for k, v in self.values.items()})
+
+    def __str__(self) -> str:
+        return self.said()
+
+
 class GameError(ValueError):
     """A request that is refused, with the HTTP status that says why (400 a bad request, 403 a
-    wrong token, 404 no such game, 409 the game is not where the request thought)."""
+    wrong token, 404 no such game, 409 the game is not where the request thought); the message
+    is a template and its values (``Text``), so that a page reads it in its language."""
 
-    def __init__(self, message: str, status: int = 400):
-        super().__init__(message)
+    def __init__(self, message: str, status: int = 400, **values):
+        self.text = Text(message, **values)
+        super().__init__(str(self.text))
         self.status = status
+
+    def said(self, tr=None) -> str:
+        return self.text.said(tr)
+
+
+def player_text(player: str):
+    """A seat's player as a page says it: a bot's name, or "human" in the page's language."""
+    return Text(HUMAN) if player == HUMAN else player
+
+
+def said(value, tr) -> str:
+    """A value of a message (a Text or a plain value) in the language of ``tr``."""
+    return value.said(tr) if isinstance(value, Text) else str(value)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _log_line(tr, i: int, who: str, move: str) -> str:
+    """A log line in the language of ``tr`` (cached: every view of a game says the whole log)."""
+    return tr.msg("{i}. {who}: {move}", i=i, who=who, move=tr.move(move))
 
 
 @functools.cache
@@ -84,18 +124,23 @@ def _write_json(path: Path, value) -> None:
 
 def _int(value, what: str, low: int, high: int) -> int:
     if type(value) is not int or not low <= value <= high:
-        raise GameError(f"{what} must be an integer in {low}..{high}, got {json.dumps(value)[:60]}")
+        raise GameError(what + " must be an integer in {low}..{high}, got {got}", low=low, high=high,
+                        got=json.dumps(value)[:60])
     return value
 
 
 def _bot(spec, seat: int):
     if not isinstance(spec, str) or not spec.strip() or len(spec) > MAX_SPEC:
-        raise GameError(f"seat {seat}: give \"human\" or a bot spec (random, greedy, mcts:N, ...) "
-                        f"of at most {MAX_SPEC} characters, got {json.dumps(spec)[:60]}")
+        raise GameError("seat {seat}: give \"human\" or a bot spec (random, greedy, mcts:N, ...) "
+                        "of at most {n} characters, got {got}", seat=seat, n=MAX_SPEC, got=json.dumps(spec)[:60])
     try:
         return bot_specs.parse_bot(spec)
     except (ValueError, TypeError) as e:
-        raise GameError(f"seat {seat}: {e}") from None
+        unknown = f"unknown bot spec {spec!r}; use {bot_specs._KINDS}"     # the common slip, said in the page's language
+        if str(e) == unknown:
+            raise GameError("seat {seat}: unknown bot spec {spec!r}; use {kinds}", seat=seat, spec=spec,
+                            kinds=bot_specs._KINDS) from None
+        raise GameError("seat {seat}: {why}", seat=seat, why=str(e)) from None
 
 
 class Game:
@@ -128,26 +173,27 @@ class Game:
             return cls._from_record(folder, body)
         unknown = set(body) - {"game", "players", "options", "seats", "seed"}
         if unknown:
-            raise GameError(f"unknown field(s) {', '.join(sorted(unknown))}; allowed: game, players, options, "
-                            f"seats, seed (or record, step, seats: play on from a record)")
+            raise GameError("unknown field(s) {fields}; allowed: game, players, options, seats, seed "
+                            "(or record, step, seats: play on from a record)", fields=", ".join(sorted(unknown)))
         offer = {c["game"]: c for c in choices()}
         name = body.get("game")
         if name not in offer:
-            raise GameError(f"game must be one of {', '.join(offer)}, got {json.dumps(name)[:60]}")
+            raise GameError("game must be one of {games}, got {got}", games=", ".join(offer), got=json.dumps(name)[:60])
         seats = body.get("seats")
         counts = offer[name]["players"]
         if not isinstance(seats, list) or len(seats) not in counts:
-            raise GameError(f"seats must be a list of {counts[0]}..{counts[-1]} entries (\"human\" or a bot spec), "
-                            f"got {json.dumps(seats)[:60]}")
+            raise GameError("seats must be a list of {low}..{high} entries (\"human\" or a bot spec), got {got}",
+                            low=counts[0], high=counts[-1], got=json.dumps(seats)[:60])
         if body.get("players", len(seats)) != len(seats):
-            raise GameError(f"players is {json.dumps(body['players'])[:20]} but {len(seats)} seats are given")
+            raise GameError("players is {players} but {n} seats are given", players=json.dumps(body["players"])[:20],
+                            n=len(seats))
         options = body.get("options") or {}
         if not isinstance(options, dict):
             raise GameError("options must be an object of yes/no options")
         for key, value in options.items():
             if key not in offer[name]["options"] or type(value) is not bool:
-                raise GameError(f"option {key!r}: {name} takes {', '.join(offer[name]['options']) or 'none'}, "
-                                "each true or false")
+                raise GameError("option {key!r}: {game} takes {options}, each true or false", key=key, game=name,
+                                options=", ".join(offer[name]["options"]) or Text("none"))
         seed = body.get("seed")
         seed = fresh_seed() if seed is None else _int(seed, "seed", 0, 2**64 - 1)
         for s, spec in enumerate(seats):
@@ -156,7 +202,7 @@ class Game:
         try:
             rules = caribsim.load_game(name, players=len(seats), **options)
         except (ValueError, TypeError) as e:          # options that do not go together
-            raise GameError(f"{name}: {e}") from None
+            raise GameError("{game}: {why}", game=name, why=str(e)) from None
         return cls._start(folder, rules.new_initial_state(seed=seed), seed, seats)
 
     @classmethod
@@ -173,7 +219,8 @@ class Game:
         try:
             game.save(seats=True)
         except OSError as e:
-            raise GameError(f"cannot write the game's files in {str(folder)!r}: {e.strerror or e}", 500) from None
+            raise GameError("cannot write the game's files in {folder!r}: {why}", 500, folder=str(folder),
+                            why=e.strerror or str(e)) from None
         return game
 
     @classmethod
@@ -183,7 +230,8 @@ class Game:
         game, its options and seed are the record's; a new game with its own files and links."""
         unknown = set(body) - {"record", "step", "seats"}
         if unknown:
-            raise GameError(f"unknown field(s) {', '.join(sorted(unknown))} beside record; allowed: record, step, seats")
+            raise GameError("unknown field(s) {fields} beside record; allowed: record, step, seats",
+                            fields=", ".join(sorted(unknown)))
         record = body["record"]
         if not isinstance(record, dict) or not isinstance(record.get("steps"), list):
             raise GameError("record must be a game record (a JSON object with game, options, seed, steps; "
@@ -193,14 +241,14 @@ class Game:
         try:
             state = records.states(record)[step]     # the whole record checked, not only its first steps
         except (records.RecordError, ValueError, TypeError) as e:
-            raise GameError(f"the record does not replay: {e}") from None
+            raise GameError("the record does not replay: {why}", why=str(e)) from None
         if state.is_terminal():
-            raise GameError(f"the record's game is over at step {step}: choose a step in 0..{n - 1}")
+            raise GameError("the record's game is over at step {step}: choose a step in 0..{last}", step=step, last=n - 1)
         seats = body.get("seats")
         players = state.game.num_players()
         if not isinstance(seats, list) or len(seats) != players:
-            raise GameError(f"seats must be a list of {players} entries (\"human\" or a bot spec), "
-                            f"got {json.dumps(seats)[:60]}")
+            raise GameError("seats must be a list of {n} entries (\"human\" or a bot spec), got {got}",
+                            n=players, got=json.dumps(seats)[:60])
         for s, spec in enumerate(seats):
             if spec != HUMAN:
                 _bot(spec, s)
@@ -229,8 +277,8 @@ class Game:
         """The record, once the game is over: before, its chance steps would show what the
         board hides (Port Royal's coins are cards face down)."""
         if not self.state.is_terminal():
-            raise GameError(f"the record is given when the game is over (step {self.step} now): "
-                            "it shows cards the board hides", 409)
+            raise GameError("the record is given when the game is over (step {step} now): "
+                            "it shows cards the board hides", 409, step=self.step)
         return self.record()
 
     def save(self, seats: bool = False) -> None:
@@ -275,9 +323,25 @@ class Game:
         else:
             self.state.apply_action(action)
         self.movers.append(who)
-        seat = "chance" if who < 0 else f"seat {who} ({self.players[who]})"
         text = self.board.move_text(before, before.action_to_string(action))
-        self.log.append(f"{len(self.log) + 1}. {seat}: {text}")
+        self.log.append(f"{len(self.log) + 1}. {self._mover(who)}: {text}")
+
+    def _mover(self, who: int, tr=None) -> str:
+        """Who took a step as the log says it: chance or the seat with its player."""
+        if tr is None:
+            return "chance" if who < 0 else f"seat {who} ({self.players[who]})"
+        if who < 0:
+            return tr.text("chance")
+        return tr.msg("seat {i} ({name})", i=who, name=said(player_text(self.players[who]), tr))
+
+    def log_line(self, k: int, tr) -> str:
+        """Line ``k`` of the log in the language of ``tr`` (the English line's move, translated
+        as the terminal does)."""
+        line = self.log[k]
+        if tr.lang == "en":
+            return line
+        move = line[len(f"{k + 1}. {self._mover(self.movers[k])}: "):]
+        return _log_line(tr, k + 1, self._mover(self.movers[k], tr), move)
 
     def _settle(self) -> None:
         while self.state.is_chance_node():
@@ -293,7 +357,8 @@ class Game:
             self.save()
         except OSError as e:
             self.state, self.log, self.movers, self.previous = kept
-            raise GameError(f"cannot save the game's record: {e.strerror or e}; nothing was played", 500) from None
+            raise GameError("cannot save the game's record: {why}; nothing was played", 500,
+                            why=e.strerror or str(e)) from None
         self.hints.clear()
         self._tell()
 
@@ -316,17 +381,18 @@ class Game:
     def _check(self, body, fields: set) -> int:
         """The seat of a request ``{"token", "step", ...}`` made at the current step."""
         if not isinstance(body, dict):
-            raise GameError(f"the request must be a JSON object with {', '.join(sorted(fields))}")
+            raise GameError("the request must be a JSON object with {fields}", fields=", ".join(sorted(fields)))
         unknown = set(body) - fields
         if unknown or not fields <= set(body):
-            raise GameError(f"the request must hold exactly {', '.join(sorted(fields))}")
+            raise GameError("the request must hold exactly {fields}", fields=", ".join(sorted(fields)))
         seat = self.seat_of(body["token"])
         step = body["step"]
         if type(step) is not int:
-            raise GameError(f"step must be an integer (the step the request was made at), got {json.dumps(step)[:40]}")
+            raise GameError("step must be an integer (the step the request was made at), got {got}",
+                            got=json.dumps(step)[:40])
         if step != self.step:
-            raise GameError(f"stale request: made at step {step}, the game is at step {self.step}; "
-                            "the board is updated", 409)
+            raise GameError("stale request: made at step {step}, the game is at step {now}; "
+                            "the board is updated", 409, step=step, now=self.step)
         return seat
 
     def _to_act(self, seat: int) -> None:
@@ -334,7 +400,8 @@ class Game:
             raise GameError("the game is over", 409)
         if self.state.current_player() != seat:
             p = self.state.current_player()
-            raise GameError(f"not your turn: seat {p} ({self.players[p]}) is to act, you are seat {seat}", 409)
+            raise GameError("not your turn: seat {p} ({player}) is to act, you are seat {seat}", 409,
+                            p=p, player=player_text(self.players[p]), seat=seat)
 
     def move(self, body) -> None:
         """``{"token", "step", "action"}``: the seat of the token plays ``action``."""
@@ -342,8 +409,8 @@ class Game:
         self._to_act(seat)
         action, legal = body["action"], self.state.legal_actions()
         if type(action) is not int or action not in legal:
-            raise GameError(f"action {json.dumps(action)[:40]} is not a legal move here; the legal "
-                            f"actions are {', '.join(map(str, legal))}")
+            raise GameError("action {action} is not a legal move here; the legal actions are {legal}",
+                            action=json.dumps(action)[:40], legal=", ".join(map(str, legal)))
         self._commit(lambda: self._apply(action))
 
     def undo_target(self, seat: int):
@@ -362,8 +429,8 @@ class Game:
         seat = self._check(body, {"token", "step"})
         target = self.undo_target(seat)
         if target is None:
-            raise GameError(f"nothing to undo for seat {seat}: no decision of yours since which only "
-                            "bots and chance moved", 409)
+            raise GameError("nothing to undo for seat {seat}: no decision of yours since which only "
+                            "bots and chance moved", 409, seat=seat)
         self._commit(lambda: self._reset(self.state_at(target)))
         self.problem = None
 
@@ -377,9 +444,11 @@ class Game:
         p = self.state.current_player()
         return p if p in self.bots and not self.state.is_terminal() else None
 
-    def view(self, seats: list) -> dict:
+    def view(self, seats: list, lang_code: str = "en") -> dict:
         """What a page shows to the holder of the tokens of ``seats`` (a list, one entry per
-        token given): the board, the moves when one of them is to act, the log."""
+        token given): the board, the moves when one of them is to act, the log; the moves'
+        labels, the log, the problem and the game-over panel in ``lang_code``."""
+        tr = lang.translator(self.name, lang.check(lang_code))
         st, to_act = self.state, self.state.current_player()
         mine = to_act in seats and not st.is_terminal()
         final = {"scores": st.scores(), "returns": st.returns()} if st.is_terminal() else None
@@ -389,11 +458,12 @@ class Game:
                 "snapshot": viewer.snapshot(st, self.name),
                 "previous": viewer.snapshot(self.previous, self.name) if self.step else None,
                 "final": final,
-                "moves": [{"action": a, "label": self.board.choice_label(st, a, seat=to_act)}
+                "moves": [{"action": a, "label": tr.move(self.board.choice_label(st, a, seat=to_act))}
                           for a in st.legal_actions()] if mine else [],
                 "undo": {str(s): self.undo_target(s) for s in set(seats)},
-                "log": self.log, "problem": self.problem,
-                "game_over": viewer.game_over(final, self.players)}
+                "log": [self.log_line(k, tr) for k in range(len(self.log))],
+                "problem": said(self.problem, tr) if self.problem else None,
+                "game_over": viewer.game_over(final, [said(player_text(p), tr) for p in self.players], tr)}
 
     def summary(self) -> dict:
         """The lobby's line for the game (no tokens)."""
@@ -420,19 +490,24 @@ class Game:
                 action = await asyncio.to_thread(bot.step, self.state.clone())
             except Exception as e:              # a bot's failure stops the game, not the server
                 log.exception("game %s: seat %d (%s) failed", self.id, seat, bot.name)
-                self._stop(f"seat {seat} ({bot.name}) failed: {e}")
+                self._stop(Text("seat {seat} ({bot}) failed: {why}", seat=seat, bot=bot.name, why=str(e)))
                 return
             if self.step == step:
                 try:
                     self._commit(lambda: self._apply(action))
                 except GameError as e:          # the disk: the bot tries again after an undo
-                    self._stop(str(e))
+                    self._stop(e.text)
                     return
 
-    def _stop(self, problem: str) -> None:
+    def _stop(self, problem: Text) -> None:
         """The bots wait (an undo lets them try again); the pages say why."""
         self.problem = problem
         self._tell()
+
+
+def hint_said(found: dict, tr) -> dict:
+    """A hint's answer with its moves' labels in the language of ``tr``."""
+    return {**found, "moves": [{**m, "label": tr.move(m["label"])} for m in found["moves"]]}
 
 
 def hint(state, iterations: int, board) -> dict:
@@ -472,5 +547,5 @@ class Games:
     def get(self, game_id: str) -> Game:
         game = self.games.get(game_id) if _ID.fullmatch(game_id) else None
         if game is None:
-            raise GameError(f"no game {game_id[:40]!r} on this server", 404)
+            raise GameError("no game {id!r} on this server", 404, id=game_id[:40])
         return game

@@ -1,12 +1,19 @@
 """The HTML of the lobby and of the game page (inline CSS and JS, no network but the server's
 API). The game page draws the board with the replay viewer's CSS, helpers and the game's
-board module (``caribsim.human.viewer.page_css`` / ``page_js``), so both pages look alike."""
+board module (``caribsim.human.viewer.page_css`` / ``page_js``), so both pages look alike.
+
+Each page is in one language (``lang_code``: en, cs; ``caribsim.human.lang``). Its English
+texts are the keys of data/lang_cs.csv's ``msg`` rows: an element marked ``data-t`` has its
+text (and its title, placeholder, aria-label) translated when the page loads, a text the
+JS writes goes through ``t("template {name}", {name})``; the board's words go through the
+viewer's ``tr()``. The API's texts (the moves' labels, the log, the refusals) come in the
+page's language: ``api()`` and the socket send ``?lang=``."""
 from __future__ import annotations
 
 import html
 import json
 
-from caribsim.human import viewer
+from caribsim.human import lang, viewer
 
 
 def _json(value) -> str:
@@ -14,39 +21,64 @@ def _json(value) -> str:
     return json.dumps(value).replace("<", "\\u003c")
 
 
-def lobby(default_bot: str) -> str:
-    return _LOBBY.replace("__DEFAULT_BOT__", _json(default_bot))
+def _in(page: str, tr) -> str:
+    """The page with its language: the <html lang>, the messages of ``t()``."""
+    return (page.replace("__LANG__", tr.lang).replace("__PAGE_LANG__", _json(tr.lang))
+            .replace("__MESSAGES__", _json(tr.messages)))
 
 
-def game(game_id: str, game_name: str) -> str:
-    return (_GAME.replace("__VIEWER_CSS__", viewer.page_css(game_name))
-            .replace("__VIEWER_JS__", viewer.page_js(game_name))
-            .replace("__GAME_ID__", _json(game_id)).replace("__TITLE__", html.escape(f"caribsim: {game_name}")))
+def lobby(default_bot: str, lang_code: str = "en") -> str:
+    tr = lang.translator(None, lang.check(lang_code))
+    return _in(_LOBBY.replace("__DEFAULT_BOT__", _json(default_bot))
+               .replace("__TITLE__", html.escape(tr.msg("caribsim: new game"))), tr)
 
 
-def notice(message: str) -> str:
+def game(game_id: str, game_name: str, lang_code: str = "en") -> str:
+    tr = lang.translator(game_name, lang.check(lang_code))
+    return _in(_GAME.replace("__VIEWER_CSS__", viewer.page_css(game_name))
+               .replace("__VIEWER_JS__", viewer.page_js(game_name, lang_code))
+               .replace("__GAME_ID__", _json(game_id)).replace("__TITLE__", html.escape(f"caribsim: {tr.text(game_name)}")), tr)
+
+
+def notice(message: str, lang_code: str = "en") -> str:
     """A page that only says why there is nothing to show (no such game, not over yet)."""
-    return (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>caribsim</title>'
-            f'</head><body><p id="error">{html.escape(message)}</p><p><a href="/">to the lobby</a></p></body></html>')
+    tr = lang.translator(None, lang.check(lang_code))
+    return (f'<!DOCTYPE html><html lang="{tr.lang}"><head><meta charset="utf-8"><title>caribsim</title></head><body>'
+            f'<p id="error">{html.escape(message)}</p><p><a href="/">{html.escape(tr.msg("to the lobby"))}</a></p></body></html>')
 
 
 _HEAD = """<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8">
+<html lang="__LANG__"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1"><title>__TITLE__</title>"""
 
 _COMMON_JS = r"""
+const PAGE_LANG = __PAGE_LANG__, MESSAGES = __MESSAGES__;
+// t(text, values): a message of the page in its language (data/lang_cs.csv), its {names} filled
+const t = (text, values = {}) => (Object.hasOwn(MESSAGES, text) ? MESSAGES[text] : text)
+  .replace(/\{(\w+)\}/g, (m, k) => Object.hasOwn(values, k) ? values[k] : m);
+function translatePage() {
+  // the elements marked data-t: their own texts and their title, placeholder, aria-label
+  for (const e of document.querySelectorAll("[data-t]")) {
+    for (const n of e.childNodes) if (n.nodeType === 3 && n.nodeValue.trim()) n.nodeValue = n.nodeValue.replace(n.nodeValue.trim(), t(n.nodeValue.trim()));
+    for (const a of ["title", "placeholder", "aria-label"]) if (e.hasAttribute(a)) e.setAttribute(a, t(e.getAttribute(a)));
+  }
+}
+// the API answers in the page's language; a page's own links keep a language its address asked for
+const withLang = (url, lang = PAGE_LANG) => lang === "en" ? url : url + (url.includes("?") ? "&" : "?") + "lang=" + lang;
+const ASKED = new URLSearchParams(location.search).get("lang");
+const keepLang = url => ASKED ? url + (url.includes("?") ? "&" : "?") + "lang=" + encodeURIComponent(ASKED) : url;
 async function api(path, body) {
   // the answer's JSON; a refused request throws its error message
-  const r = await fetch(path, body === undefined ? {} :
+  const r = await fetch(withLang(path), body === undefined ? {} :
     {method: "POST", headers: {"content-type": "application/json"}, body: JSON.stringify(body)});
-  const j = await r.json().catch(() => ({error: `the server answered ${r.status}`}));
-  if (!r.ok) throw new Error(j.error || `the server answered ${r.status}`);
+  const j = await r.json().catch(() => ({error: t("the server answered {status}", {status: r.status})}));
+  if (!r.ok) throw new Error(j.error || t("the server answered {status}", {status: r.status}));
   return j;
 }
 const showError = text => { const e = document.getElementById("error"); e.textContent = text || ""; e.hidden = !text; };
 """
 
-_LOBBY = (_HEAD.replace("__TITLE__", "caribsim: new game") + r"""
+_LOBBY = (_HEAD + r"""
 <style>
 body{font-family:system-ui,sans-serif;margin:.6em;background:#fbf8f1;color:#222}
 fieldset{border:1px solid #bbb;border-radius:6px;background:#fff;margin:.5em 0}
@@ -55,23 +87,23 @@ fieldset{border:1px solid #bbb;border-radius:6px;background:#fff;margin:.5em 0}
 #created{border:2px solid #2a7;border-radius:6px;padding:.5em;background:#fff;margin:.5em 0}
 table{border-collapse:collapse}td,th{padding:.1em .5em;border-bottom:1px solid #ddd;text-align:left}
 </style></head><body>
-<h1>caribsim: play in the browser</h1>
-<fieldset><legend>new game</legend>
-<div>game <select id="game"></select> players <select id="players"></select></div>
+<h1 data-t>caribsim: play in the browser</h1>
+<fieldset><legend data-t>new game</legend>
+<div data-t>game <select id="game"></select> players <select id="players"></select></div>
 <div id="options"></div>
 <div id="seats"></div>
-<div>seed <input id="seed" inputmode="numeric" placeholder="random"></div>
-<button id="create">create the game</button>
+<div data-t>seed <input id="seed" inputmode="numeric" placeholder="random" data-t></div>
+<button id="create" data-t>create the game</button>
 </fieldset>
-<fieldset><legend>play on from a record</legend>
-<div>record <input id="record-file" type="file" accept=".json,application/json" aria-label="a game record (.json)">
-step <input id="record-step" inputmode="numeric" size="6" placeholder="last" aria-label="the record's step to play on from"></div>
-<div>the seats above play it (their number is the record's players)</div>
-<button id="from-record">play from here</button>
+<fieldset><legend data-t>play on from a record</legend>
+<div data-t>record <input id="record-file" type="file" accept=".json,application/json" aria-label="a game record (.json)" data-t>
+step <input id="record-step" inputmode="numeric" size="6" placeholder="last" aria-label="the record's step to play on from" data-t></div>
+<div data-t>the seats above play it (their number is the record's players)</div>
+<button id="from-record" data-t>play from here</button>
 </fieldset>
 <div id="error" role="alert" hidden></div>
 <div id="created" hidden></div>
-<h2>unfinished games</h2>
+<h2 data-t>unfinished games</h2>
 <table id="games"><tbody></tbody></table>
 <script>
 """ + _COMMON_JS + r"""
@@ -88,9 +120,9 @@ function seatRows() {
     [r.querySelector("select").value, r.querySelector("input").value]);
   $("seats").innerHTML = Array.from({length: n}, (_, i) => {
     const [kind, spec] = old[i] || [i ? "bot" : "human", DEFAULT_BOT];
-    return `<div class="seat">seat ${i} <select id="kind-${i}"><option value="human"${kind === "human" ? " selected" : ""}>human</option>
-      <option value="bot"${kind === "bot" ? " selected" : ""}>bot</option></select>
-      <input id="bot-${i}" value="${esc(spec)}"${kind === "human" ? " disabled" : ""} aria-label="bot spec of seat ${i}" title="random, greedy, mcts:N, puct:N ..."></div>`;
+    return `<div class="seat">${t("seat {i}", {i})} <select id="kind-${i}"><option value="human"${kind === "human" ? " selected" : ""}>${t("human")}</option>
+      <option value="bot"${kind === "bot" ? " selected" : ""}>${t("bot")}</option></select>
+      <input id="bot-${i}" value="${esc(spec)}"${kind === "human" ? " disabled" : ""} aria-label="${esc(t("bot spec of seat {i}", {i}))}" title="random, greedy, mcts:N, puct:N ..."></div>`;
   }).join("");
   // a human seat has no bot spec
   document.querySelectorAll(".seat select").forEach((s, i) => { s.onchange = () => { $(`bot-${i}`).disabled = s.value === "human"; }; });
@@ -99,15 +131,15 @@ function gameChanged() {
   const c = choice();
   $("players").innerHTML = c.players.map(n => `<option value="${n}"${n === 3 ? " selected" : ""}>${n}</option>`).join("");
   $("options").innerHTML = Object.entries(c.options).map(([k, v]) =>
-    `<label><input type="checkbox" id="opt-${k}"${v ? " checked" : ""}> ${esc(k.replace(/_/g, " "))}</label> `).join("");
+    `<label><input type="checkbox" id="opt-${k}"${v ? " checked" : ""}> ${esc(t(label(k)))}</label> `).join("");
   seatRows();
 }
 function linkList(id, made) {
-  const rows = made.links.map(l => `<li><a class="seat-link" data-seat="${l.seat}" href="${esc(l.url)}">seat ${l.seat}</a>
-    <input readonly size="60" value="${esc(location.origin + l.url)}" aria-label="link of seat ${l.seat}"></li>`);
-  if (made.hotseat) rows.push(`<li><a id="hotseat-link" href="${esc(made.hotseat)}">all human seats in this browser (hot-seat)</a></li>`);
-  rows.push(`<li><a id="watch-link" href="${esc(made.watch)}">watch</a></li>`);
-  return `game ${esc(id)}: one link per human seat (its token is its key; give each person theirs)<ul>${rows.join("")}</ul>`;
+  const rows = made.links.map(l => `<li><a class="seat-link" data-seat="${l.seat}" href="${esc(keepLang(l.url))}">${t("seat {i}", {i: l.seat})}</a>
+    <input readonly size="60" value="${esc(location.origin + l.url)}" aria-label="${esc(t("link of seat {i}", {i: l.seat}))}"></li>`);
+  if (made.hotseat) rows.push(`<li><a id="hotseat-link" href="${esc(keepLang(made.hotseat))}">${t("all human seats in this browser (hot-seat)")}</a></li>`);
+  rows.push(`<li><a id="watch-link" href="${esc(keepLang(made.watch))}">${t("watch")}</a></li>`);
+  return `${esc(t("game {id}: one link per human seat (its token is its key; give each person theirs)", {id}))}<ul>${rows.join("")}</ul>`;
 }
 async function create() {
   showError("");
@@ -116,7 +148,7 @@ async function create() {
     seats: Array.from({length: n}, (_, i) => $(`kind-${i}`).value === "human" ? "human" : $(`bot-${i}`).value.trim())};
   // a page's numbers are exact up to 2**53; the API takes any seed up to 2**64-1
   if (seedText !== "" && !(/^\d+$/.test(seedText) && Number.isSafeInteger(body.seed))) {
-    showError(`the seed is a whole number 0..${Number.MAX_SAFE_INTEGER} (or empty: a random one)`); return;
+    showError(t("the seed is a whole number 0..{max} (or empty: a random one)", {max: Number.MAX_SAFE_INTEGER})); return;
   }
   for (const k of Object.keys(c.options)) body.options[k] = $(`opt-${k}`).checked;
   await start(body);
@@ -135,10 +167,10 @@ async function start(body) {
 async function fromRecord() {
   showError("");
   const file = $("record-file").files[0], stepText = $("record-step").value.trim();
-  if (!file) { showError("choose a record file (.json) first"); return; }
+  if (!file) { showError(t("choose a record file (.json) first")); return; }
   let record;
-  try { record = JSON.parse(await file.text()); } catch (e) { showError(`${file.name} is not JSON: ${e.message}`); return; }
-  if (stepText !== "" && !/^\d+$/.test(stepText)) { showError("the step is a whole number (or empty: the record's last)"); return; }
+  try { record = JSON.parse(await file.text()); } catch (e) { showError(t("{file} is not JSON: {why}", {file: file.name, why: e.message})); return; }
+  if (stepText !== "" && !/^\d+$/.test(stepText)) { showError(t("the step is a whole number (or empty: the record's last)")); return; }
   const n = +$("players").value;
   const body = {record, seats: Array.from({length: n}, (_, i) => $(`kind-${i}`).value === "human" ? "human" : $(`bot-${i}`).value.trim())};
   if (stepText !== "") body.step = Number(stepText);
@@ -148,19 +180,20 @@ async function listGames() {
   const j = await api("/api/games"), mine = known();
   if (!CHOICES.length) {
     CHOICES = j.choices;
-    $("game").innerHTML = CHOICES.map(c => `<option value="${c.game}"${c.game === "puerto_rico" ? " selected" : ""}>${label(c.game)}</option>`).join("");
+    $("game").innerHTML = CHOICES.map(c => `<option value="${c.game}"${c.game === "puerto_rico" ? " selected" : ""}>${t(label(c.game))}</option>`).join("");
     gameChanged();
   }
   $("games").tBodies[0].innerHTML = j.games.map(g => {
-    const links = mine[g.id] ? mine[g.id].links.map(l => `<a class="resume" href="${esc(l.url)}">resume seat ${l.seat}</a>`).join(" ") : "";
-    return `<tr id="game-${g.id}"><td>${esc(g.game)}</td><td>${g.players.map(esc).join(", ")}</td><td>step ${g.step}</td>
-      <td>${links} <a href="/game/${g.id}">watch</a></td></tr>`;
-  }).join("") || '<tr><td>none</td></tr>';
+    const links = mine[g.id] ? mine[g.id].links.map(l => `<a class="resume" href="${esc(keepLang(l.url))}">${t("resume seat {i}", {i: l.seat})}</a>`).join(" ") : "";
+    return `<tr id="game-${g.id}"><td>${esc(t(label(g.game)))}</td><td>${g.players.map(p => esc(p === "human" ? t(p) : p)).join(", ")}</td><td>${t("step {n}", {n: g.step})}</td>
+      <td>${links} <a href="${keepLang(`/game/${g.id}`)}">${t("watch")}</a></td></tr>`;
+  }).join("") || `<tr><td>${t("none")}</td></tr>`;
 }
 $("game").onchange = gameChanged;
 $("players").onchange = seatRows;
 $("create").onclick = create;
 $("from-record").onclick = fromRecord;
+translatePage();
 listGames().catch(e => showError(e.message));
 </script></body></html>
 """)
@@ -175,17 +208,17 @@ __VIEWER_CSS__
 #hint-panel table{border-collapse:collapse}#hint-panel td{padding:0 .5em}
 #log{max-height:16em;overflow-y:auto;background:#fff;border:1px solid #bbb;font-size:.85em;padding:.3em 2.5em}
 </style></head><body>
-<h1>__TITLE__ <a href="/" style="font-size:.6em">lobby</a></h1>
+<h1>__TITLE__ <a id="lobby-link" href="/" style="font-size:.6em" data-t>lobby</a></h1>
 <div id="status" data-step="-1"></div>
 <div id="error" role="alert" hidden></div>
 <div id="moves"></div>
-<div><button id="undo" disabled>undo</button> <button id="hint" disabled>hint</button></div>
+<div><button id="undo" disabled data-t>undo</button> <button id="hint" disabled data-t>hint</button></div>
 <div id="hint-panel" hidden></div>
 <div id="scores"></div>
 <div id="game-over" hidden></div>
 <div id="supply"></div>
 <div id="boards" class="boards"></div>
-<h2>moves played</h2><ol id="log"></ol>
+<h2 data-t>moves played</h2><ol id="log"></ol>
 <script>
 """ + _COMMON_JS + r"""
 const GAME = __GAME_ID__;
@@ -199,17 +232,17 @@ let view = null;
 const tokenOf = seat => view && TOKENS[view.you.indexOf(seat)];
 function status(v) {
   const p = v.to_act, who = p >= 0 ? seatName(p) : "";
-  if (v.over) return "game over";
+  if (v.over) return t("game over");
   if (v.problem) return v.problem;
-  if (v.you.includes(p)) return `your move, ${who}`;
-  return v.thinking ? `${who} is thinking...` : `waiting for ${who}`;
+  if (v.you.includes(p)) return t("your move, {who}", {who});
+  return v.thinking ? t("{who} is thinking...", {who}) : t("waiting for {who}", {who});
 }
 function render(v) {
   // an answer arriving late, or the same change twice (the move's answer and its update)
   if (view && v.version <= view.version) return;
   const moved = !view || v.step !== view.step;
   view = v;
-  Object.assign(DATA, {players: v.players, final: v.final,
+  Object.assign(DATA, {players: v.players.map(p => p === "human" ? t(p) : p), final: v.final,
                        snapshots: v.previous ? [v.previous, v.snapshot] : [v.snapshot]});
   const st = $("status");
   st.textContent = status(v);
@@ -219,12 +252,12 @@ function render(v) {
   $("undo").disabled = !Object.values(v.undo).some(t => t !== null);
   $("hint").disabled = !v.moves.length;
   const s = v.snapshot;
-  $("scores").innerHTML = "scores: " + s.scores.map((x, p) => `<span class="tag" style="border-left:4px solid ${COLORS[p % 5]}">${seatName(p)}: <b id="total-${p}">${x}</b></span>`).join("");
-  const over = gameOver(v.game_over, true) + (v.over ? `<div class="row"><a id="replay-link" href="/replay/${GAME}">replay the game</a></div>` : "");
+  $("scores").innerHTML = tr("scores: ") + s.scores.map((x, p) => `<span class="tag" style="border-left:4px solid ${COLORS[p % 5]}">${seatName(p)}: <b id="total-${p}">${x}</b></span>`).join("");
+  const over = gameOver(v.game_over, true) + (v.over ? `<div class="row"><a id="replay-link" href="${keepLang(`/replay/${GAME}`)}">${t("replay the game")}</a></div>` : "");
   $("game-over").innerHTML = over; $("game-over").hidden = !over;
-  const supply = BOARD.supply(s);
+  const supply = trHtml(BOARD.supply(s));
   $("supply").innerHTML = supply; $("supply").hidden = !supply;
-  $("boards").innerHTML = BOARD.boards(s);
+  $("boards").innerHTML = trHtml(BOARD.boards(s));
   const log = $("log"), atEnd = log.scrollTop + log.clientHeight >= log.scrollHeight - 4;
   log.innerHTML = v.log.map(line => `<li>${esc(line.replace(/^\d+\. /, ""))}</li>`).join("");
   if (atEnd) log.scrollTop = log.scrollHeight;
@@ -252,13 +285,13 @@ $("undo").onclick = () => {
 };
 $("hint").onclick = async () => {
   const panel = $("hint-panel"), step = view.step;
-  panel.hidden = false; panel.textContent = "searching...";
+  panel.hidden = false; panel.textContent = t("searching...");
   try {
     const h = await api(`/api/games/${GAME}/hint`, {token: tokenOf(view.to_act), step});
     if (view.step !== step) return;
-    panel.innerHTML = `hint (${h.iterations} iterations; win estimate of the best move ${(100 * h.win).toFixed(0)}%):
+    panel.innerHTML = t("hint ({n} iterations; win estimate of the best move {win}%):", {n: h.iterations, win: (100 * h.win).toFixed(0)}) + `
       <table>${h.moves.map(m => `<tr class="hint-move" data-action="${m.action}" data-share="${m.share}" data-win="${m.win}">
-      <td>${esc(m.label)}</td><td>${(100 * m.share).toFixed(0)}% of visits</td><td>win ${(100 * m.win).toFixed(0)}%</td></tr>`).join("")}</table>`;
+      <td>${esc(m.label)}</td><td>${t("{share}% of visits", {share: (100 * m.share).toFixed(0)})}</td><td>${t("win {win}%", {win: (100 * m.win).toFixed(0)})}</td></tr>`).join("")}</table>`;
   } catch (e) { panel.hidden = true; showError(e.message); }
 };
 async function refresh() {
@@ -267,7 +300,7 @@ async function refresh() {
 }
 function listen(wait) {
   // live updates: every change of the game comes as its new view; a lost socket reconnects
-  const ws = new WebSocket(`${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/api/games/${GAME}/ws?${QUERY}`);
+  const ws = new WebSocket(withLang(`${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/api/games/${GAME}/ws?${QUERY}`));
   let refused = false;
   ws.onopen = () => { wait = 500; };
   ws.onmessage = e => {
@@ -276,6 +309,8 @@ function listen(wait) {
   };
   ws.onclose = () => { if (!refused) setTimeout(() => listen(Math.min(2 * wait, 8000)), wait); };
 }
+$("lobby-link").href = keepLang("/");
+translatePage();
 refresh();
 listen(500);
 </script></body></html>
