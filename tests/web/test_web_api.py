@@ -174,6 +174,8 @@ def test_refused_new_games_make_no_files(client, folder):
         ({"game": PR, "seats": ["human", "random"], "seed": -1}, "seed must be an integer in 0..18446744073709551615"),
         ({"game": PR, "seats": ["human", "random"], "seed": 2**64}, "seed must be an integer"),
         ({"game": PR, "seats": ["human", "random"], "colour": "red"}, "unknown field(s) colour"),
+        ({"game": "cuba", "seats": ["human", "az"]}, "seat 1: az is the network trained for puerto_rico"),
+        ({"game": PR, "seats": ["human", "az", "random"]}, "seat 1: az is the network trained for puerto_rico"),
         ("puerto_rico", "a new game is a JSON object"),
     ]
     for body, words in cases:

@@ -213,7 +213,7 @@ class Game:
                 try:
                     _bot(spec, s).check_game(state.game)     # a network of another game
                 except ValueError as e:
-                    raise GameError(f"seat {s}: {e}") from None
+                    raise GameError("seat {seat}: {why}", seat=s, why=str(e)) from None
         tokens = [secrets.token_urlsafe(18) if spec == HUMAN else None for spec in seats]
         game = cls(folder, secrets.token_hex(6), state, seed, list(seats), tokens)
         try:
