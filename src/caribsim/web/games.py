@@ -376,6 +376,7 @@ class Game:
         token given): the board, the moves when one of them is to act, the log."""
         st, to_act = self.state, self.state.current_player()
         mine = to_act in seats and not st.is_terminal()
+        targets = self.board.move_targets(st) if mine else {}
         final = {"scores": st.scores(), "returns": st.returns()} if st.is_terminal() else None
         return {"id": self.id, "game": self.name, "options": self.rules.options(), "seed": self.seed,
                 "players": self.players, "you": seats, "version": self.version, "step": self.step, "to_act": to_act,
@@ -383,7 +384,7 @@ class Game:
                 "snapshot": viewer.snapshot(st, self.name),
                 "previous": viewer.snapshot(self.previous, self.name) if self.step else None,
                 "final": final,
-                "moves": [{"action": a, "label": self.board.choice_label(st, a, seat=to_act)}
+                "moves": [{"action": a, "label": self.board.choice_label(st, a, seat=to_act), "target": targets.get(a)}
                           for a in st.legal_actions()] if mine else [],
                 "undo": {str(s): self.undo_target(s) for s in set(seats)},
                 "log": self.log, "problem": self.problem,

@@ -174,6 +174,9 @@ __VIEWER_CSS__
 #moves button{text-align:left}
 #hint-panel table{border-collapse:collapse}#hint-panel td{padding:0 .5em}
 #log{max-height:16em;overflow-y:auto;background:#fff;border:1px solid #bbb;font-size:.85em;padding:.3em 2.5em}
+.target{outline:2px solid #e07000;outline-offset:1px;cursor:pointer}
+.target:hover,.target:focus{outline-width:3px;box-shadow:0 0 0 4px #ffd9a8}
+#moves button.picked{outline:3px solid #e07000;background:#ffe4c0}
 </style></head><body>
 <h1>__TITLE__ <a href="/" style="font-size:.6em">lobby</a></h1>
 <div id="status" data-step="-1"></div>
@@ -214,7 +217,7 @@ function render(v) {
   const st = $("status");
   st.textContent = status(v);
   st.dataset.step = v.step; st.dataset.toAct = v.to_act; st.dataset.over = v.over;
-  $("moves").innerHTML = v.moves.map(m => `<button class="move" data-action="${m.action}">${esc(m.label)}</button>`).join("");
+  $("moves").innerHTML = v.moves.map(m => `<button class="move" data-action="${m.action}"${m.target ? ` data-target="${esc(m.target)}"` : ""}>${esc(m.label)}</button>`).join("");
   if (moved) $("hint-panel").hidden = true;
   $("undo").disabled = !Object.values(v.undo).some(t => t !== null);
   $("hint").disabled = !v.moves.length;
@@ -225,6 +228,7 @@ function render(v) {
   const supply = BOARD.supply(s);
   $("supply").innerHTML = supply; $("supply").hidden = !supply;
   $("boards").innerHTML = BOARD.boards(s);
+  markTargets(v.moves);
   const log = $("log"), atEnd = log.scrollTop + log.clientHeight >= log.scrollHeight - 4;
   log.innerHTML = v.log.map(line => `<li>${esc(line.replace(/^\d+\. /, ""))}</li>`).join("");
   if (atEnd) log.scrollTop = log.scrollHeight;
@@ -245,6 +249,37 @@ $("moves").onclick = e => {
   const b = e.target.closest("button.move");
   if (b) act("move", {token: tokenOf(view.to_act), step: view.step, action: +b.dataset.action});
 };
+// The moves on the board itself: an element of the drawing (data-key) that a legal move names
+// (its "target") is outlined, its title the move's label. A click plays the move, as its button
+// does; an element several moves share (the goods onto one ship) marks their buttons instead.
+function markTargets(moves) {
+  const byKey = {};
+  for (const m of moves) if (m.target) (byKey[m.target] = byKey[m.target] || []).push(m);
+  for (const el of document.querySelectorAll("#supply [data-key], #boards [data-key]")) {
+    const ms = byKey[el.dataset.key];
+    if (!ms) continue;
+    el.classList.add("target");
+    el.classList.toggle("shared", ms.length > 1);
+    el.dataset.actions = ms.map(m => m.action).join(" ");
+    el.title = ms.length > 1 ? "choose one of: " + ms.map(m => m.label).join("; ") : ms[0].label;
+    el.tabIndex = 0;
+    el.setAttribute("role", "button");
+  }
+}
+function boardClick(e) {
+  const el = e.target.closest(".target");
+  if (!el || !view || !view.moves.length) return;
+  const actions = el.dataset.actions.split(" ").map(Number);
+  if (actions.length === 1) { act("move", {token: tokenOf(view.to_act), step: view.step, action: actions[0]}); return; }
+  const buttons = [...document.querySelectorAll("#moves button.move")];
+  buttons.forEach(b => b.classList.toggle("picked", actions.includes(+b.dataset.action)));
+  const first = buttons.find(b => b.classList.contains("picked"));
+  if (first) first.focus();
+}
+for (const id of ["supply", "boards"]) {
+  $(id).addEventListener("click", boardClick);
+  $(id).addEventListener("keydown", e => { if (e.key === "Enter" || e.key === " ") { if (e.target.closest(".target")) e.preventDefault(); boardClick(e); } });
+}
 $("undo").onclick = () => {
   // the held seat whose previous decision is the latest (hot-seat: the last person to move)
   const [seat] = Object.entries(view.undo).filter(([, t]) => t !== null).sort((a, b) => b[1] - a[1])[0] || [];
@@ -280,3 +315,4 @@ refresh();
 listen(500);
 </script></body></html>
 """
+
