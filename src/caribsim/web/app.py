@@ -20,7 +20,6 @@ from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse
 from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from caribsim.human import viewer
 from caribsim.web import page
 from caribsim.web.games import GameError, Games, choices, hint
 
@@ -73,7 +72,9 @@ def create_app(games_dir, bot_delay: float = 0.6, hint_iterations: int = 2000,
         return HTMLResponse(page.game(game.id, game.name))
 
     async def list_games(request):
-        return JSONResponse({"games": [g.summary() for g in games.games.values() if not g.summary()["over"]],
+        summaries = [g.summary() for g in games.games.values()]
+        return JSONResponse({"games": [s for s in summaries if not s["over"]],
+                             "finished": [s for s in summaries if s["over"]],
                              "choices": list(choices())})
 
     async def create(request):
@@ -114,7 +115,7 @@ def create_app(games_dir, bot_delay: float = 0.6, hint_iterations: int = 2000,
             record = games.get(request.path_params["game_id"]).finished_record()
         except GameError as e:
             return HTMLResponse(page.notice(str(e)), status_code=e.status)
-        return HTMLResponse(viewer.render(record))
+        return HTMLResponse(page.replay(record, request.path_params["game_id"], default_bot))
 
     async def updates(ws: WebSocket):
         await ws.accept()

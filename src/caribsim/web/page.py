@@ -24,6 +24,17 @@ def game(game_id: str, game_name: str) -> str:
             .replace("__GAME_ID__", _json(game_id)).replace("__TITLE__", html.escape(f"caribsim: {game_name}")))
 
 
+def replay(record: dict, game_id: str, default_bot: str) -> str:
+    """The replay viewer's page of a finished game of the server, with *play from here*: the
+    seats and a button that make a new game from the record at the viewer's step and open it
+    (a static viewer file has no server, so no such control)."""
+    block = (_PLAY_FROM_HERE.replace("__COMMON_JS__", _COMMON_JS).replace("__GAME_ID__", _json(game_id))
+             .replace("__DEFAULT_BOT__", _json(default_bot)))
+    page = viewer.render(record)
+    at = page.rindex("</body>")
+    return page[:at] + block + page[at:]
+
+
 def notice(message: str) -> str:
     """A page that only says why there is nothing to show (no such game, not over yet)."""
     return (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>caribsim</title>'
@@ -73,6 +84,9 @@ step <input id="record-step" inputmode="numeric" size="6" placeholder="last" ari
 <div id="created" hidden></div>
 <h2>unfinished games</h2>
 <table id="games"><tbody></tbody></table>
+<h2>finished games</h2>
+<div>their replay, and from any of its steps <i>play from here</i></div>
+<table id="finished"><tbody></tbody></table>
 <script>
 """ + _COMMON_JS + r"""
 const DEFAULT_BOT = __DEFAULT_BOT__;
@@ -156,6 +170,9 @@ async function listGames() {
     return `<tr id="game-${g.id}"><td>${esc(g.game)}</td><td>${g.players.map(esc).join(", ")}</td><td>step ${g.step}</td>
       <td>${links} <a href="/game/${g.id}">watch</a></td></tr>`;
   }).join("") || '<tr><td>none</td></tr>';
+  $("finished").tBodies[0].innerHTML = j.finished.map(g =>
+    `<tr id="finished-${g.id}"><td>${esc(g.game)}</td><td>${g.players.map(esc).join(", ")}</td><td>${g.step} steps</td>
+      <td><a class="replay" href="/replay/${g.id}">replay, play from a step</a></td></tr>`).join("") || '<tr><td>none</td></tr>';
 }
 $("game").onchange = gameChanged;
 $("players").onchange = seatRows;
@@ -316,3 +333,68 @@ listen(500);
 </script></body></html>
 """
 
+# Added to the replay viewer's page by replay(): it reads the viewer's DATA, S (the snapshots)
+# and cur (the step shown), and follows the viewer's show() to keep the step and seats current.
+_PLAY_FROM_HERE = r"""
+<style>
+#play-from-here{border:1px solid #2a7;border-radius:6px;background:#fff;margin:.6em 0;padding:.3em .6em}
+#play-from-here .seat{display:inline-block;margin:.2em 1.2em .2em 0}#play-from-here .seat input{width:10em}
+#error{color:#b00;font-weight:bold}
+</style>
+<fieldset id="play-from-here"><legend>play from here</legend>
+<div id="pfh-where"></div>
+<div id="pfh-seats"></div>
+<button id="pfh-play">play from here</button> <a href="/">lobby</a>
+<div id="error" role="alert" hidden></div>
+</fieldset>
+<script>
+__COMMON_JS__
+const PFH_GAME = __GAME_ID__, PFH_BOT = __DEFAULT_BOT__;
+let pfhTouched = false;          // the person changed a seat: the defaults stay off it
+const pfhSeats = () => S[0].scores.length;
+function pfhMover(i) {
+  // the seat to decide from step i on: chance steps are played by the server first
+  for (let k = i; k < S.length; k++) if (S[k].to_act >= 0) return S[k].to_act;
+  return -1;
+}
+function pfhRows() {
+  const mover = pfhMover(cur);
+  $("pfh-seats").innerHTML = Array.from({length: pfhSeats()}, (_, i) => {
+    const human = i === mover;
+    return `<div class="seat">seat ${i} <select id="pfh-kind-${i}"><option value="human"${human ? " selected" : ""}>human</option>
+      <option value="bot"${human ? "" : " selected"}>bot</option></select>
+      <input id="pfh-bot-${i}" value="${esc(PFH_BOT)}"${human ? " disabled" : ""} aria-label="bot spec of seat ${i}" title="random, greedy, mcts:N, puct:N ..."></div>`;
+  }).join("");
+  document.querySelectorAll("#pfh-seats select").forEach((s, i) => {
+    s.onchange = () => { $(`pfh-bot-${i}`).disabled = s.value === "human"; pfhTouched = true; };
+  });
+  document.querySelectorAll("#pfh-seats input").forEach(b => { b.oninput = () => { pfhTouched = true; }; });
+}
+function pfhStep() {
+  const over = S[cur].to_act < -1, mover = pfhMover(cur);
+  $("pfh-where").innerHTML = over ? "the game is over at this step: go back to a step to play on from it"
+    : `a new game from step <b id="pfh-step">${cur}</b> of this one (this one stays as it is); seat ${mover} decides next`;
+  $("pfh-play").disabled = over;
+  if (!pfhTouched) pfhRows();
+}
+async function playFromHere() {
+  showError("");
+  const step = cur, seats = Array.from({length: pfhSeats()}, (_, i) =>
+    $(`pfh-kind-${i}`).value === "human" ? "human" : $(`pfh-bot-${i}`).value.trim());
+  try {
+    const record = await api(`/api/games/${PFH_GAME}/record`);
+    const made = await api("/api/games", {record, step, seats}), all = JSON.parse(localStorage.getItem("caribsim-links") || "{}");
+    all[made.id] = made;             // the lobby offers "resume" for the new game's seats
+    localStorage.setItem("caribsim-links", JSON.stringify(all));
+    location.href = made.hotseat || (made.links.length ? made.links[0].url : made.watch);
+  } catch (e) { showError(e.message); }
+}
+$("controls").after($("play-from-here"));       // under the viewer's step controls
+const pfhShow = show;
+show = i => { pfhShow(i); pfhStep(); };
+$("pfh-play").onclick = playFromHere;
+// the viewer's keys (arrows, Home, End) move its step: not while typing a bot spec here
+$("play-from-here").addEventListener("keydown", e => e.stopPropagation());
+pfhStep();
+</script>
+"""
