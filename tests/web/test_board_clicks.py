@@ -210,3 +210,47 @@ def test_the_replay_viewer_has_no_outlined_element(browser, tmp_path):
     assert browser.execute_script("return document.querySelectorAll('.target, [role=button]').length") == 0
     cursor = browser.execute_script("return getComputedStyle(document.querySelector('[data-key]')).cursor")
     assert cursor != "pointer"
+
+
+# the kinds of drawn element (a key's first word) that random games reach
+_KINDS = {"puerto_rico": {"role", "supply", "plantation", "quarry", "island", "building", "ship", "good",
+                          "goods", "trading"},
+          "port_royal": {"harbour", "draw", "pending", "expedition"},
+          "cuba": {"cell", "pool", "hand", "supply", "dock", "market"}}
+
+
+@pytest.mark.parametrize("game, options", [("puerto_rico", {}), ("puerto_rico", {"expansion": True}),
+                                           ("port_royal", {}), ("cuba", {})])
+def test_every_target_of_whole_games_is_drawn(browser, tmp_path, game, options):
+    """The keys of ``move_targets`` and the drawing's data-keys agree: along three whole random
+    games, at every decision, each move's key is an element of the board the viewer draws
+    there."""
+    from caribsim.human import viewer
+
+    kinds = set()
+    for seed in (21, 22, 23):
+        st, rng = caribsim.load_game(game, players=3, **options).new_initial_state(seed=seed), random.Random(seed)
+        wanted = []
+        while not st.is_terminal():
+            if st.is_chance_node():
+                st.resolve_chance()
+                continue
+            keys = sorted(set(boards.get(game).move_targets(st).values()))
+            if keys:
+                wanted.append([len(st.history()), keys])
+                kinds.update(k.split("-")[0] for k in keys)
+            st.apply_action(rng.choice(st.legal_actions()))
+        path = tmp_path / f"game{seed}.html"
+        viewer.write_html(records.record_game(st, seed), path)
+        browser.get(path.as_uri())
+        missing = browser.execute_script("""
+          const out = [];
+          for (const [i, keys] of arguments[0]) {
+            show(i);
+            const drawn = new Set([...document.querySelectorAll("#supply [data-key], #boards [data-key]")].map(e => e.dataset.key));
+            const miss = keys.filter(k => !drawn.has(k));
+            if (miss.length) out.push([i, miss]);
+          }
+          return out;""", wanted)
+        assert missing == [], (seed, missing[:5])
+    assert kinds >= _KINDS[game], _KINDS[game] - kinds

@@ -218,7 +218,7 @@ function cuLaw(l) {
   return `<div class="cu-box" id="cuba-law-${l.stack}" data-law="${l.in_force ? l.in_force.id : ""}">
     <h4>stack ${l.stack} <span class="cu-small">(${l.left} cards left)</span></h4>
     <div class="cu-small">in force: <b>${l.in_force ? esc(l.in_force.text) : CU_NONE}</b></div>
-    <div class="cu-small" id="cuba-proposal-${l.stack}" data-law="${l.proposal ? l.proposal.id : ""}">proposal: ${prop}</div></div>`;
+    <div class="cu-small" id="cuba-proposal-${l.stack}" data-key="proposal-${l.stack}" data-law="${l.proposal ? l.proposal.id : ""}">proposal: ${prop}</div></div>`;
 }
 function cuParliament(s) {
   const p = s.parliament, seats = p.tied.length ? p.tied : p.bidders;
@@ -279,14 +279,15 @@ def move_text(before, name: str) -> str:
 def move_targets(state) -> dict:
     """The legal moves of the seat to act that the page's board draws an element for:
     ``{action: key}``, the key being the element's ``data-key`` (docs/web.md): a field of the
-    mover's plantation (pawn to, harvest, place on; a building of his used there), a building
-    of the pool (build), a character card of his hand (play), an item of the supply (take it
-    at the setup), a dock (every item loaded onto it shares the dock) and a market track
+    mover's plantation (pawn to, harvest, place on; a building of his or the warehouse used
+    there), a building of the pool (build), a character card of his hand (play), an item of
+    the supply (take it at the setup, the Trader's material), a proposal (the Church's veto),
+    a dock (every item loaded onto it shares the dock) and a market track
     (buying and selling that item share it)."""
     if state.is_terminal() or state.is_chance_node():
         return {}
     seat = state.current_player()
-    on = state.to_dict()["boards"][seat]["buildings"]
+    on, layout = state.to_dict()["boards"][seat]["buildings"], fields(state)
     out = {}
     for action in state.legal_actions():
         name = state.action_to_string(action)
@@ -304,8 +305,12 @@ def move_targets(state) -> dict:
             key = "dock-" + rest.rsplit(" ", 1)[1]
         elif word in ("buy", "sell") and rest in CARGO:
             key = f"market-{rest}"
-        elif word == "take" and rest in ITEMS:
-            key = f"supply-{rest}"
+        elif word == "take" and rest in ITEMS or name.startswith("trader take ") and rest[6:] in MATERIALS:
+            key = f"supply-{rest.removeprefix('take ')}"
+        elif word == "veto" and rest in STACKS:
+            key = f"proposal-{rest}"
+        elif name == "use warehouse" and "warehouse" in layout:
+            key = f"cell-{seat}-{layout.index('warehouse') // _COLS + 1}-{layout.index('warehouse') % _COLS + 1}"
         elif word == "use" and under in on:
             key = f"cell-{seat}-{on[under].replace(',', '-')}"
         if key:
