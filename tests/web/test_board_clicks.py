@@ -113,9 +113,46 @@ def _played(browser, server, gid, step: int, action: int, before, game: str) -> 
     expected.apply_action(action)
     assert records.replay(rec, upto=step + 1).to_dict() == expected.to_dict()
     assert records.replay(rec, upto=step).to_dict() == before.to_dict()
-    s = _status(browser)
-    if s["toAct"] == str(expected.current_player()) or s["over"] == "true":
-        _check_board(browser, server, gid, game)
+    _check_board(browser, server, gid, game)
+    _check_numbers(browser, server, gid, game)
+
+
+_NUMBERS = """
+const q = s => [...document.querySelectorAll(s)], n = e => +e.textContent;
+const read = {
+  puerto_rico: () => ({left: q("[id^=pr-supply-]").map(e => [e.id.slice(10), +e.dataset.left]),
+                       colonists: q("[id^=pr-building-], [id^=pr-island-]").map(e => [e.id, +e.dataset.colonists])}),
+  port_royal: () => ({coins: q("[id^=pry-coins-]").map(n), vp: q("[id^=pry-vp-]").map(n),
+                      draw: n(document.getElementById("pry-draw-pile")),
+                      harbour: q("#pry-harbour [data-card]").map(e => e.dataset.card)}),
+  cuba: () => ({pesos: q("[id^=cuba-pesos-]").map(n), vp: q("[id^=cuba-vp-]").map(n),
+                pawns: q("[id^=cuba-pawn-]").map(e => e.textContent)})};
+return Object.assign({step: +document.getElementById("status").dataset.step}, read[arguments[0]]());
+"""
+
+
+def _check_numbers(browser, server, gid, game: str) -> None:
+    """The numbers of the drawn elements (the supply's copies left, colonists, coins, pesos...),
+    at the step the page shows (read at once), against the state the record replays to."""
+    page = browser.execute_script(_NUMBERS, game)
+    state = records.replay(records.load(server.folder / f"{gid}.json"), upto=page.pop("step"))
+    d = state.to_dict()
+    if game == "puerto_rico":
+        assert sorted(page["left"]) == sorted([b, d["buildings"][b]] for b in boards.get(game).in_play(d))
+        drawn = dict(page["colonists"])
+        for seat, b in enumerate(d["boards"]):
+            for k, n in b["buildings"].items():
+                assert drawn[f"pr-building-{seat}-{k}"] == n
+            for k, t in b["island"].items():
+                if t["tiles"]:
+                    assert drawn[f"pr-island-{seat}-{k}"] == t.get("colonists", 0)
+    elif game == "port_royal":
+        snap = boards.get(game).snapshot(state)
+        assert page == {"coins": [p["coins"] for p in snap["players"]], "vp": [p["vp"] for p in snap["players"]],
+                        "draw": snap["draw_pile"], "harbour": snap["harbour"]}
+    else:
+        assert page == {"pesos": [b["pesos"] for b in d["boards"]], "vp": [b["vp"] for b in d["boards"]],
+                        "pawns": [b["pawn"] for b in d["boards"]]}
 
 
 def _nobody_clicks(browser, server, gid, path: str, step: int) -> None:
