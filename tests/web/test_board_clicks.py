@@ -12,6 +12,7 @@ import time
 
 import pytest
 from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
 
 import caribsim
@@ -209,14 +210,14 @@ def test_a_board_click_plays_exactly_its_move(browser, server, game, seed, share
 
 
 def test_puerto_rico_played_by_board_clicks_only(browser, server):
-    """Seat 0 against two random bots makes its first eight decisions by clicking the board
-    (roles, plantations, buildings, colonists, ...), never a move button; after each the
-    record holds that move and the board's numbers are the state's."""
+    """Seat 0 against two random bots makes its first eight decisions on the board (roles,
+    plantations, buildings, colonists, ...; the last one from the keyboard), never a move
+    button; after each the record holds that move and the board's numbers are the state's."""
     made = _post(server, "/api/games", {"game": "puerto_rico", "seats": ["human", "random", "random"], "seed": 11})
     gid, rng = made["id"], random.Random(11)
     browser.get(server.url + made["links"][0]["url"])
     last, kinds = -1, set()
-    for _ in range(8):
+    for turn in range(8):
         s = _your_turn(browser, last)
         assert s.get("over") != "true"
         step = int(s["step"])
@@ -226,7 +227,13 @@ def test_puerto_rico_played_by_board_clicks_only(browser, server):
         assert single, f"no single move on the board at step {step}"
         key = rng.choice(single)
         kinds.add(key.split("-")[0])
-        _click_key(browser, key)
+        if turn == 7:                    # from the keyboard: the element focused, then Enter
+            el = browser.find_element(By.CSS_SELECTOR, f'.target[data-key="{key}"]')
+            browser.execute_script("arguments[0].focus()", el)
+            assert browser.switch_to.active_element == el
+            el.send_keys(Keys.ENTER)
+        else:
+            _click_key(browser, key)
         _played(browser, server, gid, step, by_key[key][0], before, "puerto_rico")
         last = step
     assert len(kinds) >= 3, kinds            # several kinds of element were clicked
