@@ -122,3 +122,29 @@ def test_play_from_here_says_why_it_refuses(browser, server):
 def test_a_static_viewer_file_has_no_play_from_here():
     html = viewer.render(_random_record("port_royal", 3))
     assert "play-from-here" not in html and "/api/games" not in html
+
+
+def test_play_from_here_at_a_chance_step(browser, server):
+    """At a chance step the seat that decided next in the game is the human one; the new game
+    draws the chance step as the game did and waits for that seat."""
+    gid = _finished_game(server, "port_royal", 15)
+    finished = _get(server, f"/api/games/{gid}/record")
+    step = next(i for i in range(40, len(finished["steps"])) if finished["steps"][i]["player"] < 0)
+    decides = _decision_step(finished, step)
+    mover = finished["steps"][decides]["player"]
+    browser.get(server.url + f"/replay/{gid}#step={step}")
+    WebDriverWait(browser, 30).until(lambda b: b.find_element(By.ID, "pfh-step").text == str(step))
+    assert browser.find_element(By.ID, "pfh-where").text.endswith(f"chance first, then seat {mover}")
+    assert [_seat_row(browser, s)[0] for s in range(3)] == ["human" if s == mover else "bot" for s in range(3)]
+    for seat in range(3):
+        if seat != mover:
+            box = browser.find_element(By.ID, f"pfh-bot-{seat}")
+            box.clear()
+            box.send_keys("random")
+    browser.find_element(By.ID, "pfh-play").click()
+    WebDriverWait(browser, 30).until(lambda b: "/game/" in b.current_url)
+    new = browser.current_url.split("/game/")[1].split("?")[0]
+    s = _your_turn(browser, step)
+    assert (int(s["step"]), int(s["toAct"])) == (decides, mover)
+    assert records.load(server.folder / f"{new}.json")["steps"] == finished["steps"][:decides]
+    _check_board(browser, server, new, "port_royal")

@@ -353,7 +353,8 @@ const PFH_GAME = __GAME_ID__, PFH_BOT = __DEFAULT_BOT__;
 let pfhTouched = false;          // the person changed a seat: the defaults stay off it
 const pfhSeats = () => S[0].scores.length;
 function pfhMover(i) {
-  // the seat to decide from step i on: chance steps are played by the server first
+  // the seat that decided first from step i on in the record (the new game draws its chance
+  // steps from the state's RNG, as a game played from its seed drew them)
   for (let k = i; k < S.length; k++) if (S[k].to_act >= 0) return S[k].to_act;
   return -1;
 }
@@ -373,7 +374,8 @@ function pfhRows() {
 function pfhStep() {
   const over = S[cur].to_act < -1, mover = pfhMover(cur);
   $("pfh-where").innerHTML = over ? "the game is over at this step: go back to a step to play on from it"
-    : `a new game from step <b id="pfh-step">${cur}</b> of this one (this one stays as it is); seat ${mover} decides next`;
+    : `a new game from step <b id="pfh-step">${cur}</b> of this one (this one stays as it is); ` +
+      (S[cur].to_act >= 0 ? `seat ${mover} to act` : `chance first, then seat ${mover}`);
   $("pfh-play").disabled = over;
   if (!pfhTouched) pfhRows();
 }
