@@ -308,3 +308,16 @@ def test_replay_prints_the_board_and_its_commands_in_czech(tmp_path):
         i=1, n=n, head="1. " + lang.translator("cuba", "cs").move(first)) in r.stdout
     usage = MSG["Enter or n, p, g N (0..{n}), q"].format(n=n)
     assert MSG["unknown command {cmd}: {usage}"].format(cmd="'zzz'", usage=usage) in r.stdout
+
+
+@pytest.mark.parametrize("text, words", [
+    ("game,kind,key,text\nall,msg,a,b, c\n", "line 2: 5 fields, expected 4 (game, kind, key, text): quote a field"),
+    ("game,kind,key,text\nall,msg,ok,fine\nall,msg,a\n", "line 3: 3 fields, expected 4"),
+    ("game,kind,key,text\nall,nope,a,b\n", "line 2: bad row"),
+])
+def test_a_malformed_row_of_the_data_file_is_named(text, words):
+    import io
+    with pytest.raises(ValueError, match=re.escape(words)):
+        lang.check_rows(csv.DictReader(io.StringIO(text)))
+    assert len(lang.rows()) == len(CS)          # the shipped file itself reads whole
+    assert all(None not in r and None not in r.values() for r in CS)

@@ -12,7 +12,8 @@ import pytest
 import caribsim
 from caribsim.human import boards, records, viewer
 from caribsim.search import mcts
-from caribsim.web.app import create_app
+from caribsim.web import page as web_page
+from caribsim.web.app import DEFAULT_BOT, create_app
 from tests.web.conftest import HINT_ITERATIONS, token_of, wait_for
 
 with warnings.catch_warnings():
@@ -273,8 +274,11 @@ def test_a_bot_game_plays_to_its_end_and_its_record_replays(client, folder):
     assert [r["total"] for r in end["game_over"]["rows"]] == [s["total"] for s in st.scores()]
     assert client.get(f"/api/games/{gid}/record").json() == rec
     page = client.get(f"/replay/{gid}")
-    assert page.status_code == 200 and page.text == viewer.render(rec)
-    assert gid not in [g["id"] for g in client.get("/api/games").json()["games"]]   # finished
+    # the viewer's page of the record, with play from here (the app's default bot for the seats)
+    assert page.status_code == 200 and page.text == web_page.replay(rec, gid, DEFAULT_BOT)
+    assert page.text.startswith(viewer.render(rec).rsplit("</body>", 1)[0]) and 'id="play-from-here"' in page.text
+    listed = client.get("/api/games").json()
+    assert gid not in [g["id"] for g in listed["games"]] and gid in [g["id"] for g in listed["finished"]]
 
 
 def test_a_new_app_over_the_same_folder_resumes_the_games(folder):

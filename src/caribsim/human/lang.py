@@ -40,12 +40,23 @@ def check(lang) -> str:
 
 @functools.lru_cache(maxsize=None)
 def rows() -> tuple:
-    """The rows of the Czech data file, checked: a known kind, a non-empty key and text."""
+    """The rows of the Czech data file, checked: four fields (a comma inside a field must be
+    quoted), a known kind, a non-empty key and text."""
     text = files("caribsim").joinpath("data", _FILE).read_text(encoding="utf-8")
-    out = tuple(csv.DictReader(io.StringIO(text, newline="")))
-    for r in out:
+    return check_rows(csv.DictReader(io.StringIO(text, newline="")))
+
+
+def check_rows(reader) -> tuple:
+    """The rows of a ``csv.DictReader`` over the data file's text, or ValueError naming the
+    first bad line."""
+    out = tuple(reader)
+    for line, r in enumerate(out, start=2):
+        if None in r or None in r.values():
+            n = sum(v is not None for k, v in r.items() if k is not None) + len(r.get(None) or [])
+            raise ValueError(f"{_FILE}, line {line}: {n} fields, "
+                             f"expected 4 (game, kind, key, text): quote a field that holds a comma")
         if r["kind"] not in _KINDS or not r["key"] or not r["text"]:
-            raise ValueError(f"{_FILE}: bad row {r}")
+            raise ValueError(f"{_FILE}, line {line}: bad row {r}")
     return out
 
 

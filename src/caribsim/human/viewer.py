@@ -232,9 +232,10 @@ const $ = id => document.getElementById(id);
 const esc = s => String(s).replace(/[&<>"]/g, c => ({"&":"&amp;","<":"&lt;",">":"&gt;",'"':"&quot;"}[c]));
 const label = s => s.replace(/_/g, " ");
 const seatName = i => tr(`seat ${i}`) + (DATA.players ? ` (${esc(DATA.players[i])})` : "");
-function tags(obj, suffix) {
+function tags(obj, suffix, key) {
+  // key(k): the data-key of k's tag (an element a move of the game page names)
   const out = [];
-  for (const [k, v] of Object.entries(obj)) if (v) out.push(`<span class="tag ${k}">${label(k)} ${v}${suffix||""}</span>`);
+  for (const [k, v] of Object.entries(obj)) if (v) out.push(`<span class="tag ${k}"${key ? ` data-key="${key(k)}"` : ""}>${label(k)} ${v}${suffix||""}</span>`);
   return out.join("") || `<span class="empty">${tr("none")}</span>`;
 }
 /* end of the page helpers */

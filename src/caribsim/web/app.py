@@ -24,7 +24,7 @@ from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse
 from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from caribsim.human import lang as languages, viewer
+from caribsim.human import lang as languages
 from caribsim.web import page
 from caribsim.web.games import GameError, Games, choices, hint, hint_said
 
@@ -101,7 +101,9 @@ def create_app(games_dir, bot_delay: float = 0.6, hint_iterations: int = 2000,
         return page_of(request, make)
 
     async def list_games(request):
-        return JSONResponse({"games": [g.summary() for g in games.games.values() if not g.summary()["over"]],
+        summaries = [g.summary() for g in games.games.values()]
+        return JSONResponse({"games": [s for s in summaries if not s["over"]],
+                             "finished": [s for s in summaries if s["over"]],
                              "choices": list(choices())})
 
     async def create(request):
@@ -142,7 +144,9 @@ def create_app(games_dir, bot_delay: float = 0.6, hint_iterations: int = 2000,
         return JSONResponse(games.get(request.path_params["game_id"]).finished_record())
 
     async def replay(request):
-        return page_of(request, lambda code: viewer.render(games.get(request.path_params["game_id"]).finished_record(), code))
+        return page_of(request, lambda code: page.replay(
+            games.get(request.path_params["game_id"]).finished_record(), request.path_params["game_id"],
+            default_bot, code))
 
     async def updates(ws: WebSocket):
         await ws.accept()

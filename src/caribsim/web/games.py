@@ -451,6 +451,7 @@ class Game:
         tr = lang.translator(self.name, lang.check(lang_code))
         st, to_act = self.state, self.state.current_player()
         mine = to_act in seats and not st.is_terminal()
+        targets = self.board.move_targets(st) if mine else {}
         final = {"scores": st.scores(), "returns": st.returns()} if st.is_terminal() else None
         return {"id": self.id, "game": self.name, "options": self.rules.options(), "seed": self.seed,
                 "players": self.players, "you": seats, "version": self.version, "step": self.step, "to_act": to_act,
@@ -458,7 +459,8 @@ class Game:
                 "snapshot": viewer.snapshot(st, self.name),
                 "previous": viewer.snapshot(self.previous, self.name) if self.step else None,
                 "final": final,
-                "moves": [{"action": a, "label": tr.move(self.board.choice_label(st, a, seat=to_act))}
+                "moves": [{"action": a, "label": tr.move(self.board.choice_label(st, a, seat=to_act)),
+                           "target": targets.get(a)}
                           for a in st.legal_actions()] if mine else [],
                 "undo": {str(s): self.undo_target(s) for s in set(seats)},
                 "log": [self.log_line(k, tr) for k in range(len(self.log))],

@@ -40,6 +40,18 @@ def game(game_id: str, game_name: str, lang_code: str = "en") -> str:
                .replace("__GAME_ID__", _json(game_id)).replace("__TITLE__", html.escape(f"caribsim: {tr.text(game_name)}")), tr)
 
 
+def replay(record: dict, game_id: str, default_bot: str, lang_code: str = "en") -> str:
+    """The replay viewer's page of a finished game of the server, with *play from here*: the
+    seats and a button that make a new game from the record at the viewer's step and open it
+    (a static viewer file has no server, so no such control)."""
+    tr = lang.translator(record["game"], lang.check(lang_code))
+    block = _in(_PLAY_FROM_HERE.replace("__COMMON_JS__", _COMMON_JS).replace("__GAME_ID__", _json(game_id))
+                .replace("__DEFAULT_BOT__", _json(default_bot)), tr)
+    page = viewer.render(record, lang_code)
+    at = page.rindex("</body>")
+    return page[:at] + block + page[at:]
+
+
 def notice(message: str, lang_code: str = "en") -> str:
     """A page that only says why there is nothing to show (no such game, not over yet)."""
     tr = lang.translator(None, lang.check(lang_code))
@@ -105,6 +117,9 @@ step <input id="record-step" inputmode="numeric" size="6" placeholder="last" ari
 <div id="created" hidden></div>
 <h2 data-t>unfinished games</h2>
 <table id="games"><tbody></tbody></table>
+<h2 data-t>finished games</h2>
+<div data-t>their replay, and from any of its steps: play from here</div>
+<table id="finished"><tbody></tbody></table>
 <script>
 """ + _COMMON_JS + r"""
 const DEFAULT_BOT = __DEFAULT_BOT__;
@@ -188,6 +203,9 @@ async function listGames() {
     return `<tr id="game-${g.id}"><td>${esc(t(label(g.game)))}</td><td>${g.players.map(p => esc(p === "human" ? t(p) : p)).join(", ")}</td><td>${t("step {n}", {n: g.step})}</td>
       <td>${links} <a href="${keepLang(`/game/${g.id}`)}">${t("watch")}</a></td></tr>`;
   }).join("") || `<tr><td>${t("none")}</td></tr>`;
+  $("finished").tBodies[0].innerHTML = j.finished.map(g =>
+    `<tr id="finished-${g.id}"><td>${esc(t(label(g.game)))}</td><td>${g.players.map(p => esc(p === "human" ? t(p) : p)).join(", ")}</td><td>${t("{n} steps", {n: g.step})}</td>
+      <td><a class="replay" href="${keepLang(`/replay/${g.id}`)}">${t("replay, play from a step")}</a></td></tr>`).join("") || `<tr><td>${t("none")}</td></tr>`;
 }
 $("game").onchange = gameChanged;
 $("players").onchange = seatRows;
@@ -207,6 +225,9 @@ __VIEWER_CSS__
 #moves button{text-align:left}
 #hint-panel table{border-collapse:collapse}#hint-panel td{padding:0 .5em}
 #log{max-height:16em;overflow-y:auto;background:#fff;border:1px solid #bbb;font-size:.85em;padding:.3em 2.5em}
+.target{outline:2px solid #e07000;outline-offset:1px;cursor:pointer}
+.target:hover,.target:focus{outline-width:3px;box-shadow:0 0 0 4px #ffd9a8}
+#moves button.picked{outline:3px solid #e07000;background:#ffe4c0}
 </style></head><body>
 <h1>__TITLE__ <a id="lobby-link" href="/" style="font-size:.6em" data-t>lobby</a></h1>
 <div id="status" data-step="-1"></div>
@@ -247,7 +268,7 @@ function render(v) {
   const st = $("status");
   st.textContent = status(v);
   st.dataset.step = v.step; st.dataset.toAct = v.to_act; st.dataset.over = v.over;
-  $("moves").innerHTML = v.moves.map(m => `<button class="move" data-action="${m.action}">${esc(m.label)}</button>`).join("");
+  $("moves").innerHTML = v.moves.map(m => `<button class="move" data-action="${m.action}"${m.target ? ` data-target="${esc(m.target)}"` : ""}>${esc(m.label)}</button>`).join("");
   if (moved) $("hint-panel").hidden = true;
   $("undo").disabled = !Object.values(v.undo).some(t => t !== null);
   $("hint").disabled = !v.moves.length;
@@ -258,6 +279,7 @@ function render(v) {
   const supply = trHtml(BOARD.supply(s));
   $("supply").innerHTML = supply; $("supply").hidden = !supply;
   $("boards").innerHTML = trHtml(BOARD.boards(s));
+  markTargets(v.moves);
   const log = $("log"), atEnd = log.scrollTop + log.clientHeight >= log.scrollHeight - 4;
   log.innerHTML = v.log.map(line => `<li>${esc(line.replace(/^\d+\. /, ""))}</li>`).join("");
   if (atEnd) log.scrollTop = log.scrollHeight;
@@ -278,6 +300,37 @@ $("moves").onclick = e => {
   const b = e.target.closest("button.move");
   if (b) act("move", {token: tokenOf(view.to_act), step: view.step, action: +b.dataset.action});
 };
+// The moves on the board itself: an element of the drawing (data-key) that a legal move names
+// (its "target") is outlined, its title the move's label. A click plays the move, as its button
+// does; an element several moves share (the goods onto one ship) marks their buttons instead.
+function markTargets(moves) {
+  const byKey = {};
+  for (const m of moves) if (m.target) (byKey[m.target] = byKey[m.target] || []).push(m);
+  for (const el of document.querySelectorAll("#supply [data-key], #boards [data-key]")) {
+    const ms = byKey[el.dataset.key];
+    if (!ms) continue;
+    el.classList.add("target");
+    el.classList.toggle("shared", ms.length > 1);
+    el.dataset.actions = ms.map(m => m.action).join(" ");
+    el.title = ms.length > 1 ? t("choose one of: {moves}", {moves: ms.map(m => m.label).join("; ")}) : ms[0].label;
+    el.tabIndex = 0;
+    el.setAttribute("role", "button");
+  }
+}
+function boardClick(e) {
+  const el = e.target.closest(".target");
+  if (!el || !view || !view.moves.length) return;
+  const actions = el.dataset.actions.split(" ").map(Number);
+  if (actions.length === 1) { act("move", {token: tokenOf(view.to_act), step: view.step, action: actions[0]}); return; }
+  const buttons = [...document.querySelectorAll("#moves button.move")];
+  buttons.forEach(b => b.classList.toggle("picked", actions.includes(+b.dataset.action)));
+  const first = buttons.find(b => b.classList.contains("picked"));
+  if (first) first.focus();
+}
+for (const id of ["supply", "boards"]) {
+  $(id).addEventListener("click", boardClick);
+  $(id).addEventListener("keydown", e => { if (e.key === "Enter" || e.key === " ") { if (e.target.closest(".target")) e.preventDefault(); boardClick(e); } });
+}
 $("undo").onclick = () => {
   // the held seat whose previous decision is the latest (hot-seat: the last person to move)
   const [seat] = Object.entries(view.undo).filter(([, t]) => t !== null).sort((a, b) => b[1] - a[1])[0] || [];
@@ -314,4 +367,74 @@ translatePage();
 refresh();
 listen(500);
 </script></body></html>
+"""
+
+# Added to the replay viewer's page by replay(): it reads the viewer's DATA, S (the snapshots)
+# and cur (the step shown), and follows the viewer's show() to keep the step and seats current.
+_PLAY_FROM_HERE = r"""
+<style>
+#play-from-here{border:1px solid #2a7;border-radius:6px;background:#fff;margin:.6em 0;padding:.3em .6em}
+#play-from-here .seat{display:inline-block;margin:.2em 1.2em .2em 0}#play-from-here .seat input{width:10em}
+#error{color:#b00;font-weight:bold}
+</style>
+<fieldset id="play-from-here"><legend data-t>play from here</legend>
+<div id="pfh-where"></div>
+<div id="pfh-seats"></div>
+<button id="pfh-play" data-t>play from here</button> <a id="pfh-lobby" href="/" data-t>lobby</a>
+<div id="error" role="alert" hidden></div>
+</fieldset>
+<script>
+__COMMON_JS__
+const PFH_GAME = __GAME_ID__, PFH_BOT = __DEFAULT_BOT__;
+let pfhTouched = false;          // the person changed a seat: the defaults stay off it
+const pfhSeats = () => S[0].scores.length;
+function pfhMover(i) {
+  // the seat that decided first from step i on in the record (the new game draws its chance
+  // steps from the state's RNG, as a game played from its seed drew them)
+  for (let k = i; k < S.length; k++) if (S[k].to_act >= 0) return S[k].to_act;
+  return -1;
+}
+function pfhRows() {
+  const mover = pfhMover(cur);
+  $("pfh-seats").innerHTML = Array.from({length: pfhSeats()}, (_, i) => {
+    const human = i === mover;
+    return `<div class="seat">${t("seat {i}", {i})} <select id="pfh-kind-${i}"><option value="human"${human ? " selected" : ""}>${t("human")}</option>
+      <option value="bot"${human ? "" : " selected"}>${t("bot")}</option></select>
+      <input id="pfh-bot-${i}" value="${esc(PFH_BOT)}"${human ? " disabled" : ""} aria-label="${esc(t("bot spec of seat {i}", {i}))}" title="random, greedy, mcts:N, puct:N ..."></div>`;
+  }).join("");
+  document.querySelectorAll("#pfh-seats select").forEach((s, i) => {
+    s.onchange = () => { $(`pfh-bot-${i}`).disabled = s.value === "human"; pfhTouched = true; };
+  });
+  document.querySelectorAll("#pfh-seats input").forEach(b => { b.oninput = () => { pfhTouched = true; }; });
+}
+function pfhStep() {
+  const over = S[cur].to_act < -1, mover = pfhMover(cur);
+  $("pfh-where").innerHTML = over ? esc(t("the game is over at this step: go back to a step to play on from it"))
+    : t("a new game from step {step} of this one (this one stays as it is)", {step: `<b id="pfh-step">${cur}</b>`}) + "; " +
+      esc(S[cur].to_act >= 0 ? t("seat {seat} to act", {seat: mover}) : t("chance first, then seat {seat}", {seat: mover}));
+  $("pfh-play").disabled = over;
+  if (!pfhTouched) pfhRows();
+}
+async function playFromHere() {
+  showError("");
+  const step = cur, seats = Array.from({length: pfhSeats()}, (_, i) =>
+    $(`pfh-kind-${i}`).value === "human" ? "human" : $(`pfh-bot-${i}`).value.trim());
+  try {
+    const record = await api(`/api/games/${PFH_GAME}/record`);
+    const made = await api("/api/games", {record, step, seats}), all = JSON.parse(localStorage.getItem("caribsim-links") || "{}");
+    all[made.id] = made;             // the lobby offers "resume" for the new game's seats
+    localStorage.setItem("caribsim-links", JSON.stringify(all));
+    location.href = keepLang(made.hotseat || (made.links.length ? made.links[0].url : made.watch));
+  } catch (e) { showError(e.message); }
+}
+$("controls").after($("play-from-here"));       // under the viewer's step controls
+const pfhShow = show;
+show = i => { pfhShow(i); pfhStep(); };
+$("pfh-play").onclick = playFromHere;
+$("pfh-lobby").href = keepLang("/");
+translatePage();
+// the viewer's keys (arrows, Home, End) move its step: not while typing a bot spec here
+$("play-from-here").addEventListener("keydown", e => e.stopPropagation());
+pfhStep();
+</script>
 """

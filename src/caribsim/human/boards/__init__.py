@@ -4,7 +4,9 @@ play built on it).
 - ``puerto_rico``, ``port_royal``, ``cuba``: each gives, for the page, ``snapshot(state)``
   (the JSON-able values drawn at one step), ``CSS`` and ``JS`` (a script that defines
   ``BOARD = {supply(s), boards(s)}``, each returning the HTML of its panel for a snapshot),
-  ``move_text(before, name)`` (a step as the page names it: hidden faces stay hidden);
+  ``move_text(before, name)`` (a step as the page names it: hidden faces stay hidden),
+  ``move_targets(state)`` (``{action: key}``: the legal moves of the seat to act that name a
+  drawn element, the one its ``data-key`` marks; the browser play's board clicks);
   and for the terminal, ``text_board(state)``, ``choice_label(state, action)`` (the move's
   engine name with what it costs and brings), ``events(before, after)`` (what happened
   between two prompts) and ``LEGEND``. Names and numbers come from the data files or the

@@ -189,8 +189,8 @@ function cuShip(sh) {
   return `${esc(sh.id)}: ` + Object.entries(sh.slots).map(([k, n]) =>
     `<span class="tag ${k}">${k} ${sh.cargo ? sh.cargo[k] + "/" : ""}${n}</span>`).join("");
 }
-function cuBox(id, ship, title, body) {
-  return `<div class="cu-box" id="${id}"${ship === undefined ? "" : ` data-ship="${ship ? ship.id : ""}"`}>
+function cuBox(id, ship, title, body, key) {
+  return `<div class="cu-box" id="${id}"${ship === undefined ? "" : ` data-ship="${ship ? ship.id : ""}"`}${key ? ` data-key="${key}"` : ""}>
     <h4>${title}</h4><div class="cu-small">${body}</div></div>`;
 }
 function cuRound(s) {
@@ -202,12 +202,12 @@ function cuRound(s) {
 }
 function cuTrack(m) {
   const spaces = m.prices.map((p, i) => `<span class="cu-space${i < m.tokens ? " covered" : ""}">${p}</span>`).join("");
-  return `<span class="cu-track" id="cuba-market-${m.kind}" data-tokens="${m.tokens}">
+  return `<span class="cu-track" id="cuba-market-${m.kind}" data-key="market-${m.kind}" data-tokens="${m.tokens}">
     <span class="tag ${m.kind}">${m.kind}</span> ${spaces} <span class="cu-small">buy ${m.buy} / sell ${m.sell}</span></span>`;
 }
 function cuHarbour(s) {
   const docks = s.docks.map((d, k) =>
-    cuBox(`cuba-dock-${k + 1}`, d, `dock ${k + 1} <span class="cu-small">(loaded/slots)</span>`, cuShip(d)));
+    cuBox(`cuba-dock-${k + 1}`, d, `dock ${k + 1} <span class="cu-small">(loaded/slots)</span>`, cuShip(d), `dock-${k + 1}`));
   const back = s.deck_returned.length ? ` (${s.deck_returned.map(esc).join(", ")})` : "";
   return `<div class="row">${docks.join("")}
     ${cuBox("cuba-at-sea", s.at_sea, 'at sea <span class="cu-small">(slots)</span>', cuShip(s.at_sea))}
@@ -218,7 +218,7 @@ function cuLaw(l) {
   return `<div class="cu-box" id="cuba-law-${l.stack}" data-law="${l.in_force ? l.in_force.id : ""}">
     <h4>stack ${l.stack} <span class="cu-small">(${l.left} cards left)</span></h4>
     <div class="cu-small">in force: <b>${l.in_force ? esc(l.in_force.text) : CU_NONE}</b></div>
-    <div class="cu-small" id="cuba-proposal-${l.stack}" data-law="${l.proposal ? l.proposal.id : ""}">proposal: ${prop}</div></div>`;
+    <div class="cu-small" id="cuba-proposal-${l.stack}" data-key="proposal-${l.stack}" data-law="${l.proposal ? l.proposal.id : ""}">proposal: ${prop}</div></div>`;
 }
 function cuParliament(s) {
   const p = s.parliament, seats = p.tied.length ? p.tied : p.bidders;
@@ -232,24 +232,24 @@ function cuParliament(s) {
 }
 function cuPool(s) {
   const left = s.pool.filter(b => b[3] > 0).map(([id, name, cost, n]) =>
-    `<span class="tag" id="cuba-pool-${id}">${esc(name)} <span class="cu-small">${esc(cost)}${n > 1 ? " x" + n : ""}</span></span>`);
+    `<span class="tag" id="cuba-pool-${id}" data-key="pool-${id}">${esc(name)} <span class="cu-small">${esc(cost)}${n > 1 ? " x" + n : ""}</span></span>`);
   return `<div class="row cu-pool">buildings left (${s.end_vp_per_building} VP each at the end): ${left.join("") || CU_NONE}</div>`;
 }
 function cuSupply(s) {
   return cuRound(s) + `<div class="row">market: ${s.market.map(cuTrack).join("")}</div>` + cuHarbour(s)
     + `<div class="row">${s.laws.map(cuLaw).join("")}</div>` + cuParliament(s) + cuPool(s)
-    + `<div class="row">supply${s.supply_limited ? "" : " (unlimited)"}: ${tags(s.supply)}
+    + `<div class="row">supply${s.supply_limited ? "" : " (unlimited)"}: ${tags(s.supply, "", k => "supply-" + k)}
       | bank <b id="cuba-bank">${s.bank}</b>${s.pesos_limited ? "" : " (unlimited)"}</div>`;
 }
 function cuCell([field, rc], i, b) {
   const pawn = rc === b.pawn, bld = b.buildings[rc];
-  return `<div class="cu-cell ${field}" id="cuba-cell-${i}-${rc.replace(",", "-")}" data-field="${field}"
+  return `<div class="cu-cell ${field}" id="cuba-cell-${i}-${rc.replace(",", "-")}" data-key="cell-${i}-${rc.replace(",", "-")}" data-field="${field}"
     data-building="${bld ? bld.id : ""}" data-pawn="${pawn ? 1 : 0}"><span class="cu-rc">${rc}</span>${field}${
     bld ? `<span class="cu-bld" title="${cuAttr(bld.effect)}">${esc(bld.name)}</span>` : ""}${
     pawn ? `<span class="cu-pawn" style="background:${COLORS[i % 5]}" title="pawn"></span>` : ""}</div>`;
 }
-function cuCards(cards, cls, fourth) {
-  return cards.map(c => `<span class="cu-card ${cls}">${c}${c === fourth ? " (4th)" : ""}</span>`).join("") || CU_NONE;
+function cuCards(cards, cls, fourth, key) {
+  return cards.map(c => `<span class="cu-card ${cls}"${key ? ` data-key="${key}${c}"` : ""}>${c}${c === fourth ? " (4th)" : ""}</span>`).join("") || CU_NONE;
 }
 function cuBoard(s, b, i) {
   const bid = s.secret_bids.includes(i) ? `bid <span id="cuba-bid-${i}">${b.bid}</span> (secret until all have bid)`
@@ -262,7 +262,7 @@ function cuBoard(s, b, i) {
     <div class="cu-grid">${s.plantation.map(c => cuCell(c, i, b)).join("")}</div>
     <div class="row">yard: <span id="cuba-yard-${i}">${tags(b.yard)}</span></div>
     <div class="row">warehouse: ${tags(b.warehouse)} | storage: ${tags(b.storage)}</div>
-    <div class="row" id="cuba-hand-${i}">hand: ${cuCards(b.hand, "", null)}</div>
+    <div class="row" id="cuba-hand-${i}">hand: ${cuCards(b.hand, "", null, `hand-${i}-`)}</div>
     <div class="row" id="cuba-played-${i}">played this round: ${cuCards(b.played, "played", b.fourth)}</div>
     <div class="row cu-small">votes <span id="cuba-votes-${i}">${b.votes}</span> | ${bid}${b.paid_tax ? " | tax paid" : ""}
       ${b.church_stack ? " | last veto: stack " + b.church_stack : ""}</div></div>`;
@@ -274,6 +274,48 @@ const BOARD = {supply: cuSupply, boards: s => s.boards.map((b, i) => cuBoard(s, 
 def move_text(before, name: str) -> str:
     """A step as the page names it: the move's own name (every move is public)."""
     return name
+
+
+def move_targets(state) -> dict:
+    """The legal moves of the seat to act that the page's board draws an element for:
+    ``{action: key}``, the key being the element's ``data-key`` (docs/web.md): a field of the
+    mover's plantation (pawn to, harvest, place on; a building of his or the warehouse used
+    there), a building of the pool (build), a character card of his hand (play), an item of
+    the supply (take it at the setup, the Trader's material), a proposal (the Church's veto),
+    a dock (every item loaded onto it shares the dock) and a market track
+    (buying and selling that item share it)."""
+    if state.is_terminal() or state.is_chance_node():
+        return {}
+    seat = state.current_player()
+    on, layout = state.to_dict()["boards"][seat]["buildings"], fields(state)
+    out = {}
+    for action in state.legal_actions():
+        name = state.action_to_string(action)
+        word, _, rest = name.partition(" ")
+        under = rest.replace(" ", "_")
+        field = _FIELD.search(name)
+        key = None
+        if name.startswith(("pawn to ", "harvest ", "place on ")) and field:
+            key = f"cell-{seat}-{field.group(1)}-{field.group(2)}"
+        elif word == "build" and under in BUILDINGS:
+            key = f"pool-{under}"
+        elif word == "play" and rest in CHARACTERS:
+            key = f"hand-{seat}-{rest}"
+        elif word == "load" and " on dock " in rest:
+            key = "dock-" + rest.rsplit(" ", 1)[1]
+        elif word in ("buy", "sell") and rest in CARGO:
+            key = f"market-{rest}"
+        elif word == "take" and rest in ITEMS or name.startswith("trader take ") and rest[6:] in MATERIALS:
+            key = f"supply-{rest.removeprefix('take ')}"
+        elif word == "veto" and rest in STACKS:
+            key = f"proposal-{rest}"
+        elif name == "use warehouse" and "warehouse" in layout:
+            key = f"cell-{seat}-{layout.index('warehouse') // _COLS + 1}-{layout.index('warehouse') % _COLS + 1}"
+        elif word == "use" and under in on:
+            key = f"cell-{seat}-{on[under].replace(',', '-')}"
+        if key:
+            out[action] = key
+    return out
 
 
 # ---------------------------------------------------------------------------------------------

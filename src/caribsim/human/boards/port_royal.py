@@ -148,13 +148,14 @@ function pryFace(c) {
     return [`pays ${pryPlural(c.coins, "coin")} &middot; ${c.vp} VP`];
   return [esc(c.ability)];
 }
-function pryCard(id, n) {
+function pryCard(id, n, key) {
   const c = PRY_CARDS[id];
   const lines = pryFace(c).map(t => `<span class="pry-line">${t}</span>`).join("<br>");
-  return `<div class="pry-card pry-${c.category}${c.colour ? " pry-" + c.colour : ""}" data-card="${id}"${n ? ` data-count="${n}"` : ""}>` +
+  return `<div class="pry-card pry-${c.category}${c.colour ? " pry-" + c.colour : ""}" data-card="${id}"${n ? ` data-count="${n}"` : ""}${key ? ` data-key="${key}"` : ""}>` +
     `${n > 1 ? `<span class="pry-count">&times;${n}</span>` : ""}<b>${esc(c.name)}</b>${lines}</div>`;
 }
-const pryCards = (ids, id, cls) => `<div class="pry-cards${cls ? " " + cls : ""}" id="${id}">${ids.map(c => pryCard(c)).join("") || '<span class="empty">none</span>'}</div>`;
+// key: the data-key prefix of the cards (a card a move of the game page names)
+const pryCards = (ids, id, cls, key) => `<div class="pry-cards${cls ? " " + cls : ""}" id="${id}">${ids.map(c => pryCard(c, 0, key && key + c)).join("") || '<span class="empty">none</span>'}</div>`;
 function pryQueue(s) {
   const op = q => ({reveal: `${prySeat(q.seat)} reveals a card`, draw: `${prySeat(q.seat)} draws ${pryPlural(q.count, "coin")}`,
     pay: `${prySeat(q.seat)} pays ${pryPlural(q.count, "coin")} to the discard pile`,
@@ -227,11 +228,11 @@ function prySupply(s) {
   return `<div class="row">phase <b id="pry-phase">${label(s.phase)}</b>, step ${label(s.step)} | turn ${s.turns} |
       active <b id="pry-active">${prySeat(s.active)}</b> | to act: ${s.to_act >= 0 ? prySeat(s.to_act) : s.to_act === -1 ? "chance" : "nobody"}${taker}
       | start player ${prySeat(s.start_player)}${s.end_triggered && s.phase !== "end" ? " - <b>the game ends after this round</b>" : ""}</div>
-    <div id="pry-event">${ev.card ? `<div id="pry-drawn">${pryCard(ev.card)}</div>` : ""}<div><div id="pry-effect">${notes.join("<br>")}</div>${ev.lost && ev.lost.length ?
+    <div id="pry-event">${ev.card ? `<div id="pry-drawn">${pryCard(ev.card, 0, ev.card === s.pending ? "pending" : "")}</div>` : ""}<div><div id="pry-effect">${notes.join("<br>")}</div>${ev.lost && ev.lost.length ?
       `<div class="row">to the discard pile:</div>${pryCards(ev.lost, "pry-lost", "pry-small")}` : ""}</div></div>
-    <div class="row">harbour (${pryPlural(s.harbour.length, "card")}, revealed this turn ${s.revealed}):</div>${pryCards(s.harbour, "pry-harbour")}
-    <div class="row">expedition area:</div>${pryCards(s.expedition_area, "pry-expeditions")}
-    <div class="row">draw pile <b id="pry-draw-pile">${s.draw_pile}</b> cards (face down) | discard pile <b id="pry-discard-pile">${s.discard_pile}</b>
+    <div class="row">harbour (${pryPlural(s.harbour.length, "card")}, revealed this turn ${s.revealed}):</div>${pryCards(s.harbour, "pry-harbour", "", "harbour-")}
+    <div class="row">expedition area:</div>${pryCards(s.expedition_area, "pry-expeditions", "", "expedition-")}
+    <div class="row"><span data-key="draw-pile">draw pile <b id="pry-draw-pile">${s.draw_pile}</b> cards (face down)</span> | discard pile <b id="pry-discard-pile">${s.discard_pile}</b>
       cards${s.discard_top ? ", top: " + esc(pryName(s.discard_top)) : ""}${s.require_expedition ? " | end rule: 12 VP and an expedition" : ""}</div>`;
 }
 function pryBoards(s) {
@@ -248,6 +249,27 @@ function pryBoards(s) {
 }
 const BOARD = {supply: prySupply, boards: pryBoards};
 """.replace("__PRY_CARDS__", json.dumps(_cards(), separators=(",", ":")).replace("<", "\\u003c"))
+
+
+def move_targets(state) -> dict:
+    """The legal moves of the seat to act that the page's board draws an element for:
+    ``{action: key}``, the key being the element's ``data-key`` (docs/web.md): a harbour card
+    (take it), the draw pile (reveal), the revealed ship waiting (repel and dock share it) and
+    a card of the expedition area (fulfil it; its ways with a Jack of all trades share it)."""
+    if state.is_terminal() or state.is_chance_node():
+        return {}
+    out = {}
+    for action in state.legal_actions():
+        name = state.action_to_string(action)
+        if name.startswith("take "):
+            out[action] = "harbour-" + name.split()[1]
+        elif name == "reveal":
+            out[action] = "draw-pile"
+        elif name in ("repel", "dock"):
+            out[action] = "pending"
+        elif name.startswith("fulfil "):
+            out[action] = "expedition-" + name.split()[1]
+    return out
 
 
 _COIN_MOVES = ("draw", "pay", "fee")      # chance events that move a card face down as a coin

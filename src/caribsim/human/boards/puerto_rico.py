@@ -73,12 +73,12 @@ function prIsland(b, i) {
   return Object.entries(b.island).filter(([k, t]) => t.tiles).map(([k, t]) => {
     const on = t.colonists || 0, tiles = Array.from({length: t.tiles}, (_, j) =>
       `<span class="tile ${k}" title="${label(k)}">${t.colonists === undefined ? "" : dots(j < on ? 1 : 0, 1)}</span>`).join("");
-    return `<span id="pr-island-${i}-${k}" data-tiles="${t.tiles}" data-colonists="${on}">${tiles}</span>`;
+    return `<span id="pr-island-${i}-${k}" data-key="island-${i}-${k}" data-tiles="${t.tiles}" data-colonists="${on}">${tiles}</span>`;
   }).join(" ");
 }
 function prCity(b, i) {
   return Object.entries(b.buildings).map(([k, c]) => { const r = PR_B[k];
-    return `<div class="${bldClass(k)}" id="pr-building-${i}-${k}" data-colonists="${c}" data-circles="${r.circles}" data-vp="${r.vp}">
+    return `<div class="${bldClass(k)}" id="pr-building-${i}-${k}" data-key="building-${i}-${k}" data-colonists="${c}" data-circles="${r.circles}" data-vp="${r.vp}">
       <span class="bn">${esc(r.name)}</span> <span class="bm">${dots(c, r.circles)} ${r.vp} VP</span></div>`; }).join("");
 }
 function prMayor(s, i) {
@@ -98,7 +98,7 @@ function prBoards(s) {
       <div class="row">score <b id="score-${i}">${s.scores[i]}</b> | VP chips <span id="vp-${i}">${b.vp_chips}</span> |
         doubloons <span id="doubloons-${i}">${b.doubloons}</span> | San Juan <span id="sanjuan-${i}">${b.san_juan}</span></div>
       ${prMayor(s, i)}
-      <div class="row">goods: ${tags(b.goods)}</div>
+      <div class="row">goods: ${tags(b.goods, "", k => `good-${i}-${k}`)}</div>
       <div class="row">island: ${prIsland(b, i) || '<span class="empty">empty</span>'}</div>
       <div class="row">city (${spaces}/12 spaces):</div>
       <div class="city">${prCity(b, i) || '<span class="empty">empty</span>'}</div></div>`;
@@ -108,22 +108,22 @@ function prBuildingSupply(s) {
   // the supply board's columns: column k takes at most k quarries off the cost
   const cols = {};
   s.in_play.forEach(b => { const r = PR_B[b], left = s.buildings[b];
-    (cols[r.column] = cols[r.column] || []).push(`<div class="${bldClass(b)}${left ? "" : " empty"}" id="pr-supply-${b}" data-left="${left}" data-cost="${r.cost}" data-vp="${r.vp}" data-circles="${r.circles}">
+    (cols[r.column] = cols[r.column] || []).push(`<div class="${bldClass(b)}${left ? "" : " empty"}" id="pr-supply-${b}" data-key="supply-${b}" data-left="${left}" data-cost="${r.cost}" data-vp="${r.vp}" data-circles="${r.circles}">
       <span class="bn">${esc(r.name)}</span> <span class="bm">cost ${r.cost} | ${r.vp} VP | ${dots(0, r.circles)} | ${left} left</span></div>`); });
   return `<div class="bcols">${Object.keys(cols).map(c =>
     `<div class="bcol"><h4>up to ${c} quarr${c > 1 ? "ies" : "y"} off</h4>${cols[c].join("")}</div>`).join("")}</div>`;
 }
 function prSupply(s) {
   const roles = Object.entries(s.roles).map(([k, r]) =>
-    `<span class="tag${r.taken_by !== null ? " empty" : ""}">${label(k)} ${r.doubloons}$${r.taken_by !== null ? " (seat " + r.taken_by + ")" : ""}</span>`).join("");
-  const ships = s.cargo_ships.map(c => `<span class="tag ${c.good || ""}">ship ${c.capacity}: ${c.good ? c.load + " " + c.good : "empty"}</span>`).join("");
+    `<span class="tag${r.taken_by !== null ? " empty" : ""}" data-key="role-${k}">${label(k)} ${r.doubloons}$${r.taken_by !== null ? " (seat " + r.taken_by + ")" : ""}</span>`).join("");
+  const ships = s.cargo_ships.map(c => `<span class="tag ${c.good || ""}" data-key="ship-${c.capacity}">ship ${c.capacity}: ${c.good ? c.load + " " + c.good : "empty"}</span>`).join("");
   return `<div class="row">phase <b>${label(s.phase)}</b>, step ${label(s.step)}${s.end_triggered && s.phase !== "end" ? " - <b>the game ends after this round</b>" : ""}</div>
     <div class="row">roles: ${roles}</div>
-    <div class="row">face-up plantations: ${tags(s.plantations.face_up)} | quarries ${s.quarries}${s.expansion ? " | forests " + s.expansion.forests : ""}</div>
+    <div class="row">face-up plantations: ${tags(s.plantations.face_up, "", k => "plantation-" + k)} | <span data-key="quarry">quarries ${s.quarries}</span>${s.expansion ? " | forests " + s.expansion.forests : ""}</div>
     <div class="row">colonist ship ${s.colonists.ship}, supply ${s.colonists.supply} | VP chips left ${s.vp_chips}</div>
     <div class="row">cargo ships: ${ships}</div>
-    <div class="row">trading house: ${tags(s.trading_house)}</div>
-    <div class="row">goods supply: ${tags(s.goods)}</div>
+    <div class="row"><span data-key="trading-house">trading house: ${tags(s.trading_house)}</span></div>
+    <div class="row">goods supply: ${tags(s.goods, "", k => "goods-" + k)}</div>
     <div class="row">buildings:</div>${prBuildingSupply(s)}`;
 }
 const BOARD = {supply: prSupply, boards: prBoards};
@@ -133,6 +133,58 @@ const BOARD = {supply: prSupply, boards: prBoards};
 def move_text(before, name: str) -> str:
     """A step as the page names it: the move's own name (every move is public)."""
     return name
+
+
+_OWN = {"hacienda draw": "hacienda", "hospice colonist": "hospice", "university colonist": "university"}
+
+
+def move_targets(state) -> dict:
+    """The legal moves of the seat to act that the page's board draws an element for:
+    ``{action: key}``, the key being the element's ``data-key`` (docs/web.md): a role card,
+    a building of the supply, a face-up plantation or the quarries (settler), a cargo ship
+    (every good loaded onto it shares the ship), the trading house (every good sold shares
+    it), a tile kind or a building of the mover's board (Mayor; Hacienda, Hospice, University,
+    the Wharf), a good of the mover (keep, warehouse) or of the supply (the Craftsman's
+    privilege)."""
+    if state.is_terminal() or state.is_chance_node():
+        return {}
+    d, seat = state.to_dict(), state.current_player()
+    out = {}
+    for action in state.legal_actions():
+        key = _target(state.action_to_string(action), d, seat)
+        if key:
+            out[action] = key
+    return out
+
+
+def _target(name: str, d: dict, seat: int):
+    word, _, rest = name.partition(" ")
+    under = rest.replace(" ", "_")
+    if word == "role" and under in d["roles"]:
+        return f"role-{under}"
+    if word == "build" and under in BUILDINGS:
+        return f"supply-{under}"
+    if word == "settle":
+        return "quarry" if rest == "quarry" else f"plantation-{rest}"
+    if name in _OWN:
+        return f"building-{seat}-{_OWN[name]}"
+    if name.startswith("colonist to "):
+        what = name[len("colonist to "):]
+        if what == "quarry" or what.endswith(" plantation"):
+            return f"island-{seat}-{what.removesuffix(' plantation')}"
+        if what.replace(" ", "_") in BUILDINGS:
+            return f"building-{seat}-{what.replace(' ', '_')}"
+    if word == "ship" and " on " in rest:
+        return f"ship-{rest.split(' on ')[1]}"
+    if word == "wharf":
+        return f"building-{seat}-wharf"
+    if word == "sell":
+        return "trading-house"
+    if word in ("keep", "warehouse"):
+        return f"good-{seat}-{rest}"
+    if word == "privilege":
+        return f"goods-{rest}"
+    return None
 
 
 # ---------------------------------------------------------------------------------------------
