@@ -121,7 +121,8 @@ CASES = [
     (["tournament", PR, "--players", "2", "--bots", "random,nobody", "--games", "2"], "unknown bot spec 'nobody'"),
     (["tournament", PR, "--players", "2", *BOTS2, "--games", "2", "--plot", "{w}/adir"], "argument --plot: '{w}/adir' is a folder"),
     # train
-    (["train", PR, "--out", "{w}/tr", "--rounds", "0"], "rounds must be an integer in 1..1000000, got 0"),
+    (["train", PR, "--out", "{w}/tr", "--rounds", "0"], "rounds=0 is the teacher's warm start alone (round 0): it needs a teacher"),
+    (["train", PR, "--out", "{w}/tr", "--rounds", "-1"], "rounds must be an integer in 0..1000000, got -1"),
     (["train", PR, "--out", "{w}/afile.txt"], "is a file, not a folder"),
     (["train", PR, "--out", "{w}/tr", "--threshold", "2"], "threshold must be a finite number >= 0.0 and <= 1.01"),
     # play
