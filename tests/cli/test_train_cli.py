@@ -60,7 +60,8 @@ def existing(tmp_path_factory):
 
 
 @pytest.mark.parametrize("argv, words", [
-    (["--rounds", "0"], "argument --rounds/-r: rounds must be an integer in 1..1000000, got 0"),
+    (["--rounds", "-1"], "argument --rounds/-r: rounds must be an integer in 0..1000000, got -1"),
+    (["--rounds", "0"], "rounds=0 is the teacher's warm start alone (round 0): it needs a teacher"),
     (["--games-per-round", "-1"], "games per round must be an integer in 1..1000000, got -1"),
     (["--threshold", "1.5"], "threshold must be a finite number >= 0.0 and <= 1.01, got 1.5"),
     (["--threshold", "nan"], "threshold must be a finite number"),

@@ -287,7 +287,8 @@ def test_export_refuses_another_module():
 # bad options
 
 @pytest.mark.parametrize("kwargs, error, words", [
-    ({"rounds": 0}, ValueError, "rounds must be in 1..1000000, got 0"),
+    ({"rounds": -1}, ValueError, "rounds must be in 0..1000000, got -1"),
+    ({"rounds": 0}, ValueError, "rounds=0 is the teacher's warm start alone"),
     ({"rounds": 1, "games_per_round": 0}, ValueError, "games_per_round must be in 1..1000000, got 0"),
     ({"rounds": 1, "threshold": 1.5}, ValueError, "threshold must be a finite number >= 0.0 and <= 1.01"),
     ({"rounds": 1, "lr": 0.0}, ValueError, "lr must be a finite number > 0.0"),
