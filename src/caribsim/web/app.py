@@ -22,6 +22,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from caribsim.human import viewer
 from caribsim.web import page
+from caribsim.web.analysis import DEFAULT_ITERATIONS, Analyses
 from caribsim.web.games import GameError, Games, choices, hint
 
 MAX_BODY = 64 * 1024       # bytes of a request body
@@ -54,10 +55,12 @@ def _no_route(request, exc: HTTPException):
 
 
 def create_app(games_dir, bot_delay: float = 0.6, hint_iterations: int = 2000,
-               default_bot: str = DEFAULT_BOT) -> Starlette:
+               default_bot: str = DEFAULT_BOT, analysis_iterations: int = DEFAULT_ITERATIONS) -> Starlette:
     """The app over the games folder ``games_dir`` (its unfinished games resume); bots wait
-    ``bot_delay`` seconds before each move, a hint searches ``hint_iterations`` iterations."""
+    ``bot_delay`` seconds before each move, a hint searches ``hint_iterations`` iterations,
+    the post-game analysis ``analysis_iterations`` simulations per decision."""
     games = Games(games_dir)
+    analyses = Analyses(games.folder, analysis_iterations)
 
     def seats_of(game, tokens) -> list:
         return [game.seat_of(t) for t in tokens]
@@ -109,6 +112,9 @@ def create_app(games_dir, bot_delay: float = 0.6, hint_iterations: int = 2000,
     async def record(request):
         return JSONResponse(games.get(request.path_params["game_id"]).finished_record())
 
+    async def analysis(request):
+        return JSONResponse(analyses.answer(games.get(request.path_params["game_id"])))
+
     async def replay(request):
         try:
             record = games.get(request.path_params["game_id"]).finished_record()
@@ -140,6 +146,7 @@ def create_app(games_dir, bot_delay: float = 0.6, hint_iterations: int = 2000,
         for game in games.games.values():
             if game.task is not None:
                 game.task.cancel()
+        analyses.close()
 
     api = "/api/games/{game_id}"
     app = Starlette(routes=[
@@ -148,9 +155,11 @@ def create_app(games_dir, bot_delay: float = 0.6, hint_iterations: int = 2000,
         Route(api, view), Route(api + "/move", acting("move"), methods=["POST"]),
         Route(api + "/undo", acting("undo"), methods=["POST"]),
         Route(api + "/hint", hint_route, methods=["POST"]), Route(api + "/record", record),
+        Route(api + "/analysis", analysis),
         WebSocketRoute(api + "/ws", updates),
     ], exception_handlers={GameError: _refused, HTTPException: _no_route}, lifespan=lifespan)
     app.state.games = games
+    app.state.analyses = analyses
     return app
 
 
