@@ -35,6 +35,8 @@ def add_parser(sub):
                    help="pause before each bot move, so a person sees it (default 0.6)")
     p.add_argument("--hint-iterations", type=int_at_least(1, "hint iterations"), default=2000,
                    help="search iterations of a hint (default 2000)")
+    p.add_argument("--analysis-iterations", type=int_at_least(1, "analysis iterations"), default=300,
+                   metavar="N", help="simulations per decision of the post-game analysis (default 300)")
     p.set_defaults(subparser=p)
     return p
 
@@ -66,7 +68,8 @@ def run(args, out) -> int:
         sock = _listen(args.host, args.port)
     except ValueError as e:
         args.subparser.error(str(e))
-    app = create_app(args.games_dir, bot_delay=args.bot_delay, hint_iterations=args.hint_iterations)
+    app = create_app(args.games_dir, bot_delay=args.bot_delay, hint_iterations=args.hint_iterations,
+                     analysis_iterations=args.analysis_iterations)
     host = f"[{args.host}]" if ":" in args.host else args.host
     print(f"caribsim: play at http://{host}:{args.port}/ (games in {args.games_dir}; Ctrl-C stops)",
           file=out, flush=True)

@@ -154,6 +154,7 @@ class Analyses:
         job = self.jobs.get(game.id)
         if job is None:
             job = self.jobs[game.id] = _Job()
+            job.total = sum(seat >= 0 for seat in game.movers)
             job.future = asyncio.get_running_loop().run_in_executor(self._pool, self._run, game.id, game.record(), job)
             job.future.add_done_callback(lambda f, gid=game.id: self._finished(gid, f))
         if job.error is not None:
