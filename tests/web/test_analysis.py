@@ -16,7 +16,7 @@ from selenium.webdriver.support.ui import WebDriverWait
 from caribsim.human import boards, records
 from caribsim.web import analysis
 from caribsim.web.app import create_app
-from tests.web.conftest import serving, wait_for
+from tests.web.conftest import serving, token_of, wait_for
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")          # starlette's note on httpx
@@ -142,6 +142,51 @@ def test_a_game_not_over_is_refused_and_nothing_is_written(tmp_path):
         r = c.get("/api/games/0123456789ab/analysis")
         assert r.status_code == 404 and r.json()["error"] == "no game '0123456789ab' on this server"
     assert not list(tmp_path.glob("*.analysis.json"))
+
+
+def _play_to_the_end(c, gid, token, rng) -> dict:
+    """Seat 0 plays random legal moves until the game is over; the last view."""
+    while True:
+        v = wait_for(lambda: (lambda v: v if v["over"] or v["moves"] else None)(
+            c.get(f"/api/games/{gid}", params={"token": token}).json()), what="seat 0's turn")
+        if v["over"]:
+            return v
+        r = c.post(f"/api/games/{gid}/move", json={"token": token, "step": v["step"],
+                                                   "action": rng.choice(v["moves"])["action"]})
+        assert r.status_code == 200, r.text
+
+
+def test_an_undo_at_the_end_and_another_ending_get_their_own_analysis(tmp_path):
+    """A person who takes back his last move at the end and ends the game otherwise: the
+    analysis of the first ending is not given for the second."""
+    import random
+
+    with _client(tmp_path) as c:
+        made = c.post("/api/games", json={"game": PRY, "seats": ["human", "random"], "seed": 8}).json()
+        gid, token = made["id"], token_of(made, 0)
+        rng = random.Random(3)
+        end = _play_to_the_end(c, gid, token, rng)
+        first = _done(c, gid)
+        assert first["final"]["step"] == end["step"]
+        decided = [(e["step"], e["action"]) for e in first["estimates"]]
+        for _ in range(20):                  # undo and play on until the game ends otherwise
+            assert end["undo"]["0"] is not None
+            r = c.post(f"/api/games/{gid}/undo", json={"token": token, "step": end["step"]})
+            assert r.status_code == 200, r.text
+            assert c.get(f"/api/games/{gid}/analysis").status_code == 409
+            end = _play_to_the_end(c, gid, token, rng)
+            rec = records.load(tmp_path / f"{gid}.json")
+            if [(k, s["action"]) for k, s in enumerate(rec["steps"]) if s["player"] >= 0] != decided:
+                break
+        else:
+            raise AssertionError("twenty endings after an undo were all the first one")
+        again = _done(c, gid)
+        rec = records.load(tmp_path / f"{gid}.json")
+        assert again["steps"] == len(rec["steps"]) and again["final"]["returns"] == rec["final"]["returns"]
+        assert [(e["step"], e["action"]) for e in again["estimates"]] == [
+            (k, s["action"]) for k, s in enumerate(rec["steps"]) if s["player"] >= 0]
+        assert again != first and c.app.state.analyses.computed == 2
+        assert json.loads((tmp_path / f"{gid}.analysis.json").read_text())["steps"] == len(rec["steps"])
 
 
 # --- the page ---------------------------------------------------------------------------------

@@ -103,7 +103,7 @@ def analyse(record: dict, iterations: int, progress=None, stop=None) -> dict:
 
 class _Job:
     def __init__(self):
-        self.done, self.total = 0, None
+        self.done, self.total, self.history = 0, None, None
         self.future = None
         self.error = None
 
@@ -123,6 +123,16 @@ class Analyses:
     def path(self, game_id: str) -> Path:
         return self.folder / f"{game_id}.analysis.json"
 
+    def _of(self, result, game) -> bool:
+        """Whether ``result`` is the analysis of the game as it ended (an undo at the end and
+        another ending make another game) with this server's budget."""
+        history = game.state.history()
+        return (isinstance(result, dict) and result.get("format") == FORMAT and result.get("version") == VERSION
+                and result.get("steps") == len(history) and result.get("seed") == game.seed
+                and result.get("iterations") == self.iterations and isinstance(result.get("estimates"), list)
+                and [(e.get("step"), e.get("action")) for e in result["estimates"] if isinstance(e, dict)]
+                == [(k, a) for k, (a, seat) in enumerate(zip(history, game.movers)) if seat >= 0])
+
     def _cached(self, game) -> dict | None:
         """The file's analysis if it is of this game's record and this server's budget."""
         path = self.path(game.id)
@@ -133,11 +143,7 @@ class Analyses:
         except (ValueError, OSError) as e:
             log.warning("game %s: %s is not read (%s); analysing again", game.id, path.name, e)
             return None
-        if (isinstance(value, dict) and value.get("format") == FORMAT and value.get("version") == VERSION
-                and value.get("steps") == game.step and value.get("seed") == game.seed
-                and value.get("iterations") == self.iterations):
-            return value
-        return None
+        return value if self._of(value, game) else None
 
     def answer(self, game) -> dict:
         """``{"status": "done", ...the analysis}``, or ``{"status": "running", "done", "total"}``
@@ -147,14 +153,19 @@ class Analyses:
             raise GameError(f"the analysis is made when the game is over (step {game.step} now): "
                             "ask again at the end", 409)
         result = self.results.get(game.id)
-        if result is None and game.id not in self.jobs and (result := self._cached(game)) is not None:
+        if result is not None and not self._of(result, game):
+            del self.results[game.id]            # of an ending undone since
+            result = None
+        job = self.jobs.get(game.id)
+        if result is None and job is None and (result := self._cached(game)) is not None:
             self.results[game.id] = result
         if result is not None:
             return {"status": "done", "done": len(result["estimates"]), "total": len(result["estimates"]), **result}
-        job = self.jobs.get(game.id)
+        if job is not None and job.history != game.state.history():
+            job = None           # of an ending undone since: its result will not be kept
         if job is None:
             job = self.jobs[game.id] = _Job()
-            job.total = sum(seat >= 0 for seat in game.movers)
+            job.total, job.history = sum(seat >= 0 for seat in game.movers), game.state.history()
             job.future = asyncio.get_running_loop().run_in_executor(self._pool, self._run, game.id, game.record(), job)
             job.future.add_done_callback(lambda f, gid=game.id: self._finished(gid, f))
         if job.error is not None:
@@ -172,18 +183,21 @@ class Analyses:
     def _finished(self, game_id: str, future) -> None:
         """On the event loop: keep the result, or say why there is none."""
         job = self.jobs.get(game_id)
+        current = job is not None and job.future is future     # not replaced after an undo
         if future.cancelled() or isinstance(future.exception(), Stopped):
-            self.jobs.pop(game_id, None)
+            if current:
+                del self.jobs[game_id]
             return
         if future.exception() is not None:
             e = future.exception()
             log.error("game %s: the analysis failed: %s", game_id, e)
-            if job is not None:
+            if current:
                 job.error = f"the analysis failed: {e}"
             return
         self.computed += 1
-        self.results[game_id] = future.result()
-        self.jobs.pop(game_id, None)
+        if current:
+            self.results[game_id] = future.result()
+            del self.jobs[game_id]
 
     def close(self) -> None:
         """The server stops: an analysis under way stops at its next chunk, none starts."""
