@@ -172,6 +172,7 @@ CASES = [
     (["serve", "--bot-delay", "-1"], "bot delay must be a number of seconds in 0..60, got '-1'"),
     (["serve", "--bot-delay", "nan"], "bot delay must be a number of seconds in 0..60, got 'nan'"),
     (["serve", "--hint-iterations", "0"], "hint iterations must be an integer >= 1, got 0"),
+    (["serve", "--analysis-iterations", "0"], "analysis iterations must be an integer >= 1, got 0"),
     (["serve", "--host", "192.0.2.1", "--games-dir", "{w}/web"], "cannot listen on 192.0.2.1:8000: Cannot assign requested address"),
     (["serve", "--lang", "de"], "argument --lang: unknown language 'de'; choose from en, cs"),
     # selfplay

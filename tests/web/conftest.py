@@ -15,6 +15,7 @@ from caribsim.web.app import create_app
 
 BOT_DELAY = 0.02      # seconds before each bot move: short, but the bots still move by themselves
 HINT_ITERATIONS = 50
+ANALYSIS_ITERATIONS = 20   # the post-game analysis a finished game's page asks for
 
 
 @dataclass
@@ -59,7 +60,8 @@ def serving(app, port: int = 0):
 def server(tmp_path_factory):
     """caribsim.web over a fresh games folder, served for the module."""
     folder = tmp_path_factory.mktemp("games")
-    app = create_app(folder, bot_delay=BOT_DELAY, hint_iterations=HINT_ITERATIONS)
+    app = create_app(folder, bot_delay=BOT_DELAY, hint_iterations=HINT_ITERATIONS,
+                     analysis_iterations=ANALYSIS_ITERATIONS)
     with serving(app) as address:
         yield Server(f"http://{address}", folder, app)
 

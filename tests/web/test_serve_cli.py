@@ -31,7 +31,7 @@ def _get(url):
 def test_serve_prints_its_address_serves_and_stops_on_ctrl_c(tmp_path):
     port, folder = _free_port(), tmp_path / "games"
     p = subprocess.Popen([sys.executable, "-m", "caribsim", "serve", "--port", str(port), "--games-dir", str(folder),
-                          "--bot-delay", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
+                          "--bot-delay", "0", "--analysis-iterations", "8"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
     try:
         line = p.stdout.readline()
         url = f"http://127.0.0.1:{port}/"
@@ -44,13 +44,17 @@ def test_serve_prints_its_address_serves_and_stops_on_ctrl_c(tmp_path):
             gid = json.load(r)["id"]
         over = wait_for(lambda: json.loads(_get(f"{url}api/games/{gid}")[1])["over"], timeout=120, what="the game")
         assert over
+        analysis = wait_for(lambda: (lambda a: a if a["status"] == "done" else None)(
+            json.loads(_get(f"{url}api/games/{gid}/analysis")[1])), what="the analysis")
     finally:
         p.send_signal(signal.SIGINT)
         out, err = p.communicate(timeout=60)
     assert p.returncode == 0, err
     assert out == f"caribsim: stopped; the games are in {folder}\n" and "Traceback" not in err
-    state = records.replay(records.load(folder / f"{gid}.json"))
-    assert state.is_terminal()
+    rec = records.load(folder / f"{gid}.json")
+    assert records.replay(rec).is_terminal()
+    assert analysis["iterations"] == 8 and (folder / f"{gid}.analysis.json").exists()
+    assert len(analysis["estimates"]) == sum(s["player"] >= 0 for s in rec["steps"])
 
 
 def _try(url):

@@ -39,6 +39,8 @@ def add_parser(sub):
     p.add_argument("--lang", type=language, default="en", metavar="LANG",
                    help="language of the pages: en (default) or cs, as play --lang; a page's address "
                    "may ask for the other with ?lang=en or ?lang=cs")
+    p.add_argument("--analysis-iterations", type=int_at_least(1, "analysis iterations"), default=300,
+                   metavar="N", help="simulations per decision of the post-game analysis (default 300)")
     p.set_defaults(subparser=p)
     return p
 
@@ -71,7 +73,7 @@ def run(args, out) -> int:
     except ValueError as e:
         args.subparser.error(str(e))
     app = create_app(args.games_dir, bot_delay=args.bot_delay, hint_iterations=args.hint_iterations,
-                     lang=args.lang)
+                     lang=args.lang, analysis_iterations=args.analysis_iterations)
     host = f"[{args.host}]" if ":" in args.host else args.host
     print(f"caribsim: play at http://{host}:{args.port}/ (games in {args.games_dir}; Ctrl-C stops)",
           file=out, flush=True)

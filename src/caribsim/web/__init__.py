@@ -3,6 +3,8 @@
 - ``games``: the games a server holds (state, seats and their tokens, bots, the move log, the
   record on disk written as the game goes) and the checks every request goes through;
 - ``app``: the Starlette app, its pages, the JSON API and the live updates (WebSocket);
+- ``analysis``: the post-game analysis (each seat's win estimate per decision from a search,
+  the biggest swings), searched on a thread of its own and kept beside the record;
 - ``page``: the HTML and JS of the lobby and of the game page (the board drawn by the replay
   viewer's board modules).
 

@@ -26,6 +26,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from caribsim.human import lang as languages
 from caribsim.web import page
+from caribsim.web.analysis import DEFAULT_ITERATIONS, Analyses, said as analysis_said
 from caribsim.web.games import GameError, Games, choices, hint, hint_said
 
 MAX_BODY = 64 * 1024       # bytes of a request body
@@ -73,12 +74,15 @@ def _no_route(request, exc: HTTPException):
 
 
 def create_app(games_dir, bot_delay: float = 0.6, hint_iterations: int = 2000,
-               default_bot: str = DEFAULT_BOT, lang: str = "en") -> Starlette:
+               default_bot: str = DEFAULT_BOT, lang: str = "en",
+               analysis_iterations: int = DEFAULT_ITERATIONS) -> Starlette:
     """The app over the games folder ``games_dir`` (its unfinished games resume); bots wait
-    ``bot_delay`` seconds before each move, a hint searches ``hint_iterations`` iterations;
-    the pages speak ``lang`` (en, cs) unless their address asks for another."""
+    ``bot_delay`` seconds before each move, a hint searches ``hint_iterations`` iterations,
+    the post-game analysis ``analysis_iterations`` simulations per decision; the pages speak
+    ``lang`` (en, cs) unless their address asks for another."""
     page_lang = languages.check(lang)
     games = Games(games_dir)
+    analyses = Analyses(games.folder, analysis_iterations)
 
     def page_of(request, make):
         """An HTML page in the language of the request (``?lang=``, default the server's),
@@ -143,6 +147,11 @@ def create_app(games_dir, bot_delay: float = 0.6, hint_iterations: int = 2000,
     async def record(request):
         return JSONResponse(games.get(request.path_params["game_id"]).finished_record())
 
+    async def analysis(request):
+        code = _lang(request)
+        game = games.get(request.path_params["game_id"])
+        return JSONResponse(analysis_said(analyses.answer(game), languages.translator(game.name, code)))
+
     async def replay(request):
         return page_of(request, lambda code: page.replay(
             games.get(request.path_params["game_id"]).finished_record(), request.path_params["game_id"],
@@ -173,6 +182,7 @@ def create_app(games_dir, bot_delay: float = 0.6, hint_iterations: int = 2000,
         for game in games.games.values():
             if game.task is not None:
                 game.task.cancel()
+        analyses.close()
 
     api = "/api/games/{game_id}"
     app = Starlette(routes=[
@@ -181,9 +191,11 @@ def create_app(games_dir, bot_delay: float = 0.6, hint_iterations: int = 2000,
         Route(api, view), Route(api + "/move", acting("move"), methods=["POST"]),
         Route(api + "/undo", acting("undo"), methods=["POST"]),
         Route(api + "/hint", hint_route, methods=["POST"]), Route(api + "/record", record),
+        Route(api + "/analysis", analysis),
         WebSocketRoute(api + "/ws", updates),
     ], exception_handlers={GameError: _refused, HTTPException: _no_route}, lifespan=lifespan)
     app.state.games = games
+    app.state.analyses = analyses
     return app
 
 

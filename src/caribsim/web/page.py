@@ -237,6 +237,7 @@ __VIEWER_CSS__
 <div id="hint-panel" hidden></div>
 <div id="scores"></div>
 <div id="game-over" hidden></div>
+__ANALYSIS__
 <div id="supply"></div>
 <div id="boards" class="boards"></div>
 <h2 data-t>moves played</h2><ol id="log"></ol>
@@ -366,6 +367,7 @@ $("lobby-link").href = keepLang("/");
 translatePage();
 refresh();
 listen(500);
+__ANALYSIS_JS__
 </script></body></html>
 """
 
@@ -438,3 +440,97 @@ $("play-from-here").addEventListener("keydown", e => e.stopPropagation());
 pfhStep();
 </script>
 """
+
+
+# --- the post-game analysis (caribsim.web.analysis) -------------------------------------------
+# At game over the page asks GET /api/games/ID/analysis (again every half second while the
+# search runs) and draws each seat's win estimate per decision as an SVG chart, with the
+# biggest swings as a table linking the replay at that move.
+
+_ANALYSIS = r"""<style>
+#analysis{border:1px solid #bbb;border-radius:6px;padding:.5em;background:#fff;margin:.6em 0;overflow-x:auto}
+#analysis h2{font-size:1.1em;margin:0 0 .3em 0}
+#analysis-chart{width:100%;max-width:760px;height:auto;display:block}
+#analysis-chart text{font-size:11px}
+#analysis-legend .tag{margin-right:.4em}
+#swings{border-collapse:collapse;margin-top:.4em}
+#swings td,#swings th{padding:.1em .5em;border-bottom:1px solid #ddd;text-align:right}
+#swings td:nth-child(2),#swings td:nth-child(3),#swings th:nth-child(2),#swings th:nth-child(3){text-align:left}
+</style>
+<div id="analysis" data-status="" hidden><h2 data-t>analysis</h2>
+<div id="analysis-status"></div>
+<svg id="analysis-chart" viewBox="0 0 760 250" role="img" aria-label="each seat's win estimate over the game" data-t></svg>
+<div id="analysis-legend"></div>
+<div id="analysis-swings"></div>
+</div>
+"""
+
+_ANALYSIS_JS = r"""
+/* the post-game analysis */
+const ANALYSIS = {asked: false};
+function analysisWatch() {
+  // asked for once the game is over; an undo back into the game hides it again
+  const over = $("status").dataset.over === "true";
+  if (over && !ANALYSIS.asked) { ANALYSIS.asked = true; analysisAsk(); }
+  if (!over && ANALYSIS.asked) { ANALYSIS.asked = false; $("analysis").hidden = true; $("analysis").dataset.status = ""; }
+}
+new MutationObserver(analysisWatch).observe($("status"), {attributes: true, attributeFilter: ["data-over"]});
+analysisWatch();
+async function analysisAsk() {
+  const box = $("analysis"), say = $("analysis-status");
+  if (!ANALYSIS.asked) return;
+  box.hidden = false;
+  let a;
+  try { a = await api(`/api/games/${GAME}/analysis`); }
+  catch (e) { box.dataset.status = "error"; say.textContent = e.message; return; }
+  if (!ANALYSIS.asked) return;
+  box.dataset.status = a.status;
+  if (a.status === "running") {
+    say.textContent = t("searching every decision of the game: {done} of {total} done...", {done: a.done, total: a.total});
+    setTimeout(analysisAsk, 500);
+    return;
+  }
+  if (a.status !== "done") { say.textContent = a.error; return; }
+  say.textContent = t("each seat's win estimate at every decision, from a search of {n} simulations " +
+    "(made after the game: it sees what was hidden then); the last point is the result.", {n: a.iterations});
+  analysisChart(a);
+  analysisSwings(a);
+}
+const pct = (v, sign) => { const n = Math.round(100 * v); return `${sign && n > 0 ? "+" : ""}${n}%`; };
+function analysisChart(a) {
+  const svg = $("analysis-chart"), W = 760, H = 250, L = 46, R = W - 20, T = 14, B = H - 36;
+  const last = a.final.step || 1, seats = a.final.returns.length;
+  const points = a.estimates.map(e => [e.step, e.win]).concat([[a.final.step, a.final.returns]]);
+  const x = k => L + (R - L) * k / last, y = v => B - (B - T) * v;
+  let out = "";
+  for (const v of [0, 0.25, 0.5, 0.75, 1]) {
+    out += `<line x1="${L}" y1="${y(v)}" x2="${R}" y2="${y(v)}" stroke="${v % 1 ? "#eee" : "#888"}"/>`;
+    out += `<text x="${L - 4}" y="${y(v) + 4}" text-anchor="end">${pct(v)}</text>`;
+  }
+  out += `<line x1="${L}" y1="${T}" x2="${L}" y2="${B}" stroke="#888"/>`;
+  for (const k of [0, Math.round(last / 4), Math.round(last / 2), Math.round(3 * last / 4), last])
+    out += `<line x1="${x(k)}" y1="${B}" x2="${x(k)}" y2="${B + 4}" stroke="#888"/><text x="${x(k)}" y="${B + 16}" text-anchor="middle">${k}</text>`;
+  out += `<text x="${(L + R) / 2}" y="${H - 4}" text-anchor="middle">${esc(t("step"))}</text>`;
+  out += `<text transform="translate(12 ${(T + B) / 2}) rotate(-90)" text-anchor="middle">${esc(t("win estimate"))}</text>`;
+  for (let p = 0; p < seats; p++) {
+    const pts = points.map(([k, win]) => `${x(k).toFixed(1)},${y(win[p]).toFixed(1)}`).join(" ");
+    out += `<polyline class="seat-line" data-seat="${p}" fill="none" stroke="${COLORS[p % 5]}" stroke-width="1.5" points="${pts}"/>`;
+  }
+  for (const s of a.swings)
+    out += `<circle class="swing-mark" cx="${x(s.step).toFixed(1)}" cy="${y(s.before).toFixed(1)}" r="4" fill="none" stroke="${COLORS[s.seat % 5]}" stroke-width="2"><title>${esc(t("move {n}, {seat}: {label} ({before} to {after})", {n: s.step + 1, seat: seatName(s.seat), label: s.label, before: pct(s.before), after: pct(s.after)}))}</title></circle>`;
+  svg.innerHTML = out;
+  Object.assign(svg.dataset, {left: L, right: R, top: T, bottom: B, last});
+  $("analysis-legend").innerHTML = Array.from({length: seats}, (_, p) =>
+    `<span class="tag" style="border-left:4px solid ${COLORS[p % 5]}">${seatName(p)}: ${pct(a.final.returns[p])}</span>`).join("");
+}
+function analysisSwings(a) {
+  // the moves after which their mover's estimate changed most (to his next point)
+  const rows = a.swings.map(s => `<tr class="swing" data-step="${s.step}" data-seat="${s.seat}">
+    <td><a href="${keepLang(`/replay/${GAME}`)}#step=${s.step + 1}" title="${esc(t("the board after this move, in the replay"))}">${s.step + 1}</a></td>
+    <td>${seatName(s.seat)}</td><td>${esc(s.label)}</td><td>${pct(s.before)}</td><td>${pct(s.after)}</td><td>${pct(s.delta, true)}</td></tr>`).join("");
+  $("analysis-swings").innerHTML = `<table id="swings"><tr>${["move", "seat", "played", "before", "after", "change"]
+    .map(h => `<th>${esc(t(h))}</th>`).join("")}</tr>${rows}</table>`;
+}
+"""
+
+_GAME = _GAME.replace("__ANALYSIS__\n", _ANALYSIS).replace("__ANALYSIS_JS__\n", _ANALYSIS_JS)
