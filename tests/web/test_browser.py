@@ -156,8 +156,8 @@ def test_one_person_against_two_random_bots_to_the_end(browser, server, game):
 
 def _game_files(folder) -> list:
     """The games' files (not the analyses, which a finished game's open page may still be
-    having written)."""
-    return sorted(p.name for p in folder.iterdir() if not p.name.endswith(".analysis.json"))
+    having written, nor the .tmp of a file another game's bot is writing this instant)."""
+    return sorted(p.name for p in folder.iterdir() if not p.name.endswith((".analysis.json", ".tmp")))
 
 
 def test_the_lobby_says_why_it_refuses_a_game(browser, server):

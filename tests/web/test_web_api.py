@@ -388,3 +388,21 @@ def test_a_bad_record_request_is_refused_and_makes_nothing(client, folder, chang
     r = client.post("/api/games", json=body)
     assert r.status_code == 400 and words in r.json()["error"], r.text
     assert not folder.exists() or not any(folder.iterdir())
+
+
+def test_the_record_kept_step_by_step_is_the_replayed_one(client, folder):
+    """The server keeps the record's steps as they are played (no replay at every save): the
+    file equals records.record_game of the game's state, also after an undo."""
+    made = create(client, ["human", "random", "random"], seed=21)
+    gid, tok = made["id"], token_of(made, 0)
+    game = client.app.state.games.get(gid)
+    for _ in range(6):
+        v = settled(client, gid, tok)
+        if v["over"]:
+            break
+        assert move(client, gid, tok, v["step"], v["moves"][-1]["action"]).status_code == 200
+        settled(client, gid, tok)                     # the bots have moved: the state holds still
+        assert json.loads((folder / f"{gid}.json").read_text()) == records.record_game(game.state, game.seed, game.players)
+    v = settled(client, gid, tok)
+    assert client.post(f"/api/games/{gid}/undo", json={"token": tok, "step": v["step"]}).status_code == 200
+    assert json.loads((folder / f"{gid}.json").read_text()) == records.record_game(game.state, game.seed, game.players)

@@ -41,6 +41,14 @@ def record_game(state, seed: int, players_info=None) -> dict:
         except ValueError as e:
             raise ValueError(f"the state's history does not replay from seed {seed} at step {i}: {e}") from None
         steps.append({"action": action, "name": name, "player": player})
+    return record_of_steps(replayed, seed, steps, players_info)
+
+
+def record_of_steps(state, seed: int, steps: list, players_info=None) -> dict:
+    """The record of ``state``'s game from its ``steps`` as ``record_game`` writes them (one
+    ``{"action", "name", "player"}`` per entry of ``state.history()``), kept by a caller that
+    follows the game step by step (the web server), so that no replay is needed."""
+    game = state.game
     rec = {
         "format": FORMAT,
         "version": VERSION,
@@ -49,7 +57,7 @@ def record_game(state, seed: int, players_info=None) -> dict:
         "options": game.options(),
         "seed": seed,
         "steps": steps,
-        "final": _final(replayed),
+        "final": _final(state),
     }
     if players_info is not None:
         rec["players"] = list(players_info)
