@@ -197,6 +197,12 @@ def test_short_suite_fails_when_every_benchmark_is_30_percent_slower():
     lines = _summary(out)
     failed = {name for name, ls in lines.items() if any("BELOW FLOOR" in line for line in ls)}
     speedups = {"test_bench_mcts_two_threads_speedup", "test_bench_ray_over_one_process"}
-    assert failed == set(lines) - speedups, sorted(set(lines) - speedups - failed)
+    # the web server's move latency asserts the target (a p95 of 50 ms, as a ratio to
+    # its calibration, with a margin), not a floor 20% below its own measured ratio: latency
+    # among 20 busy games does not follow the calibration closely enough for such a floor.
+    # Slowed by 30% it reports its ratio like the others and passes while within the target.
+    targets = {"test_bench_web_move_latency_20_games"}
+    assert failed == set(lines) - speedups - targets, sorted(set(lines) - speedups - targets - failed)
+    assert all(name in lines and " ok" in lines[name][0] for name in targets), [lines.get(n) for n in targets]
     n_failed = int(re.search(r"(\d+) failed", out).group(1))
     assert n_failed == len(failed)
