@@ -46,6 +46,13 @@ same minutes: median 17.5 ms, p95 24.6 ms); beside two CPU-bound processes, medi
 answers within the target, give or take the noise of a shared machine, fails it. Each run also
 reports ``target_ratio`` and ``p95_meets_50_ms_target`` (the ratio against ``TARGET_RATIO``)
 in extra_info and on its summary line.
+
+Unlike the other benchmarks' floors (20% below their measured ratio, so that the harness's
+30% slowdown fails every one) this floor is the target's: latency among 20 busy games follows
+the calibration too loosely for a floor that tight (beside two CPU-bound processes one round
+in three measured 0.6x the idle ratio), so tests/test_bench_harness.py expects this benchmark
+to pass a 30% slowdown while it stays within the target. ``CARIBSIM_BENCH_SLOWDOWN`` still
+slows each timed move (C work inside its clock).
 """
 from __future__ import annotations
 
