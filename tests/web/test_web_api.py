@@ -5,6 +5,7 @@ whose record replays, and a new app over the same games folder resuming the game
 from __future__ import annotations
 
 import json
+import random
 import warnings
 
 import pytest
@@ -406,3 +407,41 @@ def test_the_record_kept_step_by_step_is_the_replayed_one(client, folder):
     v = settled(client, gid, tok)
     assert client.post(f"/api/games/{gid}/undo", json={"token": tok, "step": v["step"]}).status_code == 200
     assert json.loads((folder / f"{gid}.json").read_text()) == records.record_game(game.state, game.seed, game.players)
+
+
+def test_a_card_put_face_down_is_never_named_to_a_live_page(client, folder):
+    """Port Royal's coins are cards face down: while the game goes on, no view names the card
+    a coin draw or a fee put face down (the record, given at the end, does); a revealed card
+    is named as before."""
+    made = create(client, ["human", "human"], game="port_royal", seed=4)
+    gid, tokens = made["id"], [token_of(made, 0), token_of(made, 1)]
+    game = client.app.state.games.get(gid)
+    rng = random.Random(4)
+    seen = {"hidden": 0, "named": 0}
+
+    def check(v):
+        history = game.state.history()
+        for snap, upto in ((v["snapshot"], len(history)), (v["previous"], len(history) - 1)):
+            if snap is None or upto == 0:
+                continue
+            before = game.rules.new_initial_state(seed=game.seed)
+            for a in history[:upto - 1]:
+                before.apply_action(a)
+            coin = before.is_chance_node() and before.chance_event()[0] in ("draw", "fee")
+            name = before.action_to_string(history[upto - 1])
+            if coin:
+                seen["hidden"] += 1
+                assert snap["last"] == "card ?" and name.startswith("card ")
+            else:
+                seen["named"] += 1
+                assert snap["last"] == name
+        assert all(" coin (" not in line or "face down" in line for line in v["log"])
+
+    for _ in range(40):
+        v = view(client, gid, *tokens)
+        if v["over"]:
+            break
+        check(view(client, gid))                    # a watcher's view, as a player's
+        seat = v["to_act"]
+        assert move(client, gid, tokens[seat], v["step"], rng.choice(v["moves"])["action"]).status_code == 200
+    assert seen["hidden"] > 0 and seen["named"] > 0

@@ -112,6 +112,10 @@ def _now() -> int:
     return time.time_ns() // 1000
 
 
+def _never(before) -> bool:
+    return False
+
+
 def _write_json(path: Path, value) -> None:
     """Write the file whole or not at all (a crash mid-write leaves the previous version)."""
     tmp = path.with_name(path.name + ".tmp")
@@ -304,6 +308,7 @@ class Game:
         self.state, self.log = self.rules.new_initial_state(seed=self.seed), []
         self.movers = []             # the seat that took each step, -1 for chance
         self.steps = []              # the record's step entries (action, name, player)
+        self.hidden = []             # per step: it put a card face down (its name kept off the pages)
         self.previous = None         # the state before the last step
         for action in state.history():
             self._apply(action)
@@ -328,6 +333,7 @@ class Game:
         self.movers.append(who)
         name = before.action_to_string(action)
         self.steps.append({"action": action, "name": name, "player": who})
+        self.hidden.append(bool(getattr(self.board, "face_down", _never)(before)))
         text = self.board.move_text(before, name)
         self.log.append(f"{len(self.log) + 1}. {self._mover(who)}: {text}")
 
@@ -355,13 +361,14 @@ class Game:
     def _commit(self, change) -> None:
         """Make a change (a move, an undo), resolve chance and write the record, then tell the
         pages; a record that cannot be written leaves the game as it was."""
-        kept = (self.state.clone(), list(self.log), list(self.movers), list(self.steps), self.previous)
+        kept = (self.state.clone(), list(self.log), list(self.movers), list(self.steps), list(self.hidden),
+                self.previous)
         try:
             change()
             self._settle()
             self.save()
         except OSError as e:
-            self.state, self.log, self.movers, self.steps, self.previous = kept
+            self.state, self.log, self.movers, self.steps, self.hidden, self.previous = kept
             raise GameError("cannot save the game's record: {why}; nothing was played", 500,
                             why=e.strerror or str(e)) from None
         self.hints.clear()
@@ -461,8 +468,8 @@ class Game:
         return {"id": self.id, "game": self.name, "options": self.rules.options(), "seed": self.seed,
                 "players": self.players, "you": seats, "version": self.version, "step": self.step, "to_act": to_act,
                 "over": st.is_terminal(), "thinking": self.bot_to_act() is not None and not self.problem,
-                "snapshot": viewer.snapshot(st, self.name),
-                "previous": viewer.snapshot(self.previous, self.name) if self.step else None,
+                "snapshot": self._snapshot(st, self.step),
+                "previous": self._snapshot(self.previous, self.step - 1) if self.step else None,
                 "final": final,
                 "moves": [{"action": a, "label": tr.move(self.board.choice_label(st, a, seat=to_act)),
                            "target": targets.get(a)}
@@ -471,6 +478,14 @@ class Game:
                 "log": [self.log_line(k, tr) for k in range(len(self.log))],
                 "problem": said(self.problem, tr) if self.problem else None,
                 "game_over": viewer.game_over(final, [said(player_text(p), tr) for p in self.players], tr)}
+
+    def _snapshot(self, state, step: int) -> dict:
+        """The board after ``step`` steps as a live page may see it: the last move's name
+        hidden when it put a card face down (Port Royal's coins)."""
+        snap = viewer.snapshot(state, self.name)
+        if step > 0 and self.hidden[step - 1] and not self.state.is_terminal():
+            snap["last"] = self.board.FACE_DOWN_LAST
+        return snap
 
     def summary(self) -> dict:
         """The lobby's line for the game (no tokens)."""

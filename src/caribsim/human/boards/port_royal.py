@@ -119,6 +119,17 @@ def snapshot(state) -> dict:
     return snap
 
 
+# The last move's name when it put a card face down (a coin drawn, a fee paid): the page says
+# "draws a coin (face down)" from the chance event, and must not learn which card it was.
+FACE_DOWN_LAST = "card ?"
+
+
+def face_down(before) -> bool:
+    """Whether the step from ``before`` puts a card face down (a coin drawn or given as a fee):
+    a live page must not name that card (the record does, once the game is over)."""
+    return before.is_chance_node() and before.chance_event()[0] in ("draw", "fee")
+
+
 CSS = """.pry-cards{display:flex;flex-wrap:wrap;gap:.35em;margin:.2em 0}
 .pry-card{border:1px solid #999;border-left:6px solid #bbb;border-radius:5px;padding:.2em .4em;width:11.5em;
  background:#fffdf6;font-size:.85em;line-height:1.25}
