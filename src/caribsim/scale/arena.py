@@ -145,18 +145,23 @@ def bot_label(bot) -> str:
     return repr(bot) if hasattr(bot, "options") else getattr(bot, "name", type(bot).__name__)
 
 
+def check_bot(game, bot):
+    """``bot`` if it can play ``game``: it has step() and restart() (else TypeError), and its
+    check_game, if it has one, accepts the game (a network trained for another game says so now)."""
+    if not callable(getattr(bot, "step", None)) or not callable(getattr(bot, "restart", None)):
+        raise TypeError(f"a bot needs step(state) and restart(seed) methods; got {bot!r}")
+    check = getattr(bot, "check_game", None)
+    if callable(check):
+        check(game)
+    return bot
+
+
 def check_bots(game, bots) -> list:
-    """The bots as a list, one per seat, each with step() and restart() (else a clear error)."""
+    """The bots as a list, one per seat, each checked by check_bot."""
     bots = list(bots)
     if len(bots) != game.num_players():
         raise ValueError(f"{game!r} has {game.num_players()} seats; got {len(bots)} bots")
-    for b in bots:
-        if not callable(getattr(b, "step", None)) or not callable(getattr(b, "restart", None)):
-            raise TypeError(f"a bot needs step(state) and restart(seed) methods; got {b!r}")
-        check = getattr(b, "check_game", None)
-        if callable(check):
-            check(game)               # a network trained for another game says so now
-    return bots
+    return [check_bot(game, b) for b in bots]
 
 
 def match_chunk(spec: dict) -> dict:

@@ -40,7 +40,7 @@ import numpy as np
 
 import caribsim
 from caribsim._common import _int_in
-from caribsim.scale.arena import _pyplot, bot_label, derive_seed, play_game, save_figure, wilson_interval
+from caribsim.scale.arena import _pyplot, bot_label, check_bot, derive_seed, play_game, save_figure, wilson_interval
 from caribsim.search.bots import bot_names, parse_bot
 
 SCHEDULES = ("round-robin", "random")
@@ -284,12 +284,10 @@ def tournament_chunk(spec: dict) -> dict:
             "lengths": np.array([r["length"] for r in rows], dtype=np.int32)}
 
 
-def _pool(bots) -> list:
-    """The bots as objects (a spec string is parsed), each a distinct object."""
-    pool = [parse_bot(b) if isinstance(b, str) else b for b in bots]
-    for b in pool:
-        if not callable(getattr(b, "step", None)) or not callable(getattr(b, "restart", None)):
-            raise TypeError(f"a bot needs step(state) and restart(seed) methods; got {b!r}")
+def _pool(game, bots) -> list:
+    """The bots as objects (a spec string is parsed), each a distinct object that can play
+    ``game`` (arena.check_bot)."""
+    pool = [check_bot(game, parse_bot(b) if isinstance(b, str) else b) for b in bots]
     for i, b in enumerate(pool):
         for j in range(i):
             if pool[j] is b:
@@ -318,11 +316,7 @@ def play_tournament(game, bots, n_games: int, schedule: str = "round-robin", see
         game = caribsim.load_game(game, **options)
     elif options:
         raise ValueError("game options are only accepted with a game name")
-    pool = _pool(bots)
-    for b in pool:
-        check = getattr(b, "check_game", None)
-        if callable(check):
-            check(game)               # a network trained for another game says so now
+    pool = _pool(game, bots)
     n_games = _int_in(n_games, "n_games", 1)
     seed = _int_in(seed, "seed", 0, 2**64 - 1)
     seatings = seat_schedule(schedule, len(pool), game.num_players(), n_games, seed)

@@ -139,7 +139,7 @@ class Analyses:
                 and result.get("steps") == len(history) and result.get("seed") == game.seed
                 and result.get("iterations") == self.iterations and isinstance(result.get("estimates"), list)
                 and [(e.get("step"), e.get("action")) for e in result["estimates"] if isinstance(e, dict)]
-                == [(k, a) for k, (a, seat) in enumerate(zip(history, game.movers)) if seat >= 0])
+                == [(k, step["action"]) for k, step in enumerate(game.steps) if step["player"] >= 0])
 
     def _cached(self, game) -> dict | None:
         """The file's analysis if it is of this game's record and this server's budget."""
@@ -173,7 +173,7 @@ class Analyses:
             job = None           # of an ending undone since: its result will not be kept
         if job is None:
             job = self.jobs[game.id] = _Job()
-            job.total, job.history = sum(seat >= 0 for seat in game.movers), game.state.history()
+            job.total, job.history = sum(step["player"] >= 0 for step in game.steps), game.state.history()
             job.future = asyncio.get_running_loop().run_in_executor(self._pool, self._run, game.id, game.record(), job)
             job.future.add_done_callback(lambda f, gid=game.id: self._finished(gid, f))
         if job.error is not None:

@@ -306,8 +306,7 @@ class Game:
     def _reset(self, state) -> None:
         """Continue from ``state`` (made from the seed): the log is rebuilt by replaying."""
         self.state, self.log = self.rules.new_initial_state(seed=self.seed), []
-        self.movers = []             # the seat that took each step, -1 for chance
-        self.steps = []              # the record's step entries (action, name, player)
+        self.steps = []              # the record's step entries (action, name, player: -1 for chance)
         self.hidden = []             # per step: it put a card face down (its name kept off the pages)
         self.previous = None         # the state before the last step
         for action in state.history():
@@ -330,7 +329,6 @@ class Game:
             action = self.state.history()[-1]
         else:
             self.state.apply_action(action)
-        self.movers.append(who)
         name = before.action_to_string(action)
         self.steps.append({"action": action, "name": name, "player": who})
         self.hidden.append(bool(getattr(self.board, "face_down", _never)(before)))
@@ -351,8 +349,9 @@ class Game:
         line = self.log[k]
         if tr.lang == "en":
             return line
-        move = line[len(f"{k + 1}. {self._mover(self.movers[k])}: "):]
-        return _log_line(tr, k + 1, self._mover(self.movers[k], tr), move)
+        who = self.steps[k]["player"]
+        move = line[len(f"{k + 1}. {self._mover(who)}: "):]
+        return _log_line(tr, k + 1, self._mover(who, tr), move)
 
     def _settle(self) -> None:
         while self.state.is_chance_node():
@@ -361,14 +360,13 @@ class Game:
     def _commit(self, change) -> None:
         """Make a change (a move, an undo), resolve chance and write the record, then tell the
         pages; a record that cannot be written leaves the game as it was."""
-        kept = (self.state.clone(), list(self.log), list(self.movers), list(self.steps), list(self.hidden),
-                self.previous)
+        kept = (self.state.clone(), list(self.log), list(self.steps), list(self.hidden), self.previous)
         try:
             change()
             self._settle()
             self.save()
         except OSError as e:
-            self.state, self.log, self.movers, self.steps, self.hidden, self.previous = kept
+            self.state, self.log, self.steps, self.hidden, self.previous = kept
             raise GameError("cannot save the game's record: {why}; nothing was played", 500,
                             why=e.strerror or str(e)) from None
         self.hints.clear()
@@ -428,8 +426,8 @@ class Game:
     def undo_target(self, seat: int):
         """The step of ``seat``'s previous decision, if only bots and chance moved since (an
         undo never takes back another person's move), else None."""
-        for k in range(len(self.movers) - 1, -1, -1):
-            who = self.movers[k]
+        for k in range(len(self.steps) - 1, -1, -1):
+            who = self.steps[k]["player"]
             if who == seat:
                 return k
             if who >= 0 and self.seats[who] == HUMAN:
