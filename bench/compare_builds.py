@@ -166,11 +166,12 @@ def main(argv=None) -> int:
             old, new = old_state(module, game, options, seed=1)
             label = f"{game} {options}"
             n = args.games // 4 if game == "cuba" else args.games
-            po, pn = _positions(old), _positions(new)
+            keys = args.only or ("playouts", "loop", "child")
+            po, pn = (_positions(old), _positions(new)) if "child" in keys else (None, None)
             work = {"playouts": ("random playouts, games/s", lambda st, _: playouts(st, n)),
                     "loop": ("Python loop, decisions/s", lambda st, _: python_loop(st, args.decisions)),
                     "child": ("child(a), calls/s", lambda _, pos: children(pos, args.children))}
-            for key in args.only or work:
+            for key in keys:
                 what, f = work[key]
                 ratio, o, w = paired(lambda: f(old, po), lambda: f(new, pn), args.rounds)
                 print(f"{label + ' ' + what:<52} {o:>12,.0f} {w:>12,.0f}  {ratio:.3f}")

@@ -20,6 +20,8 @@ cdef enum:
     CITY_SPACES = 12
     HOUSE_SPACES = 4         # trading house
     NUM_SLOTS = NUM_MANNED_KINDS + NUM_BUILDINGS   # where a Mayor colonist can go
+    MAYOR_LIST = NUM_MANNED_KINDS + CITY_SPACES    # slots with circles a player can have at once
+    AFFORD_REACH = 16        # AFFORD's reach axis: 0..15 (every cost is below)
 
 # Goods and tiles share their first five numbers.
 cdef enum:
@@ -220,9 +222,17 @@ ctypedef struct PRState "PRState":    # named in C for CARIBSIM_VT_SHIMS
     int8 to_place                    # Mayor: colonists of `player` still to place
     int8 last_slot                   # Mayor: placements go in non-decreasing slot order
     int16 held_bonus                 # Mayor: bonus VP of `player`'s arrangement when his placement began (0 at other steps)
+    # Mayor, derived (mayor_list() makes it when a placement begins, pr_derive() for a loaded
+    # state): `player`'s slots with a free circle from last_slot on, so that listing the legal
+    # slots and finding a forced one read a few entries instead of scanning the board
+    int8 mayor_slot[MAYOR_LIST]      # the slots, in increasing order
+    int8 mayor_left[MAYOR_LIST]      # free circles on mayor_slot[i] and every later entry (decreasing)
+    int8 mayor_first                 # first entry still open (placements never go back)
+    int8 mayor_count                 # entries made
     # --- builder ---
     int8 last_building               # building just built (for the University)
     int8 building_supply[NUM_BUILDINGS]
+    uint64 in_supply                 # derived: bit b set while building_supply[b] > 0
     # --- craftsman ---
     uint8 craftsman_received         # bit k: the Craftsman received good k this phase
     # --- goods, trader, captain ---
@@ -309,6 +319,7 @@ ctypedef struct PRScore:
 
 
 cdef int pr_new_game(PRState* s, int n_players, int options, uint64 violet_set, uint64 seed) except -1 nogil
+cdef void pr_derive(PRState* s) noexcept nogil       # the derived fields from the others (a loaded state)
 # C names fixed (the cnames): CARIBSIM_VT_SHIMS in _game.pxd calls them
 cdef int pr_current_player "pr_current_player"(const PRState* s) noexcept nogil
 cdef int pr_legal_actions "pr_legal_actions"(const PRState* s, int16* out) noexcept nogil
@@ -318,6 +329,7 @@ cdef int pr_sample_chance "pr_sample_chance"(PRState* s) noexcept nogil
 cdef void pr_score(const PRState* s, int seat, PRScore* out) noexcept nogil
 cdef void pr_returns "pr_returns"(const PRState* s, double* out) noexcept nogil
 cdef int32 pr_random_playout "pr_random_playout"(PRState* s) noexcept nogil
+cdef int32 pr_list_playout(PRState* s) noexcept nogil   # its reference, through the legal lists
 cdef void pr_observation "pr_observation"(const PRState* s, int seat, float* out) noexcept nogil
 cdef int pr_observation_size(int n_players, int options) noexcept nogil
 cdef int pr_heuristic_action "pr_heuristic_action"(PRState* s, const int16* legal, int n) noexcept nogil

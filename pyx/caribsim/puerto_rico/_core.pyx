@@ -33,6 +33,9 @@ cdef uint64 VIOLET_MASK
 cdef uint64 COST_MASK[11]                       # violet buildings by cost (the draft's slots)
 cdef uint64 BASE_MASK
 cdef uint64 LARGE_MASK                          # buildings taking 2 city spaces (the others take 1)
+# AFFORD[q][t]: buildings whose cost less the quarry discount (q manned quarries, capped by
+# the column) is at most t, so that the Builder's options are one mask (q and t capped)
+cdef uint64 AFFORD[5][AFFORD_REACH]
 cdef int16 MAX_COLONISTS_VARIANT                # §8.3.2: all 100 colonists
 cdef int16 MAX_VP_VARIANT                       # §8.3.2: all 122 VP
 cdef PRTables TABLES                            # the tables above for _state (pr_tables)
@@ -78,7 +81,7 @@ def _read_csv(name):
 def load_tables():
     """Turn the data files into the C tables. Runs once, at import."""
     global BUILDING_IDS, BUILDING_ROWS, VIOLET_MASK, BASE_MASK, LARGE_MASK, MAX_COLONISTS_VARIANT, MAX_VP_VARIANT
-    cdef int b, g, n, i, cost
+    cdef int b, g, n, i, cost, q, t
     for cost in range(11):
         COST_MASK[cost] = 0
     rows = _read_csv("puerto_rico_buildings.csv")
@@ -114,6 +117,15 @@ def load_tables():
             LARGE_MASK |= (<uint64>1) << b
         elif BUILDING[b].spaces != 1:
             raise RuntimeError(f"puerto_rico_buildings.csv row {b + 2}: city_spaces must be 1 or 2")
+    for q in range(5):
+        for t in range(AFFORD_REACH):
+            AFFORD[q][t] = 0
+            for b in range(NUM_BUILDINGS):
+                if BUILDING[b].cost - min(q, BUILDING[b].column) <= t:
+                    AFFORD[q][t] |= (<uint64>1) << b
+    if max(BUILDING[b].cost for b in range(NUM_BUILDINGS)) >= AFFORD_REACH or \
+            max(BUILDING[b].column for b in range(NUM_BUILDINGS)) > 4:
+        raise RuntimeError(f"puerto_rico_buildings.csv: costs must be below {AFFORD_REACH}, columns 1..4")
     for cost in range(11):                      # (draft_mask handles 1..5 slots per cost)
         if COST_MASK[cost] and not 1 <= DRAFT_SLOTS[cost] <= 5:
             raise RuntimeError(f"violet buildings of cost {cost} need 1..5 draft slots")
@@ -199,16 +211,6 @@ cdef int colonists_on_board(const PRPlayer* p) noexcept nogil:
         m &= m - 1
     return n
 
-cdef int circles_owned(const PRPlayer* p) noexcept nogil:
-    cdef int k, n = 0
-    cdef uint64 m = p.owned
-    for k in range(NUM_MANNED_KINDS):
-        n += p.tiles[k]
-    while m:
-        n += BUILDING[ctz64(m)].circles
-        m &= m - 1
-    return n
-
 cdef int empty_building_circles(const PRPlayer* p) noexcept nogil:
     cdef int b, n = 0
     cdef uint64 m = p.owned
@@ -264,6 +266,11 @@ cdef void award_vp(PRState* s, int seat, int vp) noexcept nogil:
         s.vp_supply -= vp if vp < s.vp_supply else s.vp_supply
         if s.vp_supply == 0 and not (s.options & OPT_ALL_COLONISTS_AND_VP):
             s.end_triggered = 1
+
+cdef inline int seat_from(const PRState* s, int seat, int k) noexcept nogil:
+    """The seat k places clockwise from `seat` (both below n: no division)."""
+    seat += k
+    return seat - s.n_players if seat >= s.n_players else seat
 
 cdef inline int next_seat(const PRState* s, int seat) noexcept nogil:
     seat += 1
@@ -324,6 +331,7 @@ cdef int pr_new_game(PRState* s, int n_players, int options, uint64 violet_set, 
         s.forests = FORESTS
     for b in range(NUM_BUILDINGS):
         s.building_supply[b] = copies_of(s, b)
+    pr_derive(s)
     s.governor = 0
     s.last_tile = -1
     s.last_building = -1
@@ -338,6 +346,21 @@ cdef int pr_new_game(PRState* s, int n_players, int options, uint64 violet_set, 
     return 0
 
 
+cdef void pr_derive(PRState* s) noexcept nogil:
+    """The derived fields (in_supply, the Mayor's slot list) from the others: a new game,
+    and a state read from a dict."""
+    cdef int b
+    s.in_supply = 0
+    for b in range(NUM_BUILDINGS):
+        if s.building_supply[b] > 0:
+            s.in_supply |= (<uint64>1) << b
+    if s.step == STEP_MAYOR:
+        mayor_list(s)
+    else:
+        s.mayor_first = 0
+        s.mayor_count = 0
+
+
 cdef void begin_round(PRState* s) noexcept nogil:
     s.selections_done = 0
     s.phase = PHASE_ROLE_SELECTION
@@ -348,9 +371,8 @@ cdef void begin_round(PRState* s) noexcept nogil:
 cdef void end_round(PRState* s) noexcept nogil:
     """§3.4: +1 doubloon on every card not taken, then the end or a new Governor."""
     cdef int c
-    for c in range(NUM_ROLE_CARDS):
-        if (s.cards_in_play >> c) & 1 and not (s.cards_taken >> c) & 1:
-            s.card_doubloons[c] += 1
+    for c in range(NUM_ROLE_CARDS):               # branch-free: which cards are left is random
+        s.card_doubloons[c] += ((s.cards_in_play & ~s.cards_taken) >> c) & 1
         s.card_taken_by[c] = -1
     s.cards_taken = 0
     if s.end_triggered:
@@ -368,7 +390,7 @@ cdef void end_phase(PRState* s) noexcept nogil:
         end_round(s)
         return
     s.phase = PHASE_ROLE_SELECTION
-    s.player = (s.governor + s.selections_done) % s.n_players
+    s.player = (s.governor + s.selections_done) % s.n_players   # (2 players: 6 selections)
     s.step = STEP_ROLE
 
 
@@ -446,7 +468,7 @@ cdef bint library_can_act(const PRState* s) noexcept nogil:
 cdef void settler_seek(PRState* s) noexcept nogil:
     cdef int k
     while s.turns_done < s.n_players:
-        s.player = (s.chooser + s.turns_done) % s.n_players
+        s.player = seat_from(s, s.chooser, s.turns_done)
         s.hacienda_used = 0
         if settler_can_act(s, s.player):
             s.step = STEP_SETTLE
@@ -522,88 +544,135 @@ cdef void start_mayor(PRState* s) noexcept nogil:
     s.colonist_ship = 0
     mayor_seek(s)
 
-cdef int mayor_slots(const PRState* s, int16* out) noexcept nogil:
-    """Legal slots for the next colonist of `player`.
-
-    Placements go in non-decreasing slot order, so each arrangement is generated
-    once; a slot is legal only if the colonists left can still all be placed on
-    circles at or after it (the must-fill rule, §4.2.3)."""
+cdef void mayor_list(PRState* s) noexcept nogil:
+    """Make the slot list of `player` (see PRState.mayor_slot): the slots from last_slot on
+    with a free circle, and the free circles at or after each."""
     cdef const PRPlayer* p = &s.players[s.player]
-    cdef int8 free[NUM_SLOTS]
     cdef int slot, b, i, m = 0, total = 0
     cdef uint64 bits = p.owned
-    # branch-free: each slot is written and kept only if it has a free circle
+    # branch-free: each slot is written and kept only if it has a free circle (a write past
+    # the kept ones lands on the next entry: at most MAYOR_LIST slots have circles)
     for slot in range(s.last_slot, NUM_MANNED_KINDS):
-        out[m] = slot
-        free[m] = p.tiles[slot] - p.manned[slot]
-        m += free[m] > 0
+        s.mayor_slot[m] = slot
+        s.mayor_left[m] = p.tiles[slot] - p.manned[slot]
+        m += s.mayor_left[m] > 0
     if s.last_slot > NUM_MANNED_KINDS:
         bits &= ~(((<uint64>1) << (s.last_slot - NUM_MANNED_KINDS)) - 1)
     while bits:
         b = ctz64(bits)
-        out[m] = NUM_MANNED_KINDS + b
-        free[m] = BUILDING[b].circles - p.workers[b]
-        m += free[m] > 0
+        s.mayor_slot[m] = NUM_MANNED_KINDS + b
+        s.mayor_left[m] = BUILDING[b].circles - p.workers[b]
+        m += s.mayor_left[m] > 0
         bits &= bits - 1
-    # free circles at or after a slot shrink along the list: the legal slots are a prefix
-    for i in range(m - 1, -1, -1):
-        total += free[i]
-        if total >= s.to_place:
-            return i + 1
-    return 0
+    for i in range(m - 1, -1, -1):          # (the sum in a register: no store-to-load chain)
+        total += s.mayor_left[i]
+        s.mayor_left[i] = total
+    s.mayor_first = 0
+    s.mayor_count = m
 
-cdef inline void place_colonist(PRState* s, int slot) noexcept nogil:
+cdef inline int mayor_choices(const PRState* s) noexcept nogil:
+    """How many slots the next colonist may go to: placements go in non-decreasing slot
+    order, so each arrangement is generated once, and a slot is legal only if the colonists
+    left can still all be placed on circles at or after it (the must-fill rule, §4.2.3).
+    Those are the first entries of the list from mayor_first on."""
+    cdef int i = s.mayor_first
+    while i < s.mayor_count and s.mayor_left[i] >= s.to_place:
+        i += 1
+    return i - s.mayor_first
+
+cdef inline void place_at(PRState* s, int i) noexcept nogil:
+    """The next colonist on the slot of list entry i (an open one)."""
     cdef PRPlayer* p = &s.players[s.player]
+    cdef int slot = s.mayor_slot[i]
     if slot < NUM_MANNED_KINDS:
         p.manned[slot] += 1
     else:
         p.workers[slot - NUM_MANNED_KINDS] += 1
+    s.mayor_left[i] -= 1
+    # the entries before it are passed; it stays open while it has a free circle itself
+    s.mayor_first = i + (s.mayor_left[i] == (s.mayor_left[i + 1] if i + 1 < s.mayor_count else 0))
     s.to_place -= 1
     s.last_slot = slot
 
 cdef bint mayor_autoplace(PRState* s) noexcept nogil:
     """Play forced placements; True when the player has none left to place."""
-    cdef int16 slots[NUM_SLOTS]
+    cdef int i
     while s.to_place > 0:
-        if mayor_slots(s, slots) != 1:
-            return False
-        place_colonist(s, slots[0])
+        i = s.mayor_first
+        if i >= s.mayor_count or s.mayor_left[i] < s.to_place:
+            return False                       # no slot (not from a consistent state)
+        if i + 1 < s.mayor_count and s.mayor_left[i + 1] >= s.to_place:
+            return False                       # a choice
+        place_at(s, i)
     return True
+
+cdef void mayor_place(PRState* s, int i) noexcept nogil:
+    """The Mayor decision: the next colonist on list entry i (one of the legal), then the
+    forced ones; the next player's placement when his are all placed."""
+    place_at(s, i)
+    if mayor_autoplace(s):
+        s.turns_done += 1
+        mayor_seek(s)
 
 cdef void mayor_seek(PRState* s) noexcept nogil:
     cdef PRPlayer* p
-    cdef int colonists, circles, k, b
-    cdef uint64 m
+    cdef int colonists, circles, k, b, m, c
+    cdef uint64 bits
     while s.turns_done < s.n_players:
-        s.player = (s.chooser + s.turns_done) % s.n_players
+        s.player = seat_from(s, s.chooser, s.turns_done)
         p = &s.players[s.player]
         # take every colonist off the board, then place them again
-        colonists = colonists_on_board(p)
-        circles = circles_owned(p)
-        if colonists < circles:              # he will place them: his score holds meanwhile
-            s.held_bonus = large_bonus(p)
+        colonists = p.san_juan
+        circles = 0
         for k in range(NUM_MANNED_KINDS):
-            p.manned[k] = 0
-        m = p.owned
-        while m:
-            p.workers[ctz64(m)] = 0
-            m &= m - 1
+            colonists += p.manned[k]
+            circles += p.tiles[k]
+        bits = p.owned
+        while bits:
+            b = ctz64(bits)
+            colonists += p.workers[b]
+            circles += BUILDING[b].circles
+            bits &= bits - 1
         if colonists >= circles:             # every circle filled, the rest to San Juan
             for k in range(NUM_MANNED_KINDS):
                 p.manned[k] = p.tiles[k]
-            m = p.owned
-            while m:
-                b = ctz64(m)
+            bits = p.owned
+            while bits:
+                b = ctz64(bits)
                 p.workers[b] = BUILDING[b].circles
-                m &= m - 1
+                bits &= bits - 1
             p.san_juan = colonists - circles
-        else:
-            p.san_juan = 0
-            s.to_place = colonists
-            s.last_slot = 0
-            if not mayor_autoplace(s):
-                s.step = STEP_MAYOR
-                return
+            s.turns_done += 1
+            continue
+        s.held_bonus = large_bonus(p)        # he will place them: his score holds meanwhile
+        # the board emptied and, as every circle is free now, the slot list (mayor_list's)
+        m = 0
+        for k in range(NUM_MANNED_KINDS):
+            p.manned[k] = 0
+            s.mayor_slot[m] = k
+            s.mayor_left[m] = p.tiles[k]
+            m += p.tiles[k] > 0
+        bits = p.owned
+        while bits:
+            b = ctz64(bits)
+            p.workers[b] = 0
+            c = BUILDING[b].circles
+            s.mayor_slot[m] = NUM_MANNED_KINDS + b
+            s.mayor_left[m] = c
+            m += c > 0
+            bits &= bits - 1
+        c = 0
+        for k in range(m - 1, -1, -1):      # (the sum in a register: no store-to-load chain)
+            c += s.mayor_left[k]
+            s.mayor_left[k] = c
+        s.mayor_first = 0
+        s.mayor_count = m
+        p.san_juan = 0
+        s.to_place = colonists
+        s.last_slot = 0
+        if not mayor_autoplace(s):
+            s.step = STEP_MAYOR
+            return
         s.turns_done += 1
     s.held_bonus = 0
     mayor_refill(s)
@@ -647,48 +716,40 @@ cdef inline int black_market_items(const PRPlayer* p) noexcept nogil:
     return (p.vp > 0) + other_colonist(p, BLACK_MARKET) + (goods_held(p) > 0)
 
 cdef int build_options(const PRState* s, int seat, int16* out) noexcept nogil:
-    """Buildings `seat` may build now (§4.3), as action ids; with out == NULL stops at the first."""
+    """Buildings `seat` may build now (§4.3), as action ids; with out == NULL, 1 if there is
+    any. One mask: in play, not owned, in the supply, room in the city, affordable."""
     cdef const PRPlayer* p = &s.players[seat]
-    cdef int b, n = 0, reach = p.doubloons, price, col
+    cdef int n = 0, reach = p.doubloons
     cdef int free_city = CITY_SPACES - city_used(p)
-    cdef int q = p.manned[QUARRY], discount = 0     # building_price(), split into its parts
-    cdef uint64 m = s.in_play & ~p.owned
+    cdef int q = p.manned[QUARRY]
+    cdef uint64 m = s.in_play & s.in_supply & ~p.owned
     if free_city <= 0:
         return 0
-    if seat == s.chooser:
-        discount = 2 if works(p, LIBRARY) else 1
+    if free_city < 2:
+        m &= ~LARGE_MASK
+    if seat == s.chooser:                     # the privilege (Library: 2)
+        reach += 2 if works(p, LIBRARY) else 1
     if s.options & OPT_EXPANSION:
         # §8.5.2: a Forest house (occupied or not) takes 1 per 2 forests (branch-free: which
         # seat has one is unpredictable; base games have neither forests nor Forest houses)
-        discount += (p.tiles[FOREST] // 2) & -<int>owns(p, FOREST_HOUSE)
+        reach += (p.tiles[FOREST] // 2) & -<int>owns(p, FOREST_HOUSE)
         if works(p, BLACK_MARKET):
             # §8.5.3: Black-market items (at most 3, one per category) cover a shortfall, so
-            # the reach grows by their number: one test per building
+            # the reach grows by their number
             reach += black_market_items(p)
-    if out == NULL:                           # any building at all: stop at the first
-        while m:
-            b = ctz64(m)
-            m &= m - 1
-            col = BUILDING[b].column
-            price = BUILDING[b].cost - discount - (q if q < col else col)
-            if s.building_supply[b] != 0 and BUILDING[b].spaces <= free_city and price <= reach:
-                return 1
-        return 0
-    # the list, branch-free: affordability does not follow the id order (with the expansion,
-    # costs rise twice along it), so each building is written and kept only if it can be built;
-    # out[n] is scratch (the caller appends the pass there)
+    # price = cost - discount - min(q, column) <= doubloons: cost - min(q, column) <= reach
+    m &= AFFORD[q if q < 4 else 4][reach if reach < AFFORD_REACH else AFFORD_REACH - 1]
+    if out == NULL:
+        return m != 0
     while m:
-        b = ctz64(m)
+        out[n] = A_BUILD + ctz64(m)
+        n += 1
         m &= m - 1
-        col = BUILDING[b].column
-        price = BUILDING[b].cost - discount - (q if q < col else col)
-        out[n] = A_BUILD + b
-        n += (s.building_supply[b] != 0) & (BUILDING[b].spaces <= free_city) & (price <= reach)
     return n
 
 cdef void builder_seek(PRState* s) noexcept nogil:
     while s.turns_done < s.n_players:
-        s.player = (s.chooser + s.turns_done) % s.n_players
+        s.player = seat_from(s, s.chooser, s.turns_done)
         if build_options(s, s.player, NULL):
             s.step = STEP_BUILD
             return
@@ -737,6 +798,8 @@ cdef void place_building(PRState* s, int b) noexcept nogil:
     p.owned |= (<uint64>1) << b
     p.workers[b] = 0
     s.building_supply[b] -= 1
+    if s.building_supply[b] == 0:
+        s.in_supply &= ~((<uint64>1) << b)
     s.last_building = b
     if city_used(p) == CITY_SPACES:           # city trigger (§7.1.2), also in the variant
         s.end_triggered = 1
@@ -819,7 +882,7 @@ cdef void craftsman(PRState* s) noexcept nogil:
     """Production clockwise from the Craftsman (§4.4); just before his own, a Guest-house
     owner may move guests (§8.5.5)."""
     while s.turns_done < s.n_players:
-        s.player = (s.chooser + s.turns_done) % s.n_players
+        s.player = seat_from(s, s.chooser, s.turns_done)
         if (s.options & OPT_EXPANSION) and guest_turn(s):
             return
         craft_turn(s)
@@ -861,7 +924,7 @@ cdef bint trader_can_act(const PRState* s, int seat) noexcept nogil:
 cdef void trader_seek(PRState* s) noexcept nogil:
     cdef int k
     while s.turns_done < s.n_players:
-        s.player = (s.chooser + s.turns_done) % s.n_players
+        s.player = seat_from(s, s.chooser, s.turns_done)
         if trader_can_act(s, s.player):
             s.step = STEP_SELL
             return
@@ -904,44 +967,46 @@ cdef void sell_to_post(PRState* s, int k) noexcept nogil:
 
 # --- Captain (§4.6) ---------------------------------------------------------
 
-cdef inline int ship_for(const PRState* s, int k) noexcept nogil:
-    """Index of the ship carrying kind k, or -1."""
-    cdef int i
-    for i in range(s.n_ships):
-        if s.ship_good[i] == k:
-            return i
-    return -1
-
 cdef int cargo_options(const PRState* s, int seat, int16* out) noexcept nogil:
     """(good, ship) loads allowed for `seat`: the ship carrying the good, else the
-    empty ships that take the most of it (§4.6)."""
+    empty ships that take the most of it (§4.6); with out == NULL, 1 if there is any."""
     cdef const PRPlayer* p = &s.players[seat]
     cdef int k, i, held, best, load, n = 0
+    cdef int8 carrier[NUM_GOODS]              # the ship carrying each kind, -1 if none
+    cdef int empty = 0                        # bit i: ship i is empty
+    carrier[0] = carrier[1] = carrier[2] = carrier[3] = carrier[4] = -1
+    for i in range(s.n_ships):
+        if s.ship_good[i] >= 0:
+            carrier[s.ship_good[i]] = i
+        else:
+            empty |= 1 << i
     for k in range(NUM_GOODS):
         held = p.goods[k]
         if held == 0:
             continue
-        i = ship_for(s, k)
+        i = carrier[k]
         if i >= 0:
             if s.ship_load[i] < s.ship_capacity[i]:
-                if out != NULL:
-                    out[n] = A_SHIP + k * MAX_SHIPS + i
+                if out == NULL:
+                    return 1
+                out[n] = A_SHIP + k * MAX_SHIPS + i
                 n += 1
             continue
+        if empty == 0:
+            continue
+        if out == NULL:                       # an empty ship takes any kind no ship carries
+            return 1
         best = 0
         for i in range(s.n_ships):
-            if s.ship_good[i] < 0:
+            if (empty >> i) & 1:
                 load = held if held < s.ship_capacity[i] else s.ship_capacity[i]
                 if load > best:
                     best = load
-        if best == 0:
-            continue
         for i in range(s.n_ships):
-            if s.ship_good[i] < 0:
+            if (empty >> i) & 1:
                 load = held if held < s.ship_capacity[i] else s.ship_capacity[i]
                 if load == best:
-                    if out != NULL:
-                        out[n] = A_SHIP + k * MAX_SHIPS + i
+                    out[n] = A_SHIP + k * MAX_SHIPS + i
                     n += 1
     return n
 
@@ -1045,7 +1110,7 @@ cdef void storage_seek(PRState* s) noexcept nogil:
     """Each player with goods chooses what to keep; then full ships are emptied."""
     cdef int k, i
     while s.turns_done < s.n_players:
-        s.player = (s.chooser + s.turns_done) % s.n_players
+        s.player = seat_from(s, s.chooser, s.turns_done)
         if goods_held(&s.players[s.player]) > 0:
             s.kept = 0
             s.last_warehouse = -1
@@ -1399,6 +1464,16 @@ cdef int expansion_legal_actions(const PRState* s, int16* out) noexcept nogil:
     return n
 
 
+cdef inline uint32 role_choices(const PRState* s) noexcept nogil:
+    """The role cards that may be taken, as bits."""
+    cdef uint32 roles = s.cards_in_play & ~s.cards_taken
+    # the two Prospector cards differ only by their doubloons
+    if (roles >> PROSPECTOR_2) & 1 and not (s.cards_taken >> PROSPECTOR) & 1 \
+            and s.card_doubloons[PROSPECTOR] == s.card_doubloons[PROSPECTOR_2]:
+        roles &= ~(1 << PROSPECTOR_2)
+    return roles
+
+
 cdef int legal_actions_impl(const PRState* s, int16* out) noexcept nogil:
     """Sorted legal ids. Expansion games add, at the base steps, their own actions (ids
     above 142, after the base ones) and then the Guest-house moves (the highest ids)."""
@@ -1406,17 +1481,15 @@ cdef int legal_actions_impl(const PRState* s, int16* out) noexcept nogil:
     cdef const PRPlayer* p = &s.players[seat]
     cdef int step = s.step
     cdef bint exp = s.options & OPT_EXPANSION
+    cdef uint32 roles
     if step >= STEP_DRAFT:
         return expansion_legal_actions(s, out)
     if step == STEP_ROLE:
-        for c in range(NUM_ROLE_CARDS):
-            if (s.cards_in_play >> c) & 1 and not (s.cards_taken >> c) & 1:
-                # the two Prospector cards differ only by their doubloons
-                if c == PROSPECTOR_2 and not (s.cards_taken >> PROSPECTOR) & 1 \
-                        and s.card_doubloons[PROSPECTOR] == s.card_doubloons[PROSPECTOR_2]:
-                    continue
-                out[n] = A_ROLE + c
-                n += 1
+        roles = role_choices(s)
+        while roles:
+            out[n] = A_ROLE + ctz64(roles)
+            n += 1
+            roles &= roles - 1
     elif step == STEP_SETTLE:
         if island_used(p) < ISLAND_SPACES:
             n = append_kinds(out, n, A_SETTLE, s.face_up)
@@ -1438,9 +1511,9 @@ cdef int legal_actions_impl(const PRState* s, int16* out) noexcept nogil:
         out[n] = A_PASS
         n += 1
     elif step == STEP_MAYOR:
-        n = mayor_slots(s, out)
+        n = mayor_choices(s)
         for k in range(n):
-            out[k] += A_MAYOR
+            out[k] = A_MAYOR + s.mayor_slot[s.mayor_first + k]
     elif step == STEP_BUILD:
         n = build_options(s, seat, out)
         out[n] = A_PASS
@@ -1470,12 +1543,13 @@ cdef int legal_actions_impl(const PRState* s, int16* out) noexcept nogil:
             n = append_kinds(out, n, A_POST, p.goods)
     elif step == STEP_LOAD:
         n = cargo_options(s, seat, out)
+        c = n
         if wharf_ready(s, seat):
             for k in range(NUM_GOODS):
                 if p.goods[k] > 0:
                     out[n] = A_WHARF + k
                     n += 1
-        if cargo_options(s, seat, NULL) == 0:  # passing is allowed only when no ship can load
+        if c == 0:                            # passing is allowed only when no ship can load
             out[n] = A_PASS
             n += 1
         if exp and small_wharf_ready(s, seat):
@@ -1545,10 +1619,10 @@ cdef void pr_apply(PRState* s, int a) noexcept nogil:
                 p.manned[s.last_tile] += 1
         turn_done(s)
     elif step == STEP_MAYOR:
-        place_colonist(s, a - A_MAYOR)
-        if mayor_autoplace(s):
-            s.turns_done += 1
-            mayor_seek(s)
+        k = s.mayor_first                  # the entry of the slot (a legal one: it is listed)
+        while s.mayor_slot[k] != a - A_MAYOR:
+            k += 1
+        mayor_place(s, k)
     elif step == STEP_BUILD:
         if a == A_PASS:
             turn_done(s)
@@ -1651,6 +1725,7 @@ cdef void apply_expansion(PRState* s, int a) noexcept nogil:
         b = a - A_DRAFT + FIRST_VIOLET
         s.in_play |= (<uint64>1) << b
         s.building_supply[b] = copies_of(s, b)
+        s.in_supply |= (<uint64>1) << b
         placed = bit_count(s.in_play & VIOLET_MASK)
         if placed == DRAFT_KINDS:
             begin_round(s)
@@ -1822,7 +1897,28 @@ cdef int32 pr_random_playout(PRState* s) noexcept nogil:
     cdef int n, k
     cdef int32 decisions = 0
     cdef uint64 m
+    cdef uint32 roles
     while s.step != STEP_TERMINAL:
+        # the two most common decisions are picked without their list (the same pick as
+        # legal[rng_below(n)] from the list, and the same RNG draws)
+        if s.step == STEP_ROLE and not s.players[s.player].workers[GUEST_HOUSE]:   # (no guest moves)
+            roles = role_choices(s)
+            n = bit_count(roles)
+            if n == 0:                         # (as below: never loop)
+                break
+            if n > 1:
+                for k in range(<int>rng_below(&s.rng, n)):
+                    roles &= roles - 1
+            start_phase(s, ctz64(roles))
+            decisions += 1
+            continue
+        if s.step == STEP_MAYOR:
+            n = mayor_choices(s)
+            if n == 0:                         # cannot happen from a validated state; never loop
+                break
+            mayor_place(s, s.mayor_first + (<int>rng_below(&s.rng, n) if n > 1 else 0))
+            decisions += 1
+            continue
         if s.step >= STEP_DRAW_FACE_UP:        # (one test for base games: their chance steps)
             if is_chance_step(s.step):
                 pr_apply(s, pr_sample_chance(s))
@@ -1840,6 +1936,24 @@ cdef int32 pr_random_playout(PRState* s) noexcept nogil:
                 continue
         n = pr_legal_actions(s, legal)
         if n == 0:                             # cannot happen from a validated state; never loop
+            break
+        pr_apply(s, legal[rng_below(&s.rng, n)] if n > 1 else legal[0])
+        decisions += 1
+    return decisions
+
+
+cdef int32 pr_list_playout(PRState* s) noexcept nogil:
+    """pr_random_playout's reference: the same game, every decision taken from the legal
+    list (legal[rng_below(n)] when n > 1) and every chance event sampled, with no shortcut."""
+    cdef int16 legal[MAX_LEGAL]
+    cdef int n
+    cdef int32 decisions = 0
+    while s.step != STEP_TERMINAL:
+        if is_chance_step(s.step):
+            pr_apply(s, pr_sample_chance(s))
+            continue
+        n = pr_legal_actions(s, legal)
+        if n == 0:
             break
         pr_apply(s, legal[rng_below(&s.rng, n)] if n > 1 else legal[0])
         decisions += 1

@@ -236,6 +236,13 @@ cdef class PuertoRicoState(GameState):
 from caribsim._game import _check_seat, _restore   # _restore here too: older pickles name it in this module
 
 
+def _playout(PuertoRicoState st, bint by_list):
+    """For the tests: play `st` to its end in place (its history untouched) with the random
+    playout (by_list False) or its reference through the legal lists; the decisions made."""
+    cdef PRState* s = <PRState*>st.c_state()
+    return pr_list_playout(s) if by_list else pr_random_playout(s)
+
+
 def new_state(game, int players, int options, seed, violet_set=0):
     """A new game: the setup of §1.4; the first face-up plantations are chance nodes.
     `violet_set`: bit mask of the violet kinds in play (expansion without draft)."""
@@ -511,6 +518,7 @@ def state_from_dict(game, d):
     if any(isinstance(v, bool) or not isinstance(v, int) or not 0 <= v < na for v in hist):
         raise ValueError(f"state.history must be a list of action ids 0..{na - 1}")
     r.done()
+    pr_derive(s)
     _check_consistency(st)
     st.game = game
     h = None
