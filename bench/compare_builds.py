@@ -19,7 +19,9 @@ may have another ``_game.pxd``; without them it uses today's, which must then be
 
 Workloads per game: random playouts in C (games/s), the Python loop (decisions/s of
 ``legal_actions``, ``random.choice``, ``apply_action``, ``resolve_chance``) and
-``state.child(a)`` over the positions of a game (calls/s).
+``state.child(a)`` over the positions of a game (calls/s); ``--only mcts``: UCT from the
+Puerto Rico 3p opening (simulations/s, 1 and 2 threads, wall time), the older ``_mcts``
+bound to the older ``_game``.
 """
 from __future__ import annotations
 
@@ -78,6 +80,35 @@ def load_old(folder: Path, game: str):
 
 
 _OLD_SHARED = {}      # path -> the older shared module, loaded once for every game
+
+
+def load_old_mcts(folder: Path):
+    """The older build's UCT module (``_mcts*.so`` or ``search/_mcts*.so``), bound to the older
+    ``_game`` when the folder has it; None when the folder holds no search module."""
+    found = _older(folder, "_mcts.*.so") or _older(folder, "search/_mcts.*.so")
+    if found is None:
+        return None
+    import caribsim.search._mcts   # noqa: F401  (today's first: it keeps its name)
+    game_so = _older(folder, "_game.*.so")
+    saved = sys.modules.get("caribsim._game")
+    try:
+        if game_so:
+            sys.modules["caribsim._game"] = _OLD_SHARED[game_so] if game_so in _OLD_SHARED \
+                else _OLD_SHARED.setdefault(game_so, _load("caribsim._game", game_so))
+        name = "caribsim._mcts" if found.parent == folder else "caribsim.search._mcts"
+        return _load(name, found)
+    finally:
+        sys.modules["caribsim._game"] = saved
+
+
+def mcts_rate(module, state, iterations, threads, searches):
+    """Simulations per second of ``searches`` fresh searches of ``state`` (wall time: the
+    threads of a search run at once)."""
+    t = time.perf_counter()
+    for i in range(searches):
+        forest = module.Forest(state, threads, 1.4, "win", "random", 0, i + 1)
+        forest.search(state, iterations, 0.0, False)
+    return iterations * searches / (time.perf_counter() - t)
 
 
 def old_state(module, game, options, seed):
@@ -156,17 +187,33 @@ def main(argv=None) -> int:
     p.add_argument("--games", type=int, default=4000, help="playouts per round (Cuba: a quarter)")
     p.add_argument("--decisions", type=int, default=60000, help="Python-loop decisions per round")
     p.add_argument("--children", type=int, default=100000, help="child(a) calls per round")
-    p.add_argument("--only", choices=("playouts", "loop", "child"), action="append",
+    p.add_argument("--mcts-iterations", type=int, default=2000, help="simulations per MCTS search")
+    p.add_argument("--only", choices=("playouts", "loop", "child", "mcts"), action="append",
                    help="run only these workloads (repeatable; default all)")
     args = p.parse_args(argv)
     print(f"{'workload':<52} {'old':>12} {'new':>12}  new/old (median of {args.rounds} paired rounds)")
+    if "mcts" in (args.only or ()):
+        old_mcts = load_old_mcts(args.old)
+        if old_mcts is None:
+            raise SystemExit(f"--old {args.old}: no _mcts*.so or search/_mcts*.so there")
+        import caribsim.search._mcts as new_mcts
+        module = load_old(args.old, "puerto_rico")
+        old, new = old_state(module, "puerto_rico", {"players": 3}, seed=1)
+        while new.is_chance_node():             # the face-up draws: to the first decision
+            assert old.resolve_chance() == new.resolve_chance()
+        for threads in (1, 2):
+            ratio, o, w = paired(lambda: mcts_rate(old_mcts, old, args.mcts_iterations, threads, 10),
+                                 lambda: mcts_rate(new_mcts, new, args.mcts_iterations, threads, 10), args.rounds)
+            print(f"{'puerto_rico 3p opening MCTS, ' + str(threads) + ' thread(s), sims/s':<52} {o:>12,.0f} {w:>12,.0f}  {ratio:.3f}")
+        if args.only == ["mcts"]:
+            return 0
     for game, (_, option_sets) in GAMES.items():
         module = load_old(args.old, game)
         for options in option_sets:
             old, new = old_state(module, game, options, seed=1)
             label = f"{game} {options}"
             n = args.games // 4 if game == "cuba" else args.games
-            keys = args.only or ("playouts", "loop", "child")
+            keys = [k for k in args.only or ("playouts", "loop", "child") if k != "mcts"]
             po, pn = (_positions(old), _positions(new)) if "child" in keys else (None, None)
             work = {"playouts": ("random playouts, games/s", lambda st, _: playouts(st, n)),
                     "loop": ("Python loop, decisions/s", lambda st, _: python_loop(st, args.decisions)),

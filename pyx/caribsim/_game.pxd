@@ -116,6 +116,7 @@ cdef class GameState:
     # object starts with NULL, so a clone or a state changed before its first move lists anew).
     cdef uint64 _legal_bits[16]      # 1024 bits: every game's action space (checked in c_state)
     cdef const void* _legal_at       # the _hist the bits were made at (not a reference); NULL: none
+    cdef void* _ready_struct         # _raw() once c_state() has found the state made by its game; NULL before
     cdef void* _raw(self) noexcept   # the struct inside the object (each game's class); NULL in the base
     # The struct of a state made by its game. An object made without it (GameState.__new__,
     # a subclass's __new__) raises RuntimeError here, so every method refuses it.

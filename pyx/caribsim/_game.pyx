@@ -9,6 +9,7 @@ import time
 
 import numpy as np
 
+cimport cython
 from libc.stdlib cimport malloc, free
 from libc.string cimport memcpy, memset, strcmp
 from cpython.ref cimport PyObject, Py_INCREF, Py_XDECREF
@@ -74,10 +75,9 @@ cdef list chain_list(object h):
 
 
 cdef tuple history_slot():
-    cdef tuple t = PyTuple_New(2)      # a fresh tuple (a literal (None, None) would be shared)
-    _set_item(t, 0, None)
-    _set_item(t, 1, None)
-    return t
+    # a fresh tuple (a literal (None, None) would be shared); its items stay NULL until _push
+    # fills them (a tuple frees and traverses NULL items; nothing else sees it before)
+    return PyTuple_New(2)
 
 
 cdef inline void _set_item(tuple t, Py_ssize_t i, object v):
@@ -100,6 +100,8 @@ cdef class GameState:
         return NULL
 
     cdef void* c_state(self) except NULL:
+        if self._ready_struct != NULL:        # checked before: nothing undoes a made state
+            return self._ready_struct
         cdef void* p = self._raw()
         if p == NULL or self.vtable == NULL or self.game is None:
             raise RuntimeError(f"this {type(self).__name__} is not initialised: create states with "
@@ -107,6 +109,7 @@ cdef class GameState:
         if self.vtable.num_actions > STACK_ITEMS:     # the legal-move buffers below live on the stack
             raise RuntimeError(f"{self.vtable.name.decode()}: {self.vtable.num_actions} actions, "
                                f"more than the {STACK_ITEMS} the state methods hold")
+        self._ready_struct = p
         return p
 
     cdef int _ready(self) except -1:
@@ -127,19 +130,23 @@ cdef class GameState:
     def __init__(self, *args, **kwargs):
         raise TypeError("use game.new_initial_state(seed) or game.state_from_dict(d)")
 
+    @cython.always_allow_keywords(False)     # METH_NOARGS: the cheapest call
     def num_players(self):
         cdef void* s = self.c_state()
         return self.vtable.num_players(s)
 
+    @cython.always_allow_keywords(False)     # METH_NOARGS: the cheapest call
     def current_player(self):
         """The seat to act, CHANCE (-1) at a chance node, TERMINAL (-4) at the end."""
         cdef void* s = self.c_state()
         return self.vtable.current_player(s)
 
+    @cython.always_allow_keywords(False)     # METH_NOARGS: the cheapest call
     def is_terminal(self):
         cdef void* s = self.c_state()
         return self.vtable.current_player(s) == PLAYER_TERMINAL
 
+    @cython.always_allow_keywords(False)     # METH_NOARGS: the cheapest call
     def is_chance_node(self):
         cdef void* s = self.c_state()
         return self.vtable.current_player(s) == PLAYER_CHANCE
@@ -274,6 +281,7 @@ cdef class GameState:
             if weights != NULL and weights != lw:
                 free(weights)
 
+    @cython.always_allow_keywords(False)     # METH_NOARGS: the cheapest call
     def resolve_chance(self):
         """At a chance node, sample an outcome from the state's own RNG and apply it.
         Returns the outcome."""

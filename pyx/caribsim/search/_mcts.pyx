@@ -324,7 +324,10 @@ cdef int iterate(Tree* t) except -1 nogil:
         vt.apply_action(s, t.nodes[best_child].action)
         node = best_child
         depth = push_path(t, depth, node)
-    # rollout
+    # rollout: a plain random one is the game's own playout (its fast loop, the state's RNG,
+    # which was seeded from the search's above)
+    if not cut and t.params.rollout_mode == ROLLOUT_RANDOM and t.params.max_depth == 0:
+        vt.random_playout(s)
     while not cut:
         cp = vt.current_player(s)
         if cp == PLAYER_TERMINAL:
