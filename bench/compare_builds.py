@@ -25,6 +25,11 @@ bound to the older ``_game``.
 """
 from __future__ import annotations
 
+import os
+
+# numpy's OpenBLAS threads would spin beside the workloads and count in the CPU time
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 import argparse
 import importlib.machinery
 import importlib.util
@@ -187,6 +192,7 @@ def main(argv=None) -> int:
     p.add_argument("--games", type=int, default=4000, help="playouts per round (Cuba: a quarter)")
     p.add_argument("--decisions", type=int, default=60000, help="Python-loop decisions per round")
     p.add_argument("--children", type=int, default=100000, help="child(a) calls per round")
+    p.add_argument("--game", choices=sorted(GAMES), action="append", help="only these games (repeatable)")
     p.add_argument("--mcts-iterations", type=int, default=2000, help="simulations per MCTS search")
     p.add_argument("--only", choices=("playouts", "loop", "child", "mcts"), action="append",
                    help="run only these workloads (repeatable; default all)")
@@ -208,6 +214,8 @@ def main(argv=None) -> int:
         if args.only == ["mcts"]:
             return 0
     for game, (_, option_sets) in GAMES.items():
+        if args.game and game not in args.game:
+            continue
         module = load_old(args.old, game)
         for options in option_sets:
             old, new = old_state(module, game, options, seed=1)

@@ -88,6 +88,11 @@ cdef inline void _set_item(tuple t, Py_ssize_t i, object v):
     Py_XDECREF(old)
 
 
+cdef inline void* _struct(GameState st) except NULL:
+    """st.c_state() without its method call once the state has been checked (the hot path)."""
+    return st._ready_struct if st._ready_struct != NULL else st.c_state()
+
+
 def _restore(game, text):
     """Unpickling: the state from its serialized text."""
     return game.deserialize_state(text)
@@ -132,23 +137,23 @@ cdef class GameState:
 
     @cython.always_allow_keywords(False)     # METH_NOARGS: the cheapest call
     def num_players(self):
-        cdef void* s = self.c_state()
+        cdef void* s = _struct(self)
         return self.vtable.num_players(s)
 
     @cython.always_allow_keywords(False)     # METH_NOARGS: the cheapest call
     def current_player(self):
         """The seat to act, CHANCE (-1) at a chance node, TERMINAL (-4) at the end."""
-        cdef void* s = self.c_state()
+        cdef void* s = _struct(self)
         return self.vtable.current_player(s)
 
     @cython.always_allow_keywords(False)     # METH_NOARGS: the cheapest call
     def is_terminal(self):
-        cdef void* s = self.c_state()
+        cdef void* s = _struct(self)
         return self.vtable.current_player(s) == PLAYER_TERMINAL
 
     @cython.always_allow_keywords(False)     # METH_NOARGS: the cheapest call
     def is_chance_node(self):
-        cdef void* s = self.c_state()
+        cdef void* s = _struct(self)
         return self.vtable.current_player(s) == PLAYER_CHANCE
 
     cdef GameState _blank(self):
@@ -160,7 +165,7 @@ cdef class GameState:
     cpdef GameState clone(self):
         """An independent copy (the struct is copied with one memcpy; the history is shared,
         as it only grows)."""
-        cdef void* s = self.c_state()
+        cdef void* s = _struct(self)
         cdef GameState c = self._blank()
         memcpy(c._raw(), s, self.vtable.state_size)   # with the fields below: no Python in between
         c.vtable = self.vtable
@@ -174,13 +179,15 @@ cdef class GameState:
 
     cdef int _apply(self, object action) except -1:
         cdef int16 buf[STACK_ITEMS]        # every game's action space fits (checked in c_state)
-        cdef void* s = self.c_state()
+        cdef void* s = _struct(self)
         cdef int a = _action_arg(action, self.vtable.num_actions)
         cdef int i, n
         slot = history_slot()
-        if self.vtable.current_player(s) == PLAYER_TERMINAL:   # from here to _push no Python runs
-            raise ValueError("the game is over: no action is legal")
+        # from here to _push no Python runs; an action listed at this position is legal (and
+        # the game not over), else the terminal check and the list decide
         if self._legal_at != <const void*>self._hist or not (self._legal_bits[a >> 6] >> (a & 63)) & 1:
+            if self.vtable.current_player(s) == PLAYER_TERMINAL:
+                raise ValueError("the game is over: no action is legal")
             n = self.vtable.legal_actions(s, buf)      # not listed at this position, or not legal: look
             for i in range(n):
                 if buf[i] == a:
@@ -222,7 +229,7 @@ cdef class GameState:
     def legal_actions(self, player=None):
         """Sorted legal action ids (chance outcomes at a chance node; [] at the end)."""
         cdef int16 local[STACK_ITEMS]
-        cdef const void* s = self.c_state()
+        cdef const void* s = _struct(self)
         cdef int i, n
         if player is not None and _check_seat(player, self.vtable.num_players(s)) != self.vtable.current_player(s):
             return []
@@ -285,7 +292,7 @@ cdef class GameState:
     def resolve_chance(self):
         """At a chance node, sample an outcome from the state's own RNG and apply it.
         Returns the outcome."""
-        cdef void* s = self.c_state()
+        cdef void* s = _struct(self)
         slot = history_slot()
         cdef int a
         if self.vtable.current_player(s) != PLAYER_CHANCE:
