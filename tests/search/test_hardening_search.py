@@ -196,9 +196,11 @@ def test_two_searchers_may_search_one_state_at_once():
 
 def test_interrupted_threaded_search_leaves_no_tree_running():
     """Ctrl-C in the caller of a threaded search, also while it starts its threads: the
-    trees stop, no worker goes on searching, and the same searcher searches again."""
+    trees stop, no worker goes on searching (no Python thread, no C search thread), and the
+    same searcher searches again."""
     out = run_code("""
         import random, signal
+        from caribsim.search._mcts import running_workers
         st = decision("puerto_rico")
         se = mcts.Searcher(seconds=20.0, threads=3, seed=0)
         main = threading.main_thread().ident
@@ -219,8 +221,48 @@ def test_interrupted_threaded_search_leaves_no_tree_running():
             while workers() and time.perf_counter() < end:
                 time.sleep(0.001)
             assert workers() == [], workers()
+            assert running_workers() == 0, running_workers()
         r = mcts.Searcher(iterations=50, threads=2, seed=0).search(st)
         assert r.iterations == 50
+        print("ok")
+    """, timeout=90)
+    assert out == "ok\n"
+
+
+def test_interrupted_single_thread_search_stops_within_its_slice():
+    """A one-thread search looks at its signals between slices of iterations: Ctrl-C ends a
+    20-second search at once, and the searcher searches again."""
+    out = run_code("""
+        import signal
+        from caribsim.search._mcts import running_workers
+        st = decision("puerto_rico")
+        se = mcts.Searcher(seconds=20.0, threads=1, seed=0)
+        main = threading.main_thread().ident
+        for delay in (0.3, 0.05, 0.0):
+            t0 = time.perf_counter()
+            try:
+                threading.Timer(delay, signal.pthread_kill, (main, signal.SIGINT)).start()
+                se.search(st)
+                raise SystemExit("not interrupted")
+            except KeyboardInterrupt:
+                pass
+            assert time.perf_counter() - t0 < delay + 2.0, time.perf_counter() - t0
+        assert running_workers() == 0
+        assert mcts.Searcher(iterations=40, threads=1, seed=0).search(st).iterations == 40
+        print("ok")
+    """, timeout=90)
+    assert out == "ok\n"
+
+
+def test_search_threads_are_joined_before_the_search_returns():
+    """Threads of a search exist only while it runs; many short searches leave none behind."""
+    out = run_code("""
+        from caribsim.search._mcts import running_workers
+        st = decision("cuba")
+        for i in range(30):
+            r = mcts.search(st, iterations=8, threads=4, seed=i)
+            assert r.iterations == 8
+            assert running_workers() == 0
         print("ok")
     """, timeout=90)
     assert out == "ok\n"

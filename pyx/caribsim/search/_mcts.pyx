@@ -8,16 +8,17 @@ tree reuse between moves and root parallelism over threads.
 The Python API is caribsim.mcts (validation and docs); this module is the engine.
 """
 from libc.math cimport isfinite, log, sqrt
-from libc.stdlib cimport malloc, realloc, free
+from libc.stdlib cimport malloc, calloc, realloc, free
 from libc.string cimport memcmp, memcpy, memset
 from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
+from cpython.exc cimport PyErr_CheckSignals
+from cpython.ref cimport PyObject, Py_INCREF, Py_XDECREF
 
 from caribsim._types cimport int16, int32, int64, uint64, PLAYER_CHANCE, PLAYER_TERMINAL
 from caribsim._rng cimport Rng, rng_seed, rng_next, rng_below
 from caribsim._game cimport GameVTable, GameState
 from caribsim.search._pool cimport grow_pool
 
-import threading
 import time
 
 
@@ -359,21 +360,69 @@ cdef int iterate(Tree* t) except -1 nogil:
     return 0
 
 
-cdef int run(Tree* t, int64 iterations, double seconds) except -1 nogil:
-    """At least one iteration, then until `iterations` (if > 0) are done or `seconds`
-    (if > 0) have passed, or `t.stop` is set; with neither budget, one iteration."""
-    cdef double deadline = now() + seconds if seconds > 0 else 0.0
-    cdef int64 done = 0
-    if iterations <= 0 and seconds <= 0:
+cdef int64 run(Tree* t, int64 iterations, double deadline, int64 done, int64 slice_) except -1 nogil:
+    """Iterate until `iterations` (if > 0) are done or the clock passes `deadline` (if > 0),
+    or `t.stop` is set, at least one iteration in all (`done`: the run's iterations so far);
+    with `slice_` > 0 return after that many more, so that the caller can look at its
+    signals. Returns the run's iterations done."""
+    cdef int64 end = done + slice_ if slice_ > 0 else -1
+    if iterations <= 0 and deadline <= 0:
         iterations = 1
     while True:
+        if done > 0 and (t.stop or (iterations > 0 and done >= iterations)
+                         or (deadline > 0 and (done & 15) == 1 and now() >= deadline)):
+            return -2 - done if slice_ > 0 else done       # finished (a sliced run says so by the sign)
+        if done == end:
+            return done
         iterate(t)
         done += 1
-        if t.stop or (iterations > 0 and done >= iterations):
-            break
-        if seconds > 0 and (done & 15) == 1 and now() >= deadline:
-            break
-    return 0
+
+
+# The other trees of a search run on threads of their own, in C: no Python thread to start,
+# no GIL to wait for while they search. A job is one tree's share of the search.
+cdef extern from "<pthread.h>" nogil:
+    ctypedef unsigned long pthread_t
+    int pthread_create(pthread_t* thread, const void* attr, void* (*start)(void*) noexcept nogil, void* arg)
+    int pthread_join(pthread_t thread, void** result)
+
+ctypedef struct Job:
+    Tree* tree
+    int64 iterations
+    double deadline
+    PyObject* error                # the exception a worker met (a new reference), or NULL
+    pthread_t thread
+    bint started
+
+
+cdef extern from *:
+    """
+    static int caribsim_mcts_workers = 0;   /* C search threads running now, in every forest */
+    #define CARIBSIM_WORKERS_ADD(d) __atomic_add_fetch(&caribsim_mcts_workers, (d), __ATOMIC_SEQ_CST)
+    """
+    int WORKERS_ADD "CARIBSIM_WORKERS_ADD"(int d) nogil
+
+
+def running_workers():
+    """C search threads running now (0 whenever no search is under way: a search joins its
+    threads before it returns or raises)."""
+    return WORKERS_ADD(0)
+
+
+cdef void* job_main(void* arg) noexcept nogil:
+    cdef Job* j = <Job*>arg
+    WORKERS_ADD(1)
+    job_run(j)
+    WORKERS_ADD(-1)
+    return NULL
+
+cdef void job_run(Job* j) noexcept with gil:
+    """A worker's run; an exception (a pool that cannot grow) is kept for the caller."""
+    try:
+        with nogil:
+            run(j.tree, j.iterations, j.deadline, 0, 0)
+    except BaseException as e:
+        Py_INCREF(e)
+        j.error = <PyObject*>e
 
 
 # ---------------------------------------------------------------------------
@@ -538,60 +587,58 @@ cdef class Forest:
         for i in range(self.k):
             self.trees[i].stop = 0
         t0 = time.perf_counter()
-        if active == 1:
-            self._run(0, per_tree[0], seconds)
-        else:
-            self._run_threads(per_tree, seconds)
+        self._run_all(per_tree, seconds)
         elapsed = time.perf_counter() - t0
         return self._merge(elapsed)
 
-    cdef _run_threads(self, list per_tree, double seconds):
-        cdef int i
-        errors = []
-        gate = threading.Condition()
-        inside = [0, False]             # workers in a run; the gate is shut
-
-        def work(int idx):
-            with gate:
-                if inside[1]:           # started after an interrupt: touch no tree
-                    return
-                inside[0] += 1
-            try:
-                self._run(idx, per_tree[idx], seconds)
-            except BaseException as e:  # re-raised in the caller
-                errors.append(e)
-            finally:
-                with gate:
-                    inside[0] -= 1
-                    gate.notify_all()
-
-        workers = [threading.Thread(target=work, args=(i,)) for i in range(len(per_tree))]
+    cdef _run_all(self, list per_tree, double seconds):
+        """Tree 0 on this thread, the others on C threads. This thread runs its tree in slices
+        and looks at its signals between them: on Ctrl-C every tree stops within an iteration
+        and every worker is joined before the KeyboardInterrupt goes on."""
+        cdef int i, k = len(per_tree)
+        cdef double deadline = now() + seconds if seconds > 0 else 0.0
+        cdef int64 own = per_tree[0], done = 0
+        cdef Job* jobs = <Job*>calloc(k, sizeof(Job))
+        cdef bint failed = False
+        if jobs == NULL:
+            raise MemoryError("MCTS: cannot allocate the threads' jobs")
         try:
-            for w in workers:
-                w.start()
-            for w in workers:
-                w.join()
+            for i in range(1, k):
+                jobs[i].tree = &self.trees[i]
+                jobs[i].iterations = per_tree[i]
+                jobs[i].deadline = deadline
+            with nogil:
+                for i in range(1, k):
+                    if pthread_create(&jobs[i].thread, NULL, job_main, &jobs[i]) != 0:
+                        failed = True
+                        break
+                    jobs[i].started = True
+            if failed:
+                raise RuntimeError("MCTS: cannot start a search thread")
+            while True:                # about 1 ms of iterations per slice
+                with nogil:
+                    done = run(&self.trees[0], own, deadline, done, 64)
+                PyErr_CheckSignals()
+                if done < 0:
+                    break
         except BaseException:
-            # interrupted (Ctrl-C), even inside Thread.start(): stop the trees and wait for
-            # every worker in a run, so that no tree is searched after this call returns
-            with gate:
-                inside[1] = True
-                for i in range(self.k):
-                    self.trees[i].stop = 1
-                while inside[0]:
-                    try:
-                        gate.wait()
-                    except BaseException:   # a second interrupt: the trees stop within an iteration
-                        pass
+            for i in range(k):
+                self.trees[i].stop = 1
             raise
-        if errors:
-            raise errors[0]
-
-    cdef int _run(self, int idx, long long iterations, double seconds) except -1:
-        cdef Tree* t = &self.trees[idx]
-        with nogil:
-            run(t, iterations, seconds)
-        return 0
+        finally:
+            with nogil:
+                for i in range(1, k):
+                    if jobs[i].started:
+                        pthread_join(jobs[i].thread, NULL)
+            error = None
+            for i in range(1, k):
+                if jobs[i].error != NULL:
+                    if error is None:
+                        error = <object>jobs[i].error
+                    Py_XDECREF(jobs[i].error)
+            free(jobs)
+            if error is not None:
+                raise error
 
     cdef _merge(self, double elapsed):
         cdef int i, observer = self.trees[0].observer
