@@ -125,7 +125,8 @@ cdef class GameState:
         """Append `action` to the history in `slot` (made by history_slot() before the state
         changed): the only allocation is before the change, so no other thread can see the
         new position with the old history or lose an action of its own meanwhile."""
-        cdef object a = action          # an int: not tracked by the GC, so no collection runs here
+        # the prebuilt int (every id is below STACK_ITEMS, checked in c_state): no allocation
+        cdef object a = <object>PyTuple_GET_ITEM(_ACTION_INTS, action)
         _set_item(slot, 0, self._hist)
         _set_item(slot, 1, a)
         self._hist = slot
@@ -300,7 +301,7 @@ cdef class GameState:
         a = self.vtable.sample_chance(s)      # the check, the draw and the move: no Python in between
         self.vtable.apply_action(s, a)
         self._push(slot, a)
-        return a
+        return <object>PyTuple_GET_ITEM(_ACTION_INTS, a)
 
     # --- observations ----------------------------------------------------------
     def observation_tensor(self, player=None):

@@ -252,12 +252,15 @@ cdef inline int sell_price(const CUState* s, int k) noexcept nogil:
         return s.t.prices[k][c]
     return s.t.sell_supply_crop if k < NUM_CROPS else s.t.sell_supply_good
 
-cdef inline int building_pesos(const CUState* s, int b) noexcept nogil:
-    cdef int c = s.t.cost[b][3]
+cdef inline int building_law_pesos(const CUState* s) noexcept nogil:
+    """What the building law in force adds to every building's pesos (0 without one)."""
     cdef int l = s.law_in_force[3]
     if l >= 0 and s.t.law_kind[l] == LAW_BUILDING:
-        c += s.t.law_param[l][0]
-    return c
+        return s.t.law_param[l][0]
+    return 0
+
+cdef inline int building_pesos(const CUState* s, int b) noexcept nogil:
+    return s.t.cost[b][3] + building_law_pesos(s)
 
 cdef inline int free_fields_of(const CUState* s, const CubaPlayer* p, int lo, int hi) noexcept nogil:
     """Fields of an item kind lo..hi-1 not covered by a building."""
@@ -1020,10 +1023,11 @@ cdef int cu_legal_actions(const CUState* s, int16* out) noexcept nogil:
             n += 1
         return n
     if step == STEP_CHARACTER:
-        for c in range(NUM_CHARACTERS):
-            if (p.hand >> c) & 1:
-                out[n] = A_PLAY + c
-                n += 1
+        m = p.hand & ((1 << NUM_CHARACTERS) - 1)   # the cards in hand, as bits
+        while m:
+            out[n] = A_PLAY + ctz64(m)
+            n += 1
+            m &= m - 1
         return n
     if step == STEP_PAWN:
         for f in range(NUM_FIELDS):
@@ -1064,10 +1068,7 @@ cdef int cu_legal_actions(const CUState* s, int16* out) noexcept nogil:
         return n + 1
     if step == STEP_BUILD:
         if n_buildings(p) < NUM_FIELDS - 1:
-            for b in range(NUM_BUILDINGS):
-                if can_build(s, p, b):
-                    out[n] = A_BUILD + b
-                    n += 1
+            n = build_options(s, p, out, n)
         if (s.markers >> MK_ARCH_2) & 1 == 0 or (s.markers >> MK_ARCH_1) & 1 == 0:
             out[n] = A_ARCH_ALT
             n += 1
@@ -1179,18 +1180,30 @@ cdef inline bint in_queue(const CUState* s, int k) noexcept nogil:
     return False
 
 
-cdef inline bint can_build(const CUState* s, const CubaPlayer* p, int b) noexcept nogil:
-    cdef int copies_left = s.t.copies[b]
-    cdef int q
-    if owns(p, b):
-        return False
+cdef int build_options(const CUState* s, const CubaPlayer* p, int16* out, int n) noexcept nogil:
+    """Append the buildings `p` can build now (not his, a copy left, the materials and the
+    pesos) to out[:n]; returns the new length. The owners are counted once for all kinds."""
+    cdef int8 owners[NUM_BUILDINGS]
+    cdef int q, b
+    cdef int wood = p.yard[WOOD], stone = p.yard[STONE], water = p.yard[WATER]
+    cdef int pesos = p.pesos - building_law_pesos(s)
+    cdef uint64 m
+    memset(owners, 0, sizeof(owners))
     for q in range(s.n_players):
-        if owns(&s.players[q], b):
-            copies_left -= 1
-    if copies_left <= 0:
-        return False
-    return (p.yard[WOOD] >= s.t.cost[b][0] and p.yard[STONE] >= s.t.cost[b][1]
-            and p.yard[WATER] >= s.t.cost[b][2] and p.pesos >= building_pesos(s, b))
+        m = s.players[q].owned
+        while m:
+            owners[ctz64(m)] += 1
+            m &= m - 1
+    m = ~(<uint64>p.owned) & (((<uint64>1) << NUM_BUILDINGS) - 1)
+    while m:
+        # branch-free: which kinds he can pay for is unpredictable; each id is written and
+        # kept only if buildable (out[n] past the end is scratch, as for every legal list)
+        b = ctz64(m)
+        m &= m - 1
+        out[n] = A_BUILD + b
+        n += ((owners[b] < s.t.copies[b]) & (wood >= s.t.cost[b][0]) & (stone >= s.t.cost[b][1])
+              & (water >= s.t.cost[b][2]) & (pesos >= s.t.cost[b][3]))
+    return n
 
 
 cdef void apply_pass(CUState* s) noexcept nogil:
