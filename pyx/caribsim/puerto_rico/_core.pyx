@@ -596,11 +596,26 @@ cdef inline void place_at(PRState* s, int i) noexcept nogil:
 
 cdef bint mayor_autoplace(PRState* s) noexcept nogil:
     """Play forced placements; True when the player has none left to place."""
-    cdef int i
+    cdef int i, j, slot, free
+    cdef PRPlayer* p
     while s.to_place > 0:
         i = s.mayor_first
         if i >= s.mayor_count or s.mayor_left[i] < s.to_place:
             return False                       # no slot (not from a consistent state)
+        if s.mayor_left[i] == s.to_place:      # as many colonists as free circles: all forced,
+            p = &s.players[s.player]           # every circle from here on takes one (in one pass)
+            for j in range(i, s.mayor_count):
+                slot = s.mayor_slot[j]
+                free = s.mayor_left[j] - (s.mayor_left[j + 1] if j + 1 < s.mayor_count else 0)
+                if slot < NUM_MANNED_KINDS:
+                    p.manned[slot] += free
+                else:
+                    p.workers[slot - NUM_MANNED_KINDS] += free
+                s.mayor_left[j] -= free
+            s.last_slot = s.mayor_slot[s.mayor_count - 1]
+            s.mayor_first = s.mayor_count
+            s.to_place = 0
+            return True
         if i + 1 < s.mayor_count and s.mayor_left[i + 1] >= s.to_place:
             return False                       # a choice
         place_at(s, i)
