@@ -91,3 +91,37 @@ def test_arguments_other_than_plain_ints_keep_their_messages(name, options):
             with pytest.raises(kind, match=text):
                 call(bad)
         assert st.serialize() == before
+
+
+def test_a_history_of_millions_of_moves_is_freed_without_a_deep_recursion():
+    """The history is a chain of Move objects; freeing a chain of 3 million (a dict's history
+    is taken as given) neither overflows the C stack nor leaks. Run in a subprocess: a
+    recursion per move would crash it."""
+    import subprocess
+    import sys
+    import textwrap
+    code = textwrap.dedent("""
+        import gc, caribsim
+        g = caribsim.load_game("puerto_rico", players=3)
+        d = g.new_initial_state(seed=1).to_dict()
+        d["history"] = [3] * 3_000_000
+        st = g.state_from_dict(d)
+        copy = st.clone()                     # clones share the chain
+        del st
+        assert len(copy.history()) == 3_000_000
+        del copy
+        gc.collect()
+        print("ok")
+    """)
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0 and p.stdout == "ok\n", (p.returncode, p.stderr[-2000:])
+
+
+def test_history_moves_are_made_by_moves_only():
+    from caribsim._game import Move
+    with pytest.raises(TypeError, match="made by the game state's moves"):
+        Move()
+    st = caribsim.load_game("cuba", players=3).new_initial_state(seed=2)
+    before = st.history()
+    st.resolve_chance() if st.is_chance_node() else st.apply_action(st.legal_actions()[0])
+    assert st.history()[:-1] == before and len(st.history()) == len(before) + 1

@@ -109,7 +109,7 @@ cdef class GameState:
     a pointer to the C state inside the Python object."""
     cdef const GameVTable* vtable
     cdef readonly object game        # the Game object that made the state; None: not initialised
-    cdef object _hist                # history as a shared chain (previous chain, action); None when empty
+    cdef object _hist                # history as a shared chain of Move; None when empty
     # The legal moves last listed by legal_actions(), one bit per action, so that the
     # apply_action after it checks a bit instead of listing them again. Valid while _hist is
     # the object _legal_at points to (every move makes a new _hist and clears it; a new
@@ -122,7 +122,7 @@ cdef class GameState:
     # a subclass's __new__) raises RuntimeError here, so every method refuses it.
     cdef void* c_state(self) except NULL
     cdef int _ready(self) except -1
-    cdef int _push(self, tuple slot, int action) except -1
+    cdef int _push(self, Move slot, int action) except -1
     # What differs per game on the Python call path; the path itself (apply_action, clone,
     # child) is the base's, so a call from Python stays in C from the argument to the history.
     cdef GameState _blank(self)                                     # a new state of the same class, to fill
@@ -131,5 +131,13 @@ cdef class GameState:
     cpdef GameState clone(self)
 
 
+# The history: a chain of Move objects (the newest last: each holds the one before), shared by
+# clones, as a game only grows. Not tracked by the garbage collector (a chain holds no cycle)
+# and kept on a free list, so a move from Python allocates almost nothing.
+cdef class Move:
+    cdef readonly object prev        # the Move before (None at the start of the history)
+    cdef readonly int action
+
 cdef list chain_list(object h)       # a history chain as a list of actions
-cdef tuple history_slot()            # an unfilled (previous, action) pair for GameState._push
+cdef object chain_of(list actions)   # the chain of a list of action ids (a state read from a dict)
+cdef Move history_slot()             # an unfilled Move for GameState._push

@@ -12,7 +12,7 @@ import numpy as np
 cimport cython
 from libc.stdlib cimport malloc, free
 from libc.string cimport memcpy, memset, strcmp
-from cpython.ref cimport PyObject, Py_INCREF, Py_XDECREF
+from cpython.ref cimport PyObject, Py_INCREF, Py_XDECREF, Py_REFCNT
 from cpython.tuple cimport PyTuple_New, PyTuple_GET_ITEM, PyTuple_SET_ITEM
 from cpython.list cimport PyList_New, PyList_SET_ITEM
 from cpython.long cimport PyLong_CheckExact, PyLong_AsLongAndOverflow
@@ -65,27 +65,53 @@ cdef int _observer(GameState st, player) except -1:
     return _check_seat(player, st.vtable.num_players(st.c_state()))
 
 
+@cython.no_gc          # a chain only refers to older moves: no cycle for the collector to find
+@cython.freelist(1024)
+cdef class Move:
+    """One move of a state's history: the action and the move before (see _game.pxd)."""
+
+    def __init__(self, *args, **kwargs):
+        raise TypeError("a history is made by the game state's moves")
+
+    def __dealloc__(self):
+        # free a long chain without a recursion per move: each older move only this one
+        # holds is emptied before it goes
+        cdef object p = self.prev
+        cdef object older
+        self.prev = None
+        while type(p) is Move and Py_REFCNT(p) == 1:
+            older = (<Move>p).prev
+            (<Move>p).prev = None
+            p = older                   # the emptied move goes here, with nothing to free after it
+            older = None                # (p is then the only reference again)
+
+    def __repr__(self):
+        return f"<Move {self.action}>"
+
+
 cdef list chain_list(object h):
     out = []
     while h is not None:
-        out.append(h[1])
-        h = h[0]
+        out.append((<Move>h).action)
+        h = (<Move>h).prev
     out.reverse()
     return out
 
 
-cdef tuple history_slot():
-    # a fresh tuple (a literal (None, None) would be shared); its items stay NULL until _push
-    # fills them (a tuple frees and traverses NULL items; nothing else sees it before)
-    return PyTuple_New(2)
+cdef object chain_of(list actions):
+    cdef object h = None
+    cdef Move m
+    for a in actions:
+        m = history_slot()
+        m.prev = h
+        m.action = a
+        h = m
+    return h
 
 
-cdef inline void _set_item(tuple t, Py_ssize_t i, object v):
-    """Fill a tuple nobody else uses yet (the previous item is None or NULL: no finaliser runs)."""
-    cdef PyObject* old = PyTuple_GET_ITEM(t, i)
-    Py_INCREF(v)
-    PyTuple_SET_ITEM(t, i, v)
-    Py_XDECREF(old)
+cdef Move history_slot():
+    # a fresh Move (from the free list), filled by _push
+    return Move.__new__(Move)
 
 
 cdef inline void* _struct(GameState st) except NULL:
@@ -96,6 +122,39 @@ cdef inline void* _struct(GameState st) except NULL:
 def _restore(game, text):
     """Unpickling: the state from its serialized text."""
     return game.deserialize_state(text)
+
+
+cdef inline void _push(GameState st, Move slot, int action):
+    """Append `action` to the history in `slot` (made by history_slot() before the state
+    changed): the only allocation is before the change, so no other thread can see the new
+    position with the old history or lose an action of its own meanwhile."""
+    slot.prev = st._hist
+    slot.action = action
+    st._hist = slot
+    st._legal_at = NULL
+
+
+cdef inline int _apply(GameState st, object action) except -1:
+    """apply_action's body (child's too), written once for every game."""
+    cdef int16 buf[STACK_ITEMS]        # every game's action space fits (checked in c_state)
+    cdef void* s = _struct(st)
+    cdef int a = _action_arg(action, st.vtable.num_actions)
+    cdef int i, n
+    slot = history_slot()
+    # from here to _push no Python runs; an action listed at this position is legal (and the
+    # game not over), else the terminal check and the list decide
+    if st._legal_at != <const void*>st._hist or not (st._legal_bits[a >> 6] >> (a & 63)) & 1:
+        if st.vtable.current_player(s) == PLAYER_TERMINAL:
+            raise ValueError("the game is over: no action is legal")
+        n = st.vtable.legal_actions(s, buf)      # not listed at this position, or not legal: look
+        for i in range(n):
+            if buf[i] == a:
+                break
+        else:
+            return st._illegal(a, buf, n)
+    st.vtable.apply_action(s, a)
+    _push(st, slot, a)
+    return 0
 
 
 cdef class GameState:
@@ -121,16 +180,8 @@ cdef class GameState:
         self.c_state()
         return 0
 
-    cdef int _push(self, tuple slot, int action) except -1:
-        """Append `action` to the history in `slot` (made by history_slot() before the state
-        changed): the only allocation is before the change, so no other thread can see the
-        new position with the old history or lose an action of its own meanwhile."""
-        # the prebuilt int (every id is below STACK_ITEMS, checked in c_state): no allocation
-        cdef object a = <object>PyTuple_GET_ITEM(_ACTION_INTS, action)
-        _set_item(slot, 0, self._hist)
-        _set_item(slot, 1, a)
-        self._hist = slot
-        self._legal_at = NULL
+    cdef int _push(self, Move slot, int action) except -1:
+        _push(self, slot, action)
         return 0
 
     def __init__(self, *args, **kwargs):
@@ -176,33 +227,15 @@ cdef class GameState:
 
     def apply_action(self, action):
         """Apply a legal action id (a decision, or a chance outcome at a chance node)."""
-        self._apply(action)
+        _apply(self, action)
 
     cdef int _apply(self, object action) except -1:
-        cdef int16 buf[STACK_ITEMS]        # every game's action space fits (checked in c_state)
-        cdef void* s = _struct(self)
-        cdef int a = _action_arg(action, self.vtable.num_actions)
-        cdef int i, n
-        slot = history_slot()
-        # from here to _push no Python runs; an action listed at this position is legal (and
-        # the game not over), else the terminal check and the list decide
-        if self._legal_at != <const void*>self._hist or not (self._legal_bits[a >> 6] >> (a & 63)) & 1:
-            if self.vtable.current_player(s) == PLAYER_TERMINAL:
-                raise ValueError("the game is over: no action is legal")
-            n = self.vtable.legal_actions(s, buf)      # not listed at this position, or not legal: look
-            for i in range(n):
-                if buf[i] == a:
-                    break
-            else:
-                return self._illegal(a, buf, n)
-        self.vtable.apply_action(s, a)
-        self._push(slot, a)
-        return 0
+        return _apply(self, action)
 
     def child(self, action):
         """A clone with `action` applied."""
         cdef GameState c = self.clone()
-        c._apply(action)
+        _apply(c, action)
         return c
 
     def __copy__(self):
@@ -235,7 +268,8 @@ cdef class GameState:
         if player is not None and _check_seat(player, self.vtable.num_players(s)) != self.vtable.current_player(s):
             return []
         n = self.vtable.legal_actions(s, local)       # every action space fits (checked in c_state)
-        memset(self._legal_bits, 0, sizeof(self._legal_bits))
+        for i in range(16):                           # (16 stores inline, not a memset call)
+            self._legal_bits[i] = 0
         for i in range(n):                            # no Python from the listing to the key
             self._legal_bits[local[i] >> 6] |= (<uint64>1) << (local[i] & 63)
         self._legal_at = <const void*>self._hist
@@ -300,7 +334,7 @@ cdef class GameState:
             raise ValueError(f"not a chance node (step {self.step_name()!r})")
         a = self.vtable.sample_chance(s)      # the check, the draw and the move: no Python in between
         self.vtable.apply_action(s, a)
-        self._push(slot, a)
+        _push(self, slot, a)
         return <object>PyTuple_GET_ITEM(_ACTION_INTS, a)
 
     # --- observations ----------------------------------------------------------

@@ -22,7 +22,7 @@ from libc.string cimport memcmp, memcpy
 from caribsim._types cimport int8, int16, int32, uint8, uint16, uint32, uint64, popcount64
 from caribsim._types cimport PLAYER_CHANCE, PLAYER_TERMINAL
 from caribsim._rng cimport rng_seed, rng_below
-from caribsim._game cimport GameVTable, GameState, chain_list, history_slot
+from caribsim._game cimport GameVTable, GameState, chain_list, chain_of
 from caribsim.cuba._core cimport *
 
 # the core's Python names (module constants set once at the core's import)
@@ -638,10 +638,7 @@ def state_from_dict(game, d):
     r.done()
     st_.game = game
     _check_consistency(st_)
-    h = None
-    for a in hist:
-        h = (h, a)
-    st_._hist = h
+    st_._hist = chain_of(list(hist))
     return st_
 
 

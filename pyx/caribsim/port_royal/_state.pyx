@@ -18,7 +18,7 @@ from libc.string cimport memset, memcpy, memcmp
 from caribsim._types cimport int8, int16, int32, uint8, uint64
 from caribsim._types cimport PLAYER_CHANCE, PLAYER_TERMINAL
 from caribsim._rng cimport rng_seed, rng_below
-from caribsim._game cimport GameVTable, GameState, chain_list, history_slot
+from caribsim._game cimport GameVTable, GameState, chain_list, chain_of
 from caribsim.port_royal._core cimport (
     PRYState, PRYPlayer, PRYOp, CardInfo, PRYTables,
     NUM_VARIANTS, DECK_SIZE, NUM_SYMBOLS, NUM_EXPEDITIONS, NUM_PATTERNS, MAX_OPS,
@@ -413,9 +413,7 @@ def state_from_dict(game, d):
         _action_id(a)
     r.done()
     st.game = game
-    st._hist = None
-    for a in hist:
-        st._hist = (st._hist, a)
+    st._hist = chain_of(list(hist))
     _check_consistency(st)
     return st
 

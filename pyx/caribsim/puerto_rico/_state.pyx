@@ -19,7 +19,7 @@ cimport cython
 from libc.string cimport memcpy
 from caribsim._types cimport int8, int16, uint8, uint64, popcount64
 from caribsim._types cimport PLAYER_CHANCE, PLAYER_TERMINAL
-from caribsim._game cimport GameVTable, GameState, chain_list, history_slot
+from caribsim._game cimport GameVTable, GameState, chain_list, chain_of
 from caribsim.puerto_rico._core cimport *
 from caribsim.puerto_rico._core cimport pr_city_used as city_used, pr_copies_of as copies_of
 
@@ -521,10 +521,7 @@ def state_from_dict(game, d):
     pr_derive(s)
     _check_consistency(st)
     st.game = game
-    h = None
-    for a in hist:
-        h = (h, a)
-    st._hist = h
+    st._hist = chain_of(hist)
     return st
 
 
