@@ -200,11 +200,21 @@ def test_arena_save_games_and_plot(tmp_path):
 
 
 def test_bench_quick_prints_every_game():
+    """One run gives every figure of the README's table, and the machine it ran on."""
     r = run_cli("bench", "--quick", "--json")
     assert r.returncode == 0, r.stderr
-    rows = json.loads(r.stdout)
+    out = json.loads(r.stdout)
+    rows = out["rows"]
     assert {row["game"] for row in rows} == set(caribsim.games())
     assert all(row["value"] > 0 for row in rows)
+    for name in caribsim.games():
+        whats = {row["what"] for row in rows if row["game"] == name}
+        assert {"random playouts (C, 1 thread)", "state.child(a) at 512 positions",
+                "state.clone() + apply_action(a) at 512 positions",
+                "MCTS from the opening, 1 thread"} <= whats, whats
+        assert any(w.startswith("Python loop") for w in whats)
+    assert sum("2 threads" in row["what"] for row in rows) == 2
+    assert out["machine"]["cpus"] >= 1 and out["machine"]["python"].count(".") == 2
 
 
 # --- the HTML viewer in a real browser -------------------------------------------------

@@ -1,7 +1,12 @@
-"""`caribsim bench`."""
+"""`caribsim bench`: every throughput figure of the README's table, from one run."""
 from __future__ import annotations
 
 import json
+import os
+import platform
+import random as _random
+import sysconfig
+import time
 
 import caribsim
 from caribsim.cli._args import player_counts
@@ -15,43 +20,119 @@ def add_parser(sub):
     return p
 
 
-def run(args, out) -> int:
-    import random as _random
-    import time
+def machine() -> dict:
+    """What the figures were measured on."""
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
+    return {"cpu": cpu, "cpus": os.cpu_count(), "python": platform.python_version(),
+            "compiler": platform.python_compiler(), "cflags_opt": "-O3",
+            "platform": sysconfig.get_platform(), "load_1min": load}
 
+
+def _python_loop(game, seeds):
+    """Decisions/s of the OpenSpiel-style loop: legal_actions, random.choice, apply_action
+    (a chance outcome by resolve_chance)."""
+    rng = _random.Random(0)
+    decisions, t0 = 0, time.perf_counter()
+    for seed in range(seeds):
+        st = game.new_initial_state(seed=seed)
+        while not st.is_terminal():
+            if st.is_chance_node():
+                st.resolve_chance()
+            else:
+                st.apply_action(rng.choice(st.legal_actions()))
+            decisions += 1
+    return decisions / (time.perf_counter() - t0)
+
+
+def _positions(game, count):
+    """`count` decision positions along random games, with the action taken at each."""
+    rng = _random.Random(1)
+    out, seed = [], 0
+    while len(out) < count:
+        st = game.new_initial_state(seed=seed)
+        seed += 1
+        while not st.is_terminal() and len(out) < count:
+            if st.is_chance_node():
+                st.resolve_chance()
+                continue
+            a = rng.choice(st.legal_actions())
+            out.append((st.clone(), a))
+            st.apply_action(a)
+    return out
+
+
+def _child_rates(positions, reps):
+    t0 = time.perf_counter()
+    for st, a in positions:
+        for _ in range(reps):
+            st.child(a)
+    child = reps * len(positions) / (time.perf_counter() - t0)
+    t0 = time.perf_counter()
+    for st, a in positions:
+        for _ in range(reps):
+            st.clone().apply_action(a)
+    clone_apply = reps * len(positions) / (time.perf_counter() - t0)
+    return child, clone_apply
+
+
+def _opening(game):
+    st = game.new_initial_state(seed=1)
+    while st.is_chance_node():
+        st.resolve_chance()
+    return st
+
+
+def run(args, out) -> int:
     from caribsim.search import mcts
 
     rows = []
+
+    def add(name, players, what, value, unit):
+        rows.append({"game": name, "players": players, "what": what, "value": value, "unit": unit})
+
     for name in caribsim.games():
         for players in player_counts(name):
             game = caribsim.load_game(name, players=players)
             games = 500 if args.quick else 5000
             runs = [caribsim.random_playouts(game.new_initial_state(seed=1), games, seed=r) for r in range(3)]
-            best = sorted(r.games_per_second for r in runs)[1]
-            rows.append({"game": name, "players": players, "what": "random playouts (C, 1 thread)",
-                         "value": best, "unit": "games/s"})
-        game = caribsim.load_game(name)
-        rng = _random.Random(0)
-        decisions, t0 = 0, time.perf_counter()
-        for seed in range(3 if args.quick else 20):
-            st = game.new_initial_state(seed=seed)
-            while not st.is_terminal():
-                st.apply_action(rng.choice(st.legal_actions()))
-                decisions += 1
-        rows.append({"game": name, "players": game.num_players(), "what": "Python loop (legal_actions, "
-                     "random.choice, apply_action)", "value": decisions / (time.perf_counter() - t0),
-                     "unit": "decisions/s"})
-        st = game.new_initial_state(seed=1)
-        while st.is_chance_node():
-            st.resolve_chance()
+            add(name, players, "random playouts (C, 1 thread)", sorted(r.games_per_second for r in runs)[1],
+                "games/s")
+        game = caribsim.load_game(name, players=4)
+        add(name, 4, "Python loop (legal_actions, random.choice, apply_action, resolve_chance)",
+            max(_python_loop(game, 3 if args.quick else 10) for _ in range(3)), "decisions/s")
+        child, clone_apply = _child_rates(_positions(game, 512), 20 if args.quick else 200)
+        add(name, 4, "state.child(a) at 512 positions", child, "calls/s")
+        add(name, 4, "state.clone() + apply_action(a) at 512 positions", clone_apply, "calls/s")
         iterations = 1000 if args.quick else 5000
-        r = mcts.search(st, iterations=iterations, seed=0)
-        rows.append({"game": name, "players": game.num_players(), "what": "MCTS from the opening, 1 thread",
-                     "value": r.iterations / r.seconds, "unit": "simulations/s"})
+        r = mcts.search(_opening(game), iterations=iterations, seed=0)
+        add(name, 4, "MCTS from the opening, 1 thread", r.iterations / r.seconds, "simulations/s")
+    game = caribsim.load_game("puerto_rico", players=3)
+    st = _opening(game)
+    for iterations in (2000, 20000):
+        if args.quick:
+            iterations //= 10
+        one = [mcts.search(st, iterations=iterations, threads=1, seed=i) for i in range(3)]
+        two = [mcts.search(st, iterations=iterations, threads=2, seed=i) for i in range(3)]
+        a = sum(r.iterations for r in one) / sum(r.seconds for r in one)
+        b = sum(r.iterations for r in two) / sum(r.seconds for r in two)
+        add("puerto_rico", 3, f"MCTS from the opening, {iterations} simulations, 1 thread", a, "simulations/s")
+        add("puerto_rico", 3, f"MCTS from the opening, {iterations} simulations, 2 threads", b, "simulations/s")
     if args.json:
-        print(json.dumps(rows, indent=2), file=out)
+        print(json.dumps({"machine": machine(), "rows": rows}, indent=2), file=out)
         return 0
+    m = machine()
+    print(f"# {m['cpu']}, {m['cpus']} CPUs, Python {m['python']} ({m['compiler']}), "
+          f"load {m['load_1min']:.2f}" if m["load_1min"] is not None else f"# {m['cpu']}", file=out)
     for row in rows:
-        print(f"{row['game']:<12} {row['players']}p  {row['what']:<58} {row['value']:>12,.0f} {row['unit']}",
+        print(f"{row['game']:<12} {row['players']}p  {row['what']:<72} {row['value']:>12,.0f} {row['unit']}",
               file=out)
     return 0
