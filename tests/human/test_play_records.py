@@ -213,7 +213,8 @@ def test_bench_quick_prints_every_game():
                 "state.clone() + apply_action(a) at 512 positions",
                 "MCTS from the opening, 1 thread"} <= whats, whats
         assert any(w.startswith("Python loop") for w in whats)
-    assert sum("2 threads" in row["what"] for row in rows) == 2
+    assert sum(row["what"].endswith("2 threads") for row in rows) == 2
+    assert sum(row["unit"] == "x" for row in rows) == 2
     assert out["machine"]["cpus"] >= 1 and out["machine"]["python"].count(".") == 2
 
 

@@ -5,6 +5,7 @@ import json
 import os
 import platform
 import random as _random
+import statistics
 import sysconfig
 import time
 
@@ -120,12 +121,17 @@ def run(args, out) -> int:
     for iterations in (2000, 20000):
         if args.quick:
             iterations //= 10
-        one = [mcts.search(st, iterations=iterations, threads=1, seed=i) for i in range(3)]
-        two = [mcts.search(st, iterations=iterations, threads=2, seed=i) for i in range(3)]
-        a = sum(r.iterations for r in one) / sum(r.seconds for r in one)
-        b = sum(r.iterations for r in two) / sum(r.seconds for r in two)
-        add("puerto_rico", 3, f"MCTS from the opening, {iterations} simulations, 1 thread", a, "simulations/s")
-        add("puerto_rico", 3, f"MCTS from the opening, {iterations} simulations, 2 threads", b, "simulations/s")
+        ones, twos = [], []
+        for i in range(7 if iterations < 10000 else 3):      # alternating pairs: the ratio is
+            for threads, rates in ((1, ones), (2, twos)):    # the median of the pairs'
+                r = mcts.search(st, iterations=iterations, threads=threads, seed=i)
+                rates.append(r.iterations / r.seconds)
+        add("puerto_rico", 3, f"MCTS from the opening, {iterations} simulations, 1 thread", statistics.median(ones),
+            "simulations/s")
+        add("puerto_rico", 3, f"MCTS from the opening, {iterations} simulations, 2 threads", statistics.median(twos),
+            "simulations/s")
+        add("puerto_rico", 3, f"MCTS from the opening, {iterations} simulations, 2 threads / 1 thread",
+            statistics.median(b / a for a, b in zip(ones, twos)), "x")
     if args.json:
         print(json.dumps({"machine": machine(), "rows": rows}, indent=2), file=out)
         return 0
@@ -133,6 +139,6 @@ def run(args, out) -> int:
     print(f"# {m['cpu']}, {m['cpus']} CPUs, Python {m['python']} ({m['compiler']}), "
           f"load {m['load_1min']:.2f}" if m["load_1min"] is not None else f"# {m['cpu']}", file=out)
     for row in rows:
-        print(f"{row['game']:<12} {row['players']}p  {row['what']:<72} {row['value']:>12,.0f} {row['unit']}",
-              file=out)
+        value = f"{row['value']:>12.2f}" if row["unit"] == "x" else f"{row['value']:>12,.0f}"
+        print(f"{row['game']:<12} {row['players']}p  {row['what']:<72} {value} {row['unit']}", file=out)
     return 0
