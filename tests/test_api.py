@@ -164,6 +164,18 @@ def test_load_game_bad_options(kwargs, exc):
         caribsim.load_game("puerto_rico", **kwargs)
 
 
+@pytest.mark.parametrize("name", ["puerto_rico", "port_royal", "cuba"])
+def test_load_game_names_an_unknown_option_and_lists_the_game_s_options(name):
+    """A misspelt option (all_31 for all_31_buildings, player for players) is named with
+    every option the game has, not only Python's 'unexpected keyword argument'."""
+    with pytest.raises(TypeError) as e:
+        caribsim.load_game(name, player=3, all_31=True)
+    msg = str(e.value)
+    assert msg.startswith(f"{name}: unknown options 'all_31', 'player'; its options: players"), msg
+    for option in caribsim.load_game(name).options():
+        assert option in msg, (option, msg)
+
+
 def test_load_game_names_and_good_options():
     assert "puerto_rico" in caribsim.games() and caribsim.games() == sorted(caribsim.games())
     with pytest.raises(ValueError, match="unknown game"):

@@ -1,6 +1,7 @@
 """The package-level entry points shared by every game."""
 from __future__ import annotations
 
+import inspect
 import operator
 from dataclasses import dataclass
 
@@ -30,6 +31,11 @@ def load_game(name: str, **options):
     reg = _registry()
     if name not in reg:
         raise ValueError(f"unknown game {name!r}; available: {sorted(reg)}")
+    allowed = [p for p in inspect.signature(reg[name].__init__).parameters if p != "self"]
+    unknown = sorted(set(options) - set(allowed))
+    if unknown:
+        raise TypeError(f"{name}: unknown option{'s' if len(unknown) > 1 else ''} "
+                        f"{', '.join(map(repr, unknown))}; its options: {', '.join(allowed)}")
     return reg[name](**options)
 
 

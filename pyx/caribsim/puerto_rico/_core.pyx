@@ -33,6 +33,8 @@ cdef uint64 VIOLET_MASK
 cdef uint64 COST_MASK[11]                       # violet buildings by cost (the draft's slots)
 cdef uint64 BASE_MASK
 cdef uint64 LARGE_MASK                          # buildings taking 2 city spaces (the others take 1)
+cdef enum:
+    LARGE_SHIFT = 27                            # city_used: large building b counted again at bit b + 27
 # AFFORD[q][t]: buildings whose cost less the quarry discount (q manned quarries, capped by
 # the column) is at most t, so that the Builder's options are one mask (q and t capped)
 cdef uint64 AFFORD[5][AFFORD_REACH]
@@ -117,6 +119,10 @@ def load_tables():
             LARGE_MASK |= (<uint64>1) << b
         elif BUILDING[b].spaces != 1:
             raise RuntimeError(f"puerto_rico_buildings.csv row {b + 2}: city_spaces must be 1 or 2")
+    for b in range(NUM_BUILDINGS):
+        if (LARGE_MASK >> b) & 1 and not NUM_BUILDINGS <= b + LARGE_SHIFT <= 63:
+            raise RuntimeError(f"puerto_rico_buildings.csv row {b + 2}: a large building must be row "
+                               f"{NUM_BUILDINGS - LARGE_SHIFT + 2} or later (city_used counts its bit shifted)")
     for q in range(5):
         for t in range(AFFORD_REACH):
             AFFORD[q][t] = 0
@@ -180,8 +186,9 @@ cdef inline int bit_count(uint64 x) noexcept nogil:
 # with _state)
 
 cdef inline int city_used(const PRPlayer* p) noexcept nogil:
-    """City spaces taken: 1 per building, 2 per large one (no loop: the builder asks often)."""
-    return bit_count(p.owned) + bit_count(p.owned & LARGE_MASK)
+    """City spaces taken: 1 per building, 2 per large one, in one bit count: the large ones'
+    bits again, shifted above the 37 building bits (checked in load_tables)."""
+    return bit_count(p.owned | ((p.owned & LARGE_MASK) << LARGE_SHIFT))
 
 cdef inline int goods_held(const PRPlayer* p) noexcept nogil:
     cdef int k, n = 0
@@ -845,27 +852,24 @@ cdef inline uint8 production(const PRState* s, const PRPlayer* p, int8* amounts)
     cdef int k, amount, capacity
     cdef uint64 m
     cdef uint8 received = 0
-    cdef bint aqueduct = works(p, AQUEDUCT)
-    for k in range(NUM_GOODS):
-        if k == CORN:
-            amount = p.manned[CORN]
-        else:
-            capacity = 0
-            m = p.owned & PRODUCERS[k]
-            while m:
-                capacity += p.workers[ctz64(m)]
-                m &= m - 1
-            amount = p.manned[k] if p.manned[k] < capacity else capacity
-            # §8.5.1, OPEN-14: output goes to the large plant first, +1 if it produced
-            if aqueduct and amount > 0 and (k == INDIGO or k == SUGAR) \
-                    and p.workers[INDIGO_PLANT if k == INDIGO else SUGAR_MILL] > 0:
-                amount += 1
-        if amount > s.goods_supply[k]:
-            amount = s.goods_supply[k]
+    amounts[CORN] = p.manned[CORN]
+    for k in range(INDIGO, NUM_GOODS):        # occupied plantations, up to the occupied plants' circles
+        capacity = 0
+        m = p.owned & PRODUCERS[k]
+        while m:
+            capacity += p.workers[ctz64(m)]
+            m &= m - 1
+        amounts[k] = p.manned[k] if p.manned[k] < capacity else capacity
+    if works(p, AQUEDUCT):
+        # §8.5.1, OPEN-14: output goes to the large plant first, +1 if it produced
+        amounts[INDIGO] += (amounts[INDIGO] > 0) & (p.workers[INDIGO_PLANT] > 0)
+        amounts[SUGAR] += (amounts[SUGAR] > 0) & (p.workers[SUGAR_MILL] > 0)
+    for k in range(NUM_GOODS):                # the supply limits, branch-free
+        amount = amounts[k] if amounts[k] < s.goods_supply[k] else s.goods_supply[k]
         amounts[k] = amount
-        if amount > 0:
-            received |= 1 << k
+        received |= (amount > 0) << k
     return received
+
 
 cdef uint8 produce(PRState* s, int seat) noexcept nogil:
     """Give `seat` his production (Aqueduct included); pay his Factory and, unless he is
@@ -1293,6 +1297,8 @@ cdef uint64 guest_outcome(const PRState* s, int slot, int slot2) noexcept nogil:
     cdef uint8 received
     cdef uint64 v = 0
     if s.phase != PHASE_CRAFTSMAN:
+        if slot < 0 and slot2 < 0:            # no guest moved: the state itself, no copy
+            return turn_can_act(s)
         memcpy(&c, s, sizeof(PRState))
         if slot >= 0:
             move_guest(&c.players[c.player], slot)
