@@ -23,12 +23,12 @@ from _bench_helpers import paired, playouts, py_calibration, rounds, size
 # core beside it; runs spread +-5% around the median): a 30% regression (0.7x) fails.
 FLOORS = {
     # C random playouts from the initial state: games/s over c_work iterations/s
-    "playouts_2p": 0.00856,             # measured 0.01069
-    "playouts_3p": 0.00573,             # measured 0.007166
-    "playouts_4p": 0.00436,             # measured 0.00545
-    "playouts_5p": 0.0035,              # measured 0.004371
+    "playouts_2p": 0.00929,             # measured 0.01161 after issue 22's speed-ups (median of 3 short runs, one beside 2 CPU-bound processes); before: measured 0.01069
+    "playouts_3p": 0.00652,             # measured 0.008147 after issue 22's speed-ups (median of 3 short runs, one beside 2 CPU-bound processes); before: measured 0.007166
+    "playouts_4p": 0.00496,             # measured 0.006202 after issue 22's speed-ups (median of 3 short runs, one beside 2 CPU-bound processes); before: measured 0.00545
+    "playouts_5p": 0.00395,              # measured 0.00494 after issue 22's speed-ups (median of 3 short runs, one beside 2 CPU-bound processes); before: measured 0.004371
     # Python-driven random game loop (3p): decisions/s over py_work calls/s
-    "python_loop": 1.36,                # measured 1.701 (1.167 before the Python call path in C)
+    "python_loop": 1.51,                # measured 1.889 after issue 22's speed-ups (median of 3 short runs, one beside 2 CPU-bound processes); before: measured 1.701 (1.167 before the Python call path in C)
     # clone() + apply_action(a) and observation_tensor(player) at 256 positions of 3p games
     "clone_apply": 3.48,                # measured 4.346 (2.45 before the Python call path in C)
     "observation_tensor": 0.398,        # measured 0.4979

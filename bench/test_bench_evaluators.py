@@ -28,8 +28,8 @@ from _bench_helpers import Calibration, paired, py_calibration, rounds, size
 # with another checkout's builds and tests (5 runs): a 30% regression (0.7x) fails.
 FLOORS = {
     "mlp_forward": 0.211,     # rows/s over milli-products/s; measured 0.264
-    "mlp_fit": 0.063,         # training rows/s over milli-products/s; measured 0.079
-    "cache_hits": 0.60,       # rows/s over py_work calls/s; measured 0.755
+    "mlp_fit": 0.058,         # training rows/s over milli-products/s; measured 0.079 (0.0595 beside 2 CPU-bound processes: 0.063 failed there)
+    "cache_hits": 0.65,       # rows/s over py_work calls/s; measured 0.755 (0.70-0.86 after issue 22; 0.60 let a 30% slowdown pass)
 }
 L = 256
 

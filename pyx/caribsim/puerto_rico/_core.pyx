@@ -846,28 +846,34 @@ cdef inline int specialty_pay(const int8* amounts) noexcept nogil:
             best = amounts[k]
     return best - 1 if best > 0 else 0
 
-cdef inline uint8 production(const PRState* s, const PRPlayer* p, int8* amounts) noexcept nogil:
-    """What p's board produces now (Aqueduct included, limited by the supply) into
-    `amounts`; returns the kinds received as bits."""
-    cdef int k, amount, capacity
+cdef inline int good_amount(const PRState* s, const PRPlayer* p, int k, bint aqueduct) noexcept nogil:
+    """What p's board makes of good k now: its occupied plantations, up to the occupied
+    circles of its plants (corn needs none), the Aqueduct's +1, the supply's limit."""
+    cdef int amount, capacity = 0
     cdef uint64 m
-    cdef uint8 received = 0
-    amounts[CORN] = p.manned[CORN]
-    for k in range(INDIGO, NUM_GOODS):        # occupied plantations, up to the occupied plants' circles
-        capacity = 0
+    if k == CORN:
+        amount = p.manned[CORN]
+    else:
         m = p.owned & PRODUCERS[k]
         while m:
             capacity += p.workers[ctz64(m)]
             m &= m - 1
-        amounts[k] = p.manned[k] if p.manned[k] < capacity else capacity
-    if works(p, AQUEDUCT):
+        amount = p.manned[k] if p.manned[k] < capacity else capacity
         # §8.5.1, OPEN-14: output goes to the large plant first, +1 if it produced
-        amounts[INDIGO] += (amounts[INDIGO] > 0) & (p.workers[INDIGO_PLANT] > 0)
-        amounts[SUGAR] += (amounts[SUGAR] > 0) & (p.workers[SUGAR_MILL] > 0)
-    for k in range(NUM_GOODS):                # the supply limits, branch-free
-        amount = amounts[k] if amounts[k] < s.goods_supply[k] else s.goods_supply[k]
-        amounts[k] = amount
-        received |= (amount > 0) << k
+        if aqueduct and amount > 0 and (k == INDIGO or k == SUGAR) \
+                and p.workers[INDIGO_PLANT if k == INDIGO else SUGAR_MILL] > 0:
+            amount += 1
+    return amount if amount < s.goods_supply[k] else s.goods_supply[k]
+
+cdef inline uint8 production(const PRState* s, const PRPlayer* p, int8* amounts) noexcept nogil:
+    """What p's board produces now (Aqueduct included, limited by the supply) into
+    `amounts`; returns the kinds received as bits."""
+    cdef int k
+    cdef uint8 received = 0
+    cdef bint aqueduct = works(p, AQUEDUCT)
+    for k in range(NUM_GOODS):
+        amounts[k] = good_amount(s, p, k, aqueduct)
+        received |= (amounts[k] > 0) << k
     return received
 
 
