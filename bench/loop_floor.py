@@ -9,26 +9,14 @@ What is left between the two is the engine's part of the loop (docs/performance.
 import itertools
 import random
 import statistics
-import time
 
 import caribsim
+from compare_builds import python_loop as loop     # the same loop (bench/ is on the path when run)
 
-def loop(state, decisions, clone):
-    rng = random.Random(3)
-    done, t = 0, time.process_time()
-    st = clone(state)
-    while done < decisions:
-        if st.is_terminal():
-            st = clone(state)
-        elif st.is_chance_node():
-            st.resolve_chance()
-        else:
-            st.apply_action(rng.choice(st.legal_actions()))
-        done += 1
-    return done / (time.process_time() - t)
 
 class Stand:
     pass
+
 
 def stand_in(chance_share, legal_len, game_len):
     s = Stand()
@@ -41,6 +29,7 @@ def stand_in(chance_share, legal_len, game_len):
     s.apply_action = set().discard
     s.resolve_chance = int
     return s
+
 
 for game, opts in (("puerto_rico", {"players": 3}), ("puerto_rico", {"players": 5}), ("port_royal", {"players": 3}), ("cuba", {"players": 4})):
     st = caribsim.load_game(game, **opts).new_initial_state(seed=1)
