@@ -21,8 +21,8 @@ from _bench_helpers import SUMMARY, Calibration, c_calibration, paired, rounds, 
 # Each floor is about 0.8 x the median ratio measured in short mode on the 2-vCPU VM
 # (shared with other builds): a regression of 30% fails.
 FLOORS = {
-    # leaf evaluations/s over c_work_8192_states iterations/s (1 thread, CPU time)
-    "leaf_evaluations": 0.235,              # measured 0.2872 after issue 22's speed-ups (median of 3 short runs, one beside 2 CPU-bound processes); before: measured 0.275 .. 0.284 (1.95-2.03 M leaves/s)
+    # leaf evaluations/s over c_work iterations/s (the one-state loop; see the test)
+    "leaf_evaluations": 0.165,             # measured 0.176-0.229 (4 short runs, one beside 2 CPU-bound processes)
     # PUCT simulations/s over UCT simulations/s, same opening, same process
     "puct_over_uct": 0.84,                 # measured 1.02 .. 1.08, median 1.05 (issue target >= 0.8)
 }
@@ -67,9 +67,10 @@ def test_bench_guided_leaf_evaluations(benchmark):
                 spent[key] += seconds
         return ev.leaves - before
 
-    # the calibration over 8192 states in turn: like the 64 trees, its data do not all stay
-    # in the core's caches
-    m = paired(benchmark, run, units=lambda leaves: leaves, calibration=c_calibration(8192),
+    # the calibration is the one-state C loop: the 8192-state one (whose 4 MB do not stay in
+    # the core's caches, like the 64 trees) ran 1.3 or 7 million iterations/s from run to run
+    # on the shared VM, as the host's cache was busy or not, and took the ratio with it
+    m = paired(benchmark, run, units=lambda leaves: leaves, calibration=c_calibration(),
                n_rounds=rounds(9, 7), floor=FLOORS["leaf_evaluations"],
                unit="leaf_evaluations_per_second", group="guided", trees=trees,
                leaves_per_tree=k, simulations_per_tree=simulations, runs_per_round=runs_per_round)
