@@ -122,12 +122,10 @@ cdef class GameState:
     # a subclass's __new__) raises RuntimeError here, so every method refuses it.
     cdef void* c_state(self) except NULL
     cdef int _ready(self) except -1
-    cdef int _push(self, Move slot, int action) except -1
     # What differs per game on the Python call path; the path itself (apply_action, clone,
     # child) is the base's, so a call from Python stays in C from the argument to the history.
     cdef GameState _blank(self)                                     # a new state of the same class, to fill
     cdef int _illegal(self, int action, const int16* legal, int n) except -1   # raise the game's ValueError
-    cdef int _apply(self, object action) except -1                  # apply_action's body
     cpdef GameState clone(self)
 
 
@@ -140,4 +138,4 @@ cdef class Move:
 
 cdef list chain_list(object h)       # a history chain as a list of actions
 cdef object chain_of(list actions)   # the chain of a list of action ids (a state read from a dict)
-cdef Move history_slot()             # an unfilled Move for GameState._push
+cdef Move history_slot()             # an unfilled Move for the move that _push (in _game.pyx) records

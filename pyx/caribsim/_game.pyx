@@ -180,10 +180,6 @@ cdef class GameState:
         self.c_state()
         return 0
 
-    cdef int _push(self, Move slot, int action) except -1:
-        _push(self, slot, action)
-        return 0
-
     def __init__(self, *args, **kwargs):
         raise TypeError("use game.new_initial_state(seed) or game.state_from_dict(d)")
 
@@ -228,9 +224,6 @@ cdef class GameState:
     def apply_action(self, action):
         """Apply a legal action id (a decision, or a chance outcome at a chance node)."""
         _apply(self, action)
-
-    cdef int _apply(self, object action) except -1:
-        return _apply(self, action)
 
     def child(self, action):
         """A clone with `action` applied."""
