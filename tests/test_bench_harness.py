@@ -8,6 +8,11 @@ and fail on a real regression.
 - the whole short benchmark suite passes with one CPU-bound process per core beside it;
 - the whole short suite fails, every paired benchmark, when each is made 30% slower
   (CARIBSIM_BENCH_SLOWDOWN=0.3 adds C work to each timed round).
+
+A benchmark that lands on the wrong side of its floor is run again on its own (up to 3 runs
+beside the CPU-bound processes, 2 when slowed): the ratios of the memory-heavy ones (search
+trees, a batch of 1024 games, numpy training) move 10-15% from minute to minute on a shared
+VM, a real 30% change moves them in every run.
 """
 from __future__ import annotations
 
@@ -65,11 +70,35 @@ def _bench_env(**extra):
     return env
 
 
-def _run_suite(env, timeout=1200):
+def _run_suite(env, timeout=1200, only=()):
+    """The short suite in a subprocess; ``only``: the benchmarks (by name, parameters
+    dropped) to run again, as ``-k`` does."""
+    select = ["-k", " or ".join(sorted({name.split("[")[0] for name in only}))] if only else []
     return subprocess.run(
         [sys.executable, "-m", "pytest", str(BENCH), "--benchmark-only", "-p", "no:cacheprovider",
-         "-rN", "--benchmark-columns=median,rounds"],
+         "-rN", "--benchmark-columns=median,rounds", *select],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+def _tries(env, wanted, tries):
+    """Run the short suite, then again (up to ``tries`` runs in all) just the benchmarks
+    whose summary lines are not ``wanted``: a benchmark a few percent from its floor crosses
+    it now and then on a shared VM, a real 30% change crosses it in every run. Returns the
+    last summary line(s) of every benchmark, every run's output and the first run's exit code."""
+    r = _run_suite(env)
+    outputs = [r.stdout + r.stderr]
+    lines = _summary(outputs[0])
+    for _ in range(tries - 1):
+        again = {name for name, ls in lines.items() if not wanted(name, ls)}
+        if not again:
+            break
+        r2 = _run_suite(env, only=again)
+        outputs.append(r2.stdout + r2.stderr)
+        later = _summary(outputs[-1])
+        for name in again:
+            if name in later:
+                lines[name] = later[name]
+    return lines, outputs, r.returncode
 
 
 def _summary(output):
@@ -172,44 +201,53 @@ def test_idle_probe_sees_a_cpu_bound_neighbour():
 # --------------------------------------------------------------------------------------
 # the whole short suite: busy machine, and a regression
 # --------------------------------------------------------------------------------------
+SPEEDUPS = {"test_bench_mcts_two_threads_speedup", "test_bench_ray_over_one_process"}
+# the web server's move latency asserts the issue's target (a p95 of 50 ms, as a ratio to its
+# calibration, with a margin), not a floor 20% below its own measured ratio: latency among 20
+# busy games does not follow the calibration closely enough for such a floor. Slowed by 30% it
+# reports its ratio like the others and passes while within the target.
+TARGETS = {"test_bench_web_move_latency_20_games"}
+
+
 def test_short_suite_passes_with_a_cpu_bound_process_per_core():
     with cpu_hogs():
-        r = _run_suite(_bench_env())
-        if r.returncode != 0 and "BELOW FLOOR" in r.stdout + r.stderr:
-            # one more whole run beside the hogs: on a shared VM a benchmark a few percent from
-            # its floor can dip under it once; a real loss fails both runs
-            r = _run_suite(_bench_env())
-    out = r.stdout + r.stderr
-    failed = [line for line in out.splitlines() if "BELOW FLOOR" in line or line.startswith("FAILED")]
-    assert r.returncode == 0, "\n".join(failed) + "\n...\n" + out[-6000:]
-    lines = _summary(out)
+        lines, outputs, _ = _tries(
+            _bench_env(), lambda name, ls: name in SPEEDUPS or all(" ok" in line for line in ls), tries=3)
+    out = outputs[-1]
+    # nothing but a floor may fail, and no benchmark fails it twice
+    for o in outputs:
+        _only_floors_failed(o)
+    below = {name: ls for name, ls in lines.items() if name not in SPEEDUPS
+             and not all(" ok" in line for line in ls)}
+    assert not below, f"{below}\n...\n{out[-6000:]}"
     assert len(lines) >= 30, lines
     # the speed-up benchmarks saw the neighbours and said so instead of asserting
-    for name in ("test_bench_mcts_two_threads_speedup", "test_bench_ray_over_one_process"):
+    for name in SPEEDUPS:
         assert name in lines, sorted(lines)
         assert "NOT ASSERTED" in lines[name][0], lines[name]
-    # every other benchmark reported an absolute figure, the calibration and the ratio
-    for name, ls in lines.items():
-        if name not in ("test_bench_mcts_two_threads_speedup", "test_bench_ray_over_one_process"):
-            assert all(" ok" in line for line in ls), ls
 
 
 def test_short_suite_fails_when_every_benchmark_is_30_percent_slower():
-    speedups = {"test_bench_mcts_two_threads_speedup", "test_bench_ray_over_one_process"}
-    targets = {"test_bench_web_move_latency_20_games"}
-    for attempt in range(2):         # one more whole run if a benchmark passed (see the loaded test)
-        r = _run_suite(_bench_env(CARIBSIM_BENCH_SLOWDOWN="0.3"))
-        out = r.stdout + r.stderr
-        lines = _summary(out) if "caribsim benchmarks: absolute figures" in out else {}
-        failed = {name for name, ls in lines.items() if any("BELOW FLOOR" in line for line in ls)}
-        if r.returncode == 1 and failed == set(lines) - speedups - targets:
-            break
-    assert r.returncode == 1, out[-6000:]
-    # the web server's move latency asserts the issue's target (a p95 of 50 ms, as a ratio to
-    # its calibration, with a margin), not a floor 20% below its own measured ratio: latency
-    # among 20 busy games does not follow the calibration closely enough for such a floor.
-    # Slowed by 30% it reports its ratio like the others and passes while within the target.
-    assert failed == set(lines) - speedups - targets, sorted(set(lines) - speedups - targets - failed)
-    assert all(name in lines and " ok" in lines[name][0] for name in targets), [lines.get(n) for n in targets]
-    n_failed = int(re.search(r"(\d+) failed", out).group(1))
-    assert n_failed == len(failed)
+    env = _bench_env(CARIBSIM_BENCH_SLOWDOWN="0.3")
+    floored = lambda name: name not in SPEEDUPS and name not in TARGETS  # noqa: E731
+    lines, outputs, code = _tries(
+        env, lambda name, ls: not floored(name) or any("BELOW FLOOR" in line for line in ls), tries=2)
+    out = outputs[0]
+    assert code == 1, out[-6000:]
+    assert len(lines) >= 30, lines
+    failed = {name for name, ls in lines.items() if any("BELOW FLOOR" in line for line in ls)} - SPEEDUPS
+    assert failed == {name for name in lines if floored(name)}, \
+        sorted({name for name in lines if floored(name)} - failed)
+    assert all(name in lines and " ok" in lines[name][0] for name in TARGETS), [lines.get(n) for n in TARGETS]
+    for o in outputs:
+        _only_floors_failed(o)
+
+
+def _only_floors_failed(out):
+    """Every failed test of a run is a benchmark under its floor: no error, no other assert."""
+    below = {name for name, ls in _summary(out).items() if any("BELOW FLOOR" in line for line in ls)}
+    closing = [line for line in out.splitlines() if re.search(r"\d+ (passed|failed).* in [\d.]+s", line)]
+    assert closing, out[-6000:]
+    counts = dict((word, int(n)) for n, word in re.findall(r"(\d+) (failed|errors?)\b", closing[-1]))
+    assert counts.get("error", 0) + counts.get("errors", 0) == 0, out[-6000:]
+    assert counts.get("failed", 0) == len(below), (sorted(below), out[-6000:])
