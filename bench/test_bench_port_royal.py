@@ -25,12 +25,12 @@ from _bench_helpers import paired, playouts, py_calibration, rounds, size
 # core beside it; runs spread +-5% around the median): a 30% regression (0.7x) fails.
 FLOORS = {
     # C random playouts from the initial state: games/s over c_work iterations/s
-    "playouts_2p": 0.00834,             # measured 0.01043 after issue 22's speed-ups (median of 3 short runs, one beside 2 CPU-bound processes); before: measured 0.009113
-    "playouts_3p": 0.0063,              # 0.77x (0.00655 in one run beside 2 CPU-bound processes); measured 0.008242 after issue 22's speed-ups (median of 3 short runs, one beside 2 CPU-bound processes); before: measured 0.007382
-    "playouts_4p": 0.00515,             # 0.00529 in the third CI run beside 2 CPU-bound processes; measured 0.006962 after issue 22's speed-ups (median of 3 short runs, one beside 2 CPU-bound processes); before: measured 0.006267
-    "playouts_5p": 0.00465,             # 0.00485 in the third CI run beside 2 CPU-bound processes; measured 0.006083 after issue 22's speed-ups (median of 3 short runs, one beside 2 CPU-bound processes); before: measured 0.005423
+    "playouts_2p": 0.0093,            # measured 0.0102-0.0125 with the expeditions each player meets kept as a mask (4 short runs, 2 beside 2 CPU-bound processes), 0.0074-0.0075 slowed 30% (0.00834 let it pass)
+    "playouts_3p": 0.0068,            # measured 0.0080-0.0096 (4 short runs, 2 beside 2 CPU-bound processes), 0.0055-0.0056 slowed 30% (0.0063 let it pass)
+    "playouts_4p": 0.0061,            # measured 0.0075-0.0079 (4 short runs, 2 beside 2 CPU-bound processes), 0.0046-0.0047 slowed 30% (0.00515 let it pass)
+    "playouts_5p": 0.0052,            # measured 0.0063-0.0070 (4 short runs, 2 beside 2 CPU-bound processes), 0.0040 slowed 30% (0.00465 let it pass)
     # Python-driven random game loop (4p): steps/s (decisions and chance events) over py_work
-    "python_loop": 2.87,                # measured 3.589 after issue 22's speed-ups (median of 3 short runs, one beside 2 CPU-bound processes); before: measured 3.275 (2.35 before the Python call path in C)
+    "python_loop": 3.1,               # measured 3.70-3.97 with the history in chunks (4 short runs, 2 beside 2 CPU-bound processes), 2.51-2.75 slowed 30%; before: 3.589, 3.275 at the issue, 2.35 before the Python call path in C
     # clone() + apply_action(a), legal_actions(), observation_tensor(player) and
     # determinize(player) at positions spread over 4p games: per second over py_work
     "clone_apply": 2.51,                # measured 3.133 after issue 22's speed-ups (median of 3 short runs, one beside 2 CPU-bound processes); before: measured 2.953 (1.938 before the Python call path in C)

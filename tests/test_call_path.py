@@ -94,8 +94,8 @@ def test_arguments_other_than_plain_ints_keep_their_messages(name, options):
 
 
 def test_a_history_of_millions_of_moves_is_freed_without_a_deep_recursion():
-    """The history is a chain of Move objects; freeing a chain of 3 million (a dict's history
-    is taken as given) neither overflows the C stack nor leaks. Run in a subprocess: a
+    """The history is a chain of chunks of moves; freeing a chain of 3 million moves (a
+    dict's history is taken as given) neither overflows the C stack nor leaks. Run in a subprocess: a
     recursion per move would crash it."""
     import subprocess
     import sys
@@ -118,10 +118,48 @@ def test_a_history_of_millions_of_moves_is_freed_without_a_deep_recursion():
 
 
 def test_history_moves_are_made_by_moves_only():
-    from caribsim._game import Move
+    from caribsim._game import Moves
     with pytest.raises(TypeError, match="made by the game state's moves"):
-        Move()
+        Moves()
     st = caribsim.load_game("cuba", players=3).new_initial_state(seed=2)
     before = st.history()
     st.resolve_chance() if st.is_chance_node() else st.apply_action(st.legal_actions()[0])
     assert st.history()[:-1] == before and len(st.history()) == len(before) + 1
+
+
+@pytest.mark.parametrize("name,options", GAMES)
+def test_clones_that_go_on_from_one_position_keep_their_own_histories(name, options):
+    """Clones share the history's chunks, and a move appends in place while nobody went on
+    from the same position: states that branch anywhere (at a chunk's end, after it, one
+    move before it), made by clone(), child(a) and copy, and moved in any order, each keep
+    exactly their own moves, in history() and in to_dict()."""
+    import copy
+    game = caribsim.load_game(name, **options)
+    rng = random.Random(11)
+    root = game.new_initial_state(seed=4)
+    states = [(root, root.history())]
+    for step in range(3000):
+        i = len(states) - 1 if rng.random() < 0.5 else rng.randrange(len(states))   # lines go deep
+        st, hist = states[i]
+        r = rng.random()
+        if st.is_terminal():
+            continue
+        if r < 0.15:
+            states.append(((st.clone(), copy.copy(st), copy.deepcopy(st))[step % 3], list(hist)))
+        elif st.is_chance_node():
+            hist.append(st.resolve_chance())
+        else:
+            a = rng.choice(st.legal_actions())
+            if r < 0.3:
+                states.append((st.child(a), hist + [a]))
+            else:
+                st.apply_action(a)
+                hist.append(a)
+        if len(states) > 60:                       # drop some, so chunks are freed as they go
+            states.pop(rng.randrange(1, len(states)))
+    lengths = sorted(len(h) for _, h in states)
+    assert lengths[-1] > 100 and len({h for h in map(tuple, (h for _, h in states))}) > 10, lengths
+    for st, hist in states:
+        assert st.history() == hist
+        assert st.to_dict()["history"] == hist
+        assert game.state_from_dict(st.to_dict()).history() == hist

@@ -109,13 +109,14 @@ cdef class GameState:
     a pointer to the C state inside the Python object."""
     cdef const GameVTable* vtable
     cdef readonly object game        # the Game object that made the state; None: not initialised
-    cdef object _hist                # history as a shared chain of Move; None when empty
+    cdef object _hist                # the newest Moves chunk of the history (shared by clones); None when empty
+    cdef int _hist_n                 # how many of that chunk's actions are this state's
     # The legal moves last listed by legal_actions(), one bit per action, so that the
-    # apply_action after it checks a bit instead of listing them again. Valid while _hist is
-    # the object _legal_at points to (every move makes a new _hist and clears it; a new
-    # object starts with NULL, so a clone or a state changed before its first move lists anew).
+    # apply_action after it checks a bit instead of listing them again. Valid while _legal_ok:
+    # set by legal_actions(), cleared by every move; a new object (a clone, a state read from
+    # a dict) starts without, so it lists anew.
     cdef uint64 _legal_bits[16]      # 1024 bits: every game's action space (checked in c_state)
-    cdef const void* _legal_at       # the _hist the bits were made at (not a reference); NULL: none
+    cdef bint _legal_ok
     cdef void* _ready_struct         # _raw() once c_state() has found the state made by its game; NULL before
     cdef void* _raw(self) noexcept   # the struct inside the object (each game's class); NULL in the base
     # The struct of a state made by its game. An object made without it (GameState.__new__,
@@ -129,13 +130,20 @@ cdef class GameState:
     cpdef GameState clone(self)
 
 
-# The history: a chain of Move objects (the newest last: each holds the one before), shared by
-# clones, as a game only grows. Not tracked by the garbage collector (a chain holds no cycle)
-# and kept on a free list, so a move from Python allocates almost nothing.
-cdef class Move:
-    cdef readonly object prev        # the Move before (None at the start of the history)
-    cdef readonly int action
+# The history: a chain of chunks of actions, the newest last, each holding the full one
+# before it, shared by clones as a game only grows. A state owns the first `_hist_n` actions
+# of its newest chunk; a move appends in place while nobody has appended past them, else
+# (another state went on from the same position, or the chunk is full) it starts a chunk:
+# a copy of its own part, or an empty one after the full one. So a move allocates once per
+# HISTORY_CHUNK moves on a line of play, and a clone copies two fields. Chunks are not
+# tracked by the garbage collector (a chain holds no cycle) and are kept on a free list.
+cdef enum:
+    HISTORY_CHUNK = 32               # actions per chunk: 64 bytes of them, a 96-byte object
 
-cdef list chain_list(object h)       # a history chain as a list of actions
-cdef object chain_of(list actions)   # the chain of a list of action ids (a state read from a dict)
-cdef Move history_slot()             # an unfilled Move for the move that _push (in _game.pyx) records
+cdef class Moves:
+    cdef readonly object prev        # the (full) chunk before; None at the start of the history
+    cdef int n                       # actions written into `actions` (by every state sharing it)
+    cdef int16 actions[HISTORY_CHUNK]
+
+cdef list history_list(object h, int n)                # the actions of chunk h's chain, h holding n of them
+cdef int set_history(GameState st, list actions) except -1   # st's history: these action ids (a state read from a dict)

@@ -65,53 +65,91 @@ cdef int _observer(GameState st, player) except -1:
     return _check_seat(player, st.vtable.num_players(st.c_state()))
 
 
-@cython.no_gc          # a chain only refers to older moves: no cycle for the collector to find
-@cython.freelist(1024)
-cdef class Move:
-    """One move of a state's history: the action and the move before (see _game.pxd)."""
+@cython.no_gc          # a chain only refers to older chunks: no cycle for the collector to find
+@cython.freelist(256)
+@cython.final
+cdef class Moves:
+    """A chunk of a state's history: up to HISTORY_CHUNK actions and the chunk before
+    (see _game.pxd)."""
 
     def __init__(self, *args, **kwargs):
         raise TypeError("a history is made by the game state's moves")
 
     def __dealloc__(self):
-        # free a long chain without a recursion per move: each older move only this one
+        # free a long chain without a recursion per chunk: each older chunk only this one
         # holds is emptied before it goes
         cdef object p = self.prev
         cdef object older
         self.prev = None
-        while type(p) is Move and Py_REFCNT(p) == 1:
-            older = (<Move>p).prev
-            (<Move>p).prev = None
-            p = older                   # the emptied move goes here, with nothing to free after it
+        while type(p) is Moves and Py_REFCNT(p) == 1:
+            older = (<Moves>p).prev
+            (<Moves>p).prev = None
+            p = older                   # the emptied chunk goes here, with nothing to free after it
             older = None                # (p is then the only reference again)
 
+    def __len__(self):
+        return self.n
+
     def __repr__(self):
-        return f"<Move {self.action}>"
+        return f"<Moves {self.n} actions>"
 
 
-cdef list chain_list(object h):
-    out = []
+cdef list history_list(object h, int n):
+    cdef int i
+    chunks = []
     while h is not None:
-        out.append((<Move>h).action)
-        h = (<Move>h).prev
-    out.reverse()
+        chunks.append(h)
+        h = (<Moves>h).prev
+    out = []
+    for k in range(len(chunks) - 1, -1, -1):
+        c = <Moves>chunks[k]
+        for i in range(n if k == 0 else HISTORY_CHUNK):
+            out.append(c.actions[i])
     return out
 
 
-cdef object chain_of(list actions):
+cdef int set_history(GameState st, list actions) except -1:
     cdef object h = None
-    cdef Move m
+    cdef Moves c = None
+    cdef int i = HISTORY_CHUNK
     for a in actions:
-        m = history_slot()
-        m.prev = h
-        m.action = a
-        h = m
-    return h
+        if i == HISTORY_CHUNK:
+            c = Moves.__new__(Moves)
+            c.prev = h
+            h = c
+            i = 0
+        c.actions[i] = a
+        i += 1
+        c.n = i
+    st._hist = h
+    st._hist_n = i if h is not None else 0
+    return 0
 
 
-cdef Move history_slot():
-    # a fresh Move (from the free list), filled by _push
-    return Move.__new__(Move)
+cdef inline Moves _fresh_chunk(GameState st):
+    """A chunk for st's next move, made before the move: empty after st's full chunk, or a
+    copy of st's part of a chunk that another state has gone on in."""
+    cdef Moves old = <Moves>st._hist
+    cdef Moves c = Moves.__new__(Moves)
+    if old is None or st._hist_n == HISTORY_CHUNK:
+        c.prev = old
+    else:
+        c.prev = old.prev
+        memcpy(c.actions, old.actions, st._hist_n * sizeof(int16))
+        c.n = st._hist_n
+    return c
+
+
+cdef inline int _make_room(GameState st) except -1:
+    """Before a move changes the state: make st's newest chunk one it may append to. Only
+    the else branch allocates (and so may run Python), and it leaves the history's actions
+    as they were: no other thread can see the new position with the old history."""
+    cdef Moves h = <Moves>st._hist
+    if h is None or h.n != st._hist_n or st._hist_n == HISTORY_CHUNK:
+        h = _fresh_chunk(st)
+        st._hist = h
+        st._hist_n = h.n
+    return 0
 
 
 cdef inline void* _struct(GameState st) except NULL:
@@ -124,14 +162,13 @@ def _restore(game, text):
     return game.deserialize_state(text)
 
 
-cdef inline void _push(GameState st, Move slot, int action):
-    """Append `action` to the history in `slot` (made by history_slot() before the state
-    changed): the only allocation is before the change, so no other thread can see the new
-    position with the old history or lose an action of its own meanwhile."""
-    slot.prev = st._hist
-    slot.action = action
-    st._hist = slot
-    st._legal_at = NULL
+cdef inline void _push(GameState st, int action) noexcept:
+    """Append `action` to the history, after _make_room (no Python in between)."""
+    cdef Moves h = <Moves>st._hist
+    h.actions[h.n] = action
+    h.n += 1
+    st._hist_n += 1
+    st._legal_ok = False
 
 
 cdef inline int _apply(GameState st, object action) except -1:
@@ -140,10 +177,10 @@ cdef inline int _apply(GameState st, object action) except -1:
     cdef void* s = _struct(st)
     cdef int a = _action_arg(action, st.vtable.num_actions)
     cdef int i, n
-    slot = history_slot()
+    _make_room(st)
     # from here to _push no Python runs; an action listed at this position is legal (and the
     # game not over), else the terminal check and the list decide
-    if st._legal_at != <const void*>st._hist or not (st._legal_bits[a >> 6] >> (a & 63)) & 1:
+    if not st._legal_ok or not (st._legal_bits[a >> 6] >> (a & 63)) & 1:
         if st.vtable.current_player(s) == PLAYER_TERMINAL:
             raise ValueError("the game is over: no action is legal")
         n = st.vtable.legal_actions(s, buf)      # not listed at this position, or not legal: look
@@ -153,7 +190,7 @@ cdef inline int _apply(GameState st, object action) except -1:
         else:
             return st._illegal(a, buf, n)
     st.vtable.apply_action(s, a)
-    _push(st, slot, a)
+    _push(st, a)
     return 0
 
 
@@ -219,12 +256,15 @@ cdef class GameState:
         c.vtable = self.vtable
         c.game = self.game
         c._hist = self._hist
+        c._hist_n = self._hist_n
         return c
 
+    @cython.always_allow_keywords(False)     # METH_O: a positional action, as OpenSpiel's
     def apply_action(self, action):
         """Apply a legal action id (a decision, or a chance outcome at a chance node)."""
         _apply(self, action)
 
+    @cython.always_allow_keywords(False)     # METH_O
     def child(self, action):
         """A clone with `action` applied."""
         cdef GameState c = self.clone()
@@ -242,7 +282,7 @@ cdef class GameState:
     def history(self):
         """Every action applied since the state was made (chance outcomes included)."""
         self._ready()
-        return chain_list(self._hist)
+        return history_list(self._hist, self._hist_n)
 
     def returns(self):
         """Per seat: 1 for the winner, a shared win split equally, 0 otherwise (all 0 before the end)."""
@@ -253,6 +293,7 @@ cdef class GameState:
         return [r[i] for i in range(n)]
 
     # --- actions and chance ----------------------------------------------------
+    @cython.always_allow_keywords(False)     # positional only: no keyword parsing per call
     def legal_actions(self, player=None):
         """Sorted legal action ids (chance outcomes at a chance node; [] at the end)."""
         cdef int16 local[STACK_ITEMS]
@@ -265,7 +306,7 @@ cdef class GameState:
             self._legal_bits[i] = 0
         for i in range(n):                            # no Python from the listing to the key
             self._legal_bits[local[i] >> 6] |= (<uint64>1) << (local[i] & 63)
-        self._legal_at = <const void*>self._hist
+        self._legal_ok = True
         out = PyList_New(n)
         for i in range(n):
             item = <object>PyTuple_GET_ITEM(_ACTION_INTS, local[i])
@@ -321,13 +362,13 @@ cdef class GameState:
         """At a chance node, sample an outcome from the state's own RNG and apply it.
         Returns the outcome."""
         cdef void* s = _struct(self)
-        slot = history_slot()
         cdef int a
+        _make_room(self)
         if self.vtable.current_player(s) != PLAYER_CHANCE:
             raise ValueError(f"not a chance node (step {self.step_name()!r})")
         a = self.vtable.sample_chance(s)      # the check, the draw and the move: no Python in between
         self.vtable.apply_action(s, a)
-        _push(self, slot, a)
+        _push(self, a)
         return <object>PyTuple_GET_ITEM(_ACTION_INTS, a)
 
     # --- observations ----------------------------------------------------------

@@ -22,7 +22,7 @@ from libc.string cimport memcmp, memcpy
 from caribsim._types cimport int8, int16, int32, uint8, uint16, uint32, uint64, popcount64
 from caribsim._types cimport PLAYER_CHANCE, PLAYER_TERMINAL
 from caribsim._rng cimport rng_seed, rng_below
-from caribsim._game cimport GameVTable, GameState, chain_list, chain_of
+from caribsim._game cimport GameVTable, GameState, history_list, set_history
 from caribsim.cuba._core cimport *
 
 # the core's Python names (module constants set once at the core's import)
@@ -282,7 +282,7 @@ def _to_dict(CubaState st):
     # Copy the struct and the history first, with no Python in between (a GC run or a
     # callback could let another thread move the state): the dict is built from the copy.
     cdef CUState snap = (<CUState*>st.c_state())[0]
-    hist = st._hist
+    hist, hist_n = st._hist, st._hist_n
     cdef CUState* s = &snap
     cdef CubaPlayer* p
     cdef int i, k, f, d
@@ -380,7 +380,7 @@ def _to_dict(CubaState st):
         },
         "boards": boards,
         "rng": [int(s.rng.s[k]) for k in range(4)],
-        "history": chain_list(hist),
+        "history": history_list(hist, hist_n),
     }
 
 
@@ -638,7 +638,7 @@ def state_from_dict(game, d):
     r.done()
     st_.game = game
     _check_consistency(st_)
-    st_._hist = chain_of(list(hist))
+    set_history(st_, list(hist))
     return st_
 
 

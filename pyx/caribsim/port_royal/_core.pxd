@@ -152,6 +152,7 @@ ctypedef struct PRYPlayer:
     int8 jesters
     int8 admirals
     int8 governors
+    uint8 fulfils                    # bit e: the persons and Jacks meet expedition e's requirement (lying out or not)
 
 
 ctypedef struct PRYState "PRYState":    # named in C for CARIBSIM_VT_SHIMS

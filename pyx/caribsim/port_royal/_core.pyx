@@ -166,6 +166,17 @@ cdef inline int next_seat(const PRYState* s, int seat) noexcept nogil:
     return seat + 1 if seat + 1 < s.n_players else 0
 
 
+cdef void set_fulfils(PRYPlayer* p) noexcept nogil:
+    """p.fulfils from the symbols and Jacks: which expeditions some joker pattern meets."""
+    cdef int e, k
+    p.fulfils = 0
+    for e in range(NUM_EXPEDITIONS):
+        for k in range(EXP_NPAT[e]):
+            if pattern_ok(p, e, k):
+                p.fulfils |= 1 << e
+                break
+
+
 cdef void refresh_player(PRYPlayer* p) noexcept nogil:
     """Recompute the derived counts (VP, swords, abilities) from the display."""
     cdef int v, c, ab
@@ -203,6 +214,7 @@ cdef void refresh_player(PRYPlayer* p) noexcept nogil:
             p.admirals += c
         elif ab == AB_GOVERNOR:
             p.governors += c
+    set_fulfils(p)
 
 
 cdef void add_display(PRYPlayer* p, int v, int d) noexcept nogil:
@@ -216,8 +228,10 @@ cdef void add_display(PRYPlayer* p, int v, int d) noexcept nogil:
         p.traders[CARD[v].colour] += d
     elif ab == AB_SETTLER or ab == AB_CAPTAIN or ab == AB_PRIEST:
         p.symbols[CARD[v].symbol] += d
+        set_fulfils(p)
     elif ab == AB_JACK:
         p.jacks += d
+        set_fulfils(p)
     elif ab == AB_SAILOR or ab == AB_PIRATE:
         p.swords += d * CARD[v].swords
     elif ab == AB_MADEMOISELLE:
@@ -272,16 +286,16 @@ cdef int expedition_options(const PRYState* s, int seat, int16* out) noexcept no
     out == NULL, 1 if there is any."""
     cdef const PRYPlayer* p = &s.players[seat]
     cdef int e, k, n = 0
-    cdef uint8 m = s.expedition_area
-    if seat != s.active or m == 0 or p.symbols[0] + p.symbols[1] + p.symbols[2] + p.jacks < 2:
+    cdef uint8 m = s.expedition_area & p.fulfils
+    if seat != s.active or m == 0:
         return 0
+    if out == NULL:
+        return 1
     while m:
         e = ctz64(m)
         m &= m - 1
         for k in range(EXP_NPAT[e]):
             if pattern_ok(p, e, k):
-                if out == NULL:
-                    return 1
                 out[n] = A_EXPEDITION + e * NUM_PATTERNS + EXP_PAT[e][k]
                 n += 1
     return n
@@ -424,17 +438,9 @@ cdef bint frozen(const PRYState* s) noexcept nogil:
     return True
 
 
-cdef bint expedition_options_any(const PRYState* s, int seat) noexcept nogil:
-    cdef const PRYPlayer* p = &s.players[seat]
-    cdef int e, k
-    cdef uint8 m = s.expedition_area
-    while m:
-        e = ctz64(m)
-        m &= m - 1
-        for k in range(EXP_NPAT[e]):
-            if pattern_ok(p, e, k):
-                return True
-    return False
+cdef inline bint expedition_options_any(const PRYState* s, int seat) noexcept nogil:
+    """Could `seat` fulfil an expedition lying out, were it his turn?"""
+    return (s.expedition_area & s.players[seat].fulfils) != 0
 
 
 cdef void start_turn(PRYState* s) noexcept nogil:

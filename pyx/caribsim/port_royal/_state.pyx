@@ -18,7 +18,7 @@ from libc.string cimport memset, memcpy, memcmp
 from caribsim._types cimport int8, int16, int32, uint8, uint64
 from caribsim._types cimport PLAYER_CHANCE, PLAYER_TERMINAL
 from caribsim._rng cimport rng_seed, rng_below
-from caribsim._game cimport GameVTable, GameState, chain_list, chain_of
+from caribsim._game cimport GameVTable, GameState, history_list, set_history
 from caribsim.port_royal._core cimport (
     PRYState, PRYPlayer, PRYOp, CardInfo, PRYTables,
     NUM_VARIANTS, DECK_SIZE, NUM_SYMBOLS, NUM_EXPEDITIONS, NUM_PATTERNS, MAX_OPS,
@@ -245,7 +245,7 @@ def _to_dict(PortRoyalState st):
     # Copy the struct and the history first, with no Python in between (a GC run or a
     # callback could let another thread move the state): the dict is built from the copy.
     cdef PRYState snap = (<PRYState*>st.c_state())[0]
-    hist = st._hist
+    hist, hist_n = st._hist, st._hist_n
     cdef PRYState* s = &snap
     cdef PRYPlayer* p
     cdef int i, k
@@ -283,7 +283,7 @@ def _to_dict(PortRoyalState st):
                   for k in range(s.q_head, s.q_len) if s.queue[k].count > 0],
         "players": players,
         "rng": [int(s.rng.s[k]) for k in range(4)],
-        "history": chain_list(hist),
+        "history": history_list(hist, hist_n),
     }
 
 
@@ -413,7 +413,7 @@ def state_from_dict(game, d):
         _action_id(a)
     r.done()
     st.game = game
-    st._hist = chain_of(list(hist))
+    set_history(st, list(hist))
     _check_consistency(st)
     return st
 
@@ -585,7 +585,7 @@ cdef int _audit(const PRYState* s) noexcept nogil:
         if (q.vp != s.players[i].vp or q.swords != s.players[i].swords or q.jacks != s.players[i].jacks
                 or q.governors != s.players[i].governors or q.admirals != s.players[i].admirals
                 or q.jesters != s.players[i].jesters or q.mademoiselles != s.players[i].mademoiselles
-                or q.expeditions != s.players[i].expeditions
+                or q.expeditions != s.players[i].expeditions or q.fulfils != s.players[i].fulfils
                 or memcmp(q.symbols, s.players[i].symbols, sizeof(q.symbols)) != 0
                 or memcmp(q.traders, s.players[i].traders, sizeof(q.traders)) != 0):
             return 2

@@ -19,7 +19,7 @@ cimport cython
 from libc.string cimport memcpy
 from caribsim._types cimport int8, int16, uint8, uint64, popcount64
 from caribsim._types cimport PLAYER_CHANCE, PLAYER_TERMINAL
-from caribsim._game cimport GameVTable, GameState, chain_list, chain_of
+from caribsim._game cimport GameVTable, GameState, history_list, set_history
 from caribsim.puerto_rico._core cimport *
 from caribsim.puerto_rico._core cimport pr_city_used as city_used, pr_copies_of as copies_of
 
@@ -280,7 +280,7 @@ def _to_dict(PuertoRicoState st):
     # Copy the struct and the history first, with no Python in between (a GC run or a
     # callback could let another thread move the state): the dict is built from the copy.
     cdef PRState snap = (<PRState*>st.c_state())[0]
-    hist = st._hist
+    hist, hist_n = st._hist, st._hist_n
     cdef PRState* s = &snap
     cdef PRPlayer* p
     cdef int i, b, k
@@ -342,7 +342,7 @@ def _to_dict(PuertoRicoState st):
         },
         "boards": boards,
         "rng": [int(s.rng.s[k]) for k in range(4)],
-        "history": chain_list(hist),
+        "history": history_list(hist, hist_n),
     }
     if exp:
         d["expansion"] = {
@@ -521,7 +521,7 @@ def state_from_dict(game, d):
     pr_derive(s)
     _check_consistency(st)
     st.game = game
-    st._hist = chain_of(hist)
+    set_history(st, hist)
     return st
 
 
