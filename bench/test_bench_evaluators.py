@@ -25,7 +25,8 @@ from caribsim.search import evaluators
 from _bench_helpers import Calibration, paired, py_calibration, rounds, size
 
 # Each floor is 0.8 x the median ratio measured in short mode on an AMD EPYC 2-vCPU VM, busy
-# with another checkout's builds and tests (5 runs): a 30% regression (0.7x) fails.
+# with another checkout's builds and tests (5 runs): a 30% regression (0.7x) fails. mlp_fit's,
+# memory-bound (2048 rows of training), is a collapse guard (see _bench_helpers).
 FLOORS = {
     "mlp_forward": 0.211,     # rows/s over milli-products/s; measured 0.264
     "mlp_fit": 0.048,         # a collapse guard (see _bench_helpers): training rows/s over milli-products/s, measured 0.073-0.079 on a quiet host, 0.0565 beside 2 CPU-bound processes while it was busy

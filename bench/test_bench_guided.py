@@ -18,8 +18,9 @@ from caribsim import mcts
 from caribsim.search import guided
 from _bench_helpers import SUMMARY, Calibration, c_calibration, paired, rounds, size
 
-# Each floor is about 0.8 x the median ratio measured in short mode on the 2-vCPU VM
-# (shared with other builds): a regression of 30% fails.
+# puct_over_uct is about 0.8 x the median ratio measured in short mode on the 2-vCPU VM
+# (shared with other builds): a regression of 30% fails. leaf_evaluations, memory-bound
+# (64 trees), is a collapse guard (see _bench_helpers).
 FLOORS = {
     # leaf evaluations/s over c_work iterations/s (the one-state loop; see the test)
     "leaf_evaluations": 0.145,             # a collapse guard (see _bench_helpers): measured 0.213-0.25 on a quiet host, 0.155-0.163 beside 2 CPU-bound processes in CI runs while the host was busy

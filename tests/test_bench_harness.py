@@ -14,9 +14,8 @@ with the host): they must pass beside the CPU-bound processes, and are not asked
 at a 30% slowdown.
 
 A benchmark that lands on the wrong side of its floor is run again on its own (up to 3 runs
-beside the CPU-bound processes, 2 when slowed): the ratios of the memory-heavy ones (search
-trees, a batch of 1024 games, numpy training) move 10-15% from minute to minute on a shared
-VM, a real 30% change moves them in every run.
+beside the CPU-bound processes, 2 when slowed): one a few percent from its floor crosses it
+now and then on a shared VM, a real 30% change crosses it in every run.
 """
 from __future__ import annotations
 

@@ -87,9 +87,6 @@ cdef class Moves:
             p = older                   # the emptied chunk goes here, with nothing to free after it
             older = None                # (p is then the only reference again)
 
-    def __len__(self):
-        return self.n
-
     def __repr__(self):
         return f"<Moves {self.n} actions>"
 
