@@ -17,8 +17,8 @@ report the figure and why it was not asserted.
 
 Memory-bound benchmarks (the guided search's 64 trees, VectorGame's batch of 1024 games,
 numpy training: working sets past the core's L2, in the L3 the VM shares with its host's
-other guests) move 25-35% against any calibration from one minute to the next, with the
-host's load: their floor (``guard=True``) is a collapse guard, about 0.62x their ratio, and
+other guests) move by 25-45% against any calibration from one minute to the next, with the
+host's load: their floor (``guard=True``) is a collapse guard, about half their ratio on a quiet host, and
 the summary says so. A 30% loss of the engine under them shows in the playout, clone and
 call benchmarks, whose ratios hold within a few percent.
 

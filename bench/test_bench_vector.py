@@ -26,17 +26,17 @@ PLAYERS = 4
 # a core's cache, and the calibration's do not either.
 # The loops with numpy's pick and observations (env_steps, env_steps_no_obs, the parts) are
 # memory-bound: their ratios moved 25-35% with the host's load (quiet host against CI runs
-# while it was busy), so their floors are collapse guards, about 0.62x (see _bench_helpers).
+# while it was busy), so their floors are collapse guards, about half (see _bench_helpers).
 # The sample_legal loops (all in C) held within a few percent: their floors are 0.8 x the
 # median ratio measured in short mode on an AMD EPYC 2-vCPU VM (busy with other work, and
 # with one CPU-bound process per core beside it), so a 30% regression (0.7x) fails them.
 FLOORS = {
-    "env_steps": 0.2,                   # a collapse guard (see _bench_helpers): mask -> numpy pick -> step -> observations, measured 0.311-0.339 on a quiet host, 0.238-0.253 in CI runs while the host was busy
-    "env_steps_no_obs": 0.59,           # a collapse guard: mask -> numpy pick -> step, measured 0.92-0.975 on a quiet host, 0.736 in a CI run while the host was busy
-    "parts_loop": 0.185,                # a collapse guard: the same loop with each part timed on its own, measured 0.295-0.334 on a quiet host, 0.209 in a CI run while the host was busy
-    "observations": 0.34,               # the parts, collapse guards like the loop: observations() (measured 0.5416)
-    "step": 1.0,                        # step(actions) (measured 1.612 after issue 22's speed-ups; 1.248 before)
-    "pick": 1.22,                       # the numpy pick (measured 2.039)
+    "env_steps": 0.16,                  # a collapse guard (see _bench_helpers): mask -> numpy pick -> step -> observations, measured 0.311-0.339 on a quiet host, 0.238-0.253 in CI runs while the host was busy
+    "env_steps_no_obs": 0.47,          # a collapse guard: mask -> numpy pick -> step, measured 0.92-0.975 on a quiet host, 0.736 in a CI run while the host was busy
+    "parts_loop": 0.16,                 # a collapse guard: the same loop with each part timed on its own, measured 0.295-0.334 on a quiet host, 0.209 in a CI run while the host was busy
+    "observations": 0.27,               # the parts, collapse guards like the loop: observations() (measured 0.5416)
+    "step": 0.8,                        # step(actions) (measured 1.612 after issue 22's speed-ups; 1.248 before)
+    "pick": 1.0,                        # the numpy pick (measured 2.039)
     # random actions drawn in C (measured on a quieter machine: load ~1.5 on 2 vCPUs)
     "sample_legal_env_steps": 0.28,     # sample_legal -> step -> observations (measured 0.3349; 0.31-0.38 after issue 22, when 0.268 let a 30% slowdown pass)
     "sample_legal_no_obs": 0.96,       # measured 1.2 after issue 22's speed-ups (median of 3 short runs, one beside 2 CPU-bound processes); before: sample_legal -> step (measured 0.9530)

@@ -9,8 +9,8 @@ and fail on a real regression.
 - the whole short suite fails, every paired benchmark, when each is made 30% slower
   (CARIBSIM_BENCH_SLOWDOWN=0.3 adds C work to each timed round).
 
-The floors of five memory-bound benchmarks are collapse guards (their ratios move 25-35%
-with the host): they must pass beside the CPU-bound processes, and are not asked to fail
+The floors of five memory-bound benchmarks are collapse guards (their ratios move by up to
+half with the host): they must pass beside the CPU-bound processes, and are not asked to fail
 at a 30% slowdown.
 
 A benchmark that lands on the wrong side of its floor is run again on its own (up to 3 runs
