@@ -15,7 +15,7 @@ ctypedef struct GameVTable:
     int (*num_players)(const void* s) noexcept nogil
     int (*current_player)(const void* s) noexcept nogil      # seat, PLAYER_CHANCE or PLAYER_TERMINAL
     int (*legal_actions)(const void* s, int16* out) noexcept nogil   # sorted; out holds num_actions
-    void (*apply_action)(void* s, int action) noexcept nogil # the action must be legal
+    void (*apply_action)(void* s, int action) noexcept nogil  # the action must be legal
     # chance: outcomes with integer weights (probability = weight / sum)
     int (*chance_outcomes)(const void* s, int16* actions, int32* weights) noexcept nogil
     int (*sample_chance)(void* s) noexcept nogil             # an outcome drawn with the state's own RNG
@@ -24,7 +24,8 @@ ctypedef struct GameVTable:
     void (*scores)(const void* s, double* out) noexcept nogil    # per seat: game score (e.g. total VP) now
     # randomness and hidden information
     void (*reseed)(void* s, uint64 seed, uint64 stream) noexcept nogil  # reseed the state's RNG
-    void (*determinize)(void* s, int observer) noexcept nogil  # resample what `observer` cannot see (NULL: perfect information)
+    # resample what `observer` cannot see (NULL: perfect information)
+    void (*determinize)(void* s, int observer) noexcept nogil
     # observations (the acting seat's view; see each game's docs for the layout)
     int (*observation_size)(const void* s) noexcept nogil
     void (*observation)(const void* s, int seat, float* out) noexcept nogil
@@ -33,7 +34,8 @@ ctypedef struct GameVTable:
     int32 (*random_playout)(void* s) noexcept nogil
     # playout policy and evaluation
     int (*heuristic_action)(void* s, const int16* legal, int n) noexcept nogil  # a cheap rollout choice
-    void (*evaluate)(const void* s, double* out) noexcept nogil # static value per seat in [0, 1] (for cut-off rollouts)
+    # static value per seat in [0, 1] (for cut-off rollouts)
+    void (*evaluate)(const void* s, double* out) noexcept nogil
 
 
 # The shims of the table, written once. CARIBSIM_VT_SHIMS(T, P) declares the functions of a
@@ -57,7 +59,8 @@ cdef extern from *:
     static void P##_apply(T* s, int action); \
     static inline void P##_vt_apply(void* s, int action) { P##_apply(s, action); } \
     static int P##_chance_outcomes(const T* s, int16_t* actions, int32_t* weights); \
-    static inline int P##_vt_chance_outcomes(const void* s, int16_t* actions, int32_t* weights) { return P##_chance_outcomes(s, actions, weights); } \
+    static inline int P##_vt_chance_outcomes(const void* s, int16_t* actions, int32_t* weights) { \
+        return P##_chance_outcomes(s, actions, weights); } \
     static int P##_sample_chance(T* s); \
     static inline int P##_vt_sample_chance(void* s) { return P##_sample_chance(s); } \
     static void P##_returns(const T* s, double* out); \
@@ -67,7 +70,8 @@ cdef extern from *:
     static int32_t P##_random_playout(T* s); \
     static inline int32_t P##_vt_random_playout(void* s) { return P##_random_playout(s); } \
     static int P##_heuristic_action(T* s, const int16_t* legal, int n); \
-    static inline int P##_vt_heuristic_action(void* s, const int16_t* legal, int n) { return P##_heuristic_action(s, legal, n); } \
+    static inline int P##_vt_heuristic_action(void* s, const int16_t* legal, int n) { \
+        return P##_heuristic_action(s, legal, n); } \
     static void P##_evaluate(const T* s, double* out); \
     static inline void P##_vt_evaluate(const void* s, double* out) { P##_evaluate(s, out); }
     #define CARIBSIM_VT_DETERMINIZE(T, P) \
@@ -87,7 +91,6 @@ cdef extern from *:
      (t)->evaluate = P##_vt_evaluate, \
      (void)0)
     """
-
 
 
 cdef inline void split_win(int n, const int32* total, const int32* tiebreak, double* out) noexcept nogil:

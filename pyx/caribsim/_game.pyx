@@ -11,9 +11,9 @@ import numpy as np
 
 cimport cython
 from libc.stdlib cimport malloc, free
-from libc.string cimport memcpy, memset, strcmp
-from cpython.ref cimport PyObject, Py_INCREF, Py_XDECREF, Py_REFCNT
-from cpython.tuple cimport PyTuple_New, PyTuple_GET_ITEM, PyTuple_SET_ITEM
+from libc.string cimport memcpy, strcmp
+from cpython.ref cimport Py_INCREF, Py_REFCNT
+from cpython.tuple cimport PyTuple_GET_ITEM
 from cpython.list cimport PyList_New, PyList_SET_ITEM
 from cpython.long cimport PyLong_CheckExact, PyLong_AsLongAndOverflow
 from caribsim._types cimport int16, int32, uint64, PLAYER_CHANCE, PLAYER_TERMINAL

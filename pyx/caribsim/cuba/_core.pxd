@@ -210,8 +210,8 @@ ctypedef struct CubaTables:
     # laws (row order of cuba_laws.csv; stack-major: 6 cards of I, then II, ...)
     int8 law_kind[NUM_LAWS]
     int8 law_stack[NUM_LAWS]
-    int8 law_param[NUM_LAWS][NUM_ITEMS] # tax: [0] pesos; levy: items; subsidy: count, unit, vp, cap (-1);
-                                        # market: [0] crops each; drought: [0] free fields; building: [0] pesos
+    int8 law_param[NUM_LAWS][NUM_ITEMS]  # tax: [0] pesos; levy: items; subsidy: count, unit, vp, cap (-1);
+    #                                      market: [0] crops each; drought: [0] free fields; building: [0] pesos
     # market
     int8 n_prices[NUM_CARGO]
     int8 prices[NUM_CARGO][MAX_PRICES]  # high to low
@@ -343,7 +343,8 @@ ctypedef struct CubaScore:
     int32 tiebreak                      # pesos (CU-12.3)
 
 
-cdef void cu_new_game(CUState* s, const CubaTables* t, int n_players, int options, int start, uint64 seed) noexcept nogil
+cdef void cu_new_game(CUState* s, const CubaTables* t, int n_players, int options, int start,
+                      uint64 seed) noexcept nogil
 # C names fixed (the cnames): CARIBSIM_VT_SHIMS in _game.pxd calls them
 cdef int cu_current_player "cu_current_player"(const CUState* s) noexcept nogil
 cdef int cu_legal_actions "cu_legal_actions"(const CUState* s, int16* out) noexcept nogil
@@ -389,18 +390,18 @@ cdef inline bint is_chance_step(int step) noexcept nogil:
     return step <= STEP_LAW_DRAW
 
 cdef inline int tax_due(const CUState* s, const CubaPlayer* p) noexcept nogil:
-    cdef int l = s.law_in_force[0]
-    if l < 0:
-        return s.t.initial_tax if l == LAW_INITIAL else 0
-    if s.t.law_kind[l] == LAW_TAX_PER_BUILDING:
-        return s.t.law_param[l][0] * n_buildings(p)
-    return s.t.law_param[l][0]
+    cdef int law = s.law_in_force[0]
+    if law < 0:
+        return s.t.initial_tax if law == LAW_INITIAL else 0
+    if s.t.law_kind[law] == LAW_TAX_PER_BUILDING:
+        return s.t.law_param[law][0] * n_buildings(p)
+    return s.t.law_param[law][0]
 
 cdef inline const int8* levy_items(const CUState* s) noexcept nogil:
-    cdef int l = s.law_in_force[1]
-    if l < 0:
+    cdef int law = s.law_in_force[1]
+    if law < 0:
         return s.t.initial_levy
-    return s.t.law_param[l]
+    return s.t.law_param[law]
 
 cdef inline bint can_deliver(const CUState* s, const CubaPlayer* p) noexcept nogil:
     cdef const int8* need = levy_items(s)

@@ -24,8 +24,7 @@ The component data (costs, ships, laws, market, plantation, constants) is a
 CubaTables block inside every state: games loaded from different data folders
 never share tables, and a clone is one memcpy.
 """
-cimport cython
-from libc.string cimport memcmp, memset, memcpy
+from libc.string cimport memset, memcpy
 from caribsim._types cimport int8, int16, int32, uint8, uint16, uint32, uint64, popcount64, ctz64
 from caribsim._types cimport PLAYER_CHANCE, PLAYER_TERMINAL
 from caribsim._rng cimport Rng, rng_seed, rng_below, rng_next
@@ -118,7 +117,7 @@ def pack_tables(spec):
     """Turn a validated component-data spec (built by caribsim.cuba from the csv files)
     into the bytes of a CubaTables block."""
     cdef CubaTables t
-    cdef int b, k, l, i
+    cdef int b, k, law, i
     memset(&t, 0, sizeof(CubaTables))
     for b in range(NUM_BUILDINGS):
         row = spec["buildings"][b]
@@ -131,12 +130,12 @@ def pack_tables(spec):
         for k in range(NUM_CARGO):
             t.slots[i][k] = row["slots"][k]
         t.ship_total[i] = sum(row["slots"])
-    for l in range(NUM_LAWS):
-        row = spec["laws"][l]
-        t.law_kind[l] = row["kind"]
-        t.law_stack[l] = row["stack"]
+    for law in range(NUM_LAWS):
+        row = spec["laws"][law]
+        t.law_kind[law] = row["kind"]
+        t.law_stack[law] = row["stack"]
         for k in range(NUM_ITEMS):
-            t.law_param[l][k] = row["param"][k]
+            t.law_param[law][k] = row["param"][k]
     for k in range(NUM_CARGO):
         row = spec["market"][k]
         t.n_prices[k] = len(row["prices"])
@@ -234,10 +233,10 @@ cdef inline void pay(CUState* s, CubaPlayer* p, int n) noexcept nogil:
     s.bank += n
 
 cdef inline int law_kind_in(const CUState* s, int stack) noexcept nogil:
-    cdef int l = s.law_in_force[stack]
-    if l < 0:
-        return l
-    return s.t.law_kind[l]
+    cdef int law = s.law_in_force[stack]
+    if law < 0:
+        return law
+    return s.t.law_kind[law]
 
 cdef inline bint law_iv(const CUState* s, int kind) noexcept nogil:
     return law_kind_in(s, 3) == kind
@@ -254,9 +253,9 @@ cdef inline int sell_price(const CUState* s, int k) noexcept nogil:
 
 cdef inline int building_law_pesos(const CUState* s) noexcept nogil:
     """What the building law in force adds to every building's pesos (0 without one)."""
-    cdef int l = s.law_in_force[3]
-    if l >= 0 and s.t.law_kind[l] == LAW_BUILDING:
-        return s.t.law_param[l][0]
+    cdef int law = s.law_in_force[3]
+    if law >= 0 and s.t.law_kind[law] == LAW_BUILDING:
+        return s.t.law_param[law][0]
     return 0
 
 cdef inline int building_pesos(const CUState* s, int b) noexcept nogil:
@@ -662,15 +661,15 @@ cdef void levy_seek(CUState* s) noexcept nogil:
 
 
 cdef int subsidy_vp(const CUState* s, int q) noexcept nogil:
-    cdef int l = s.law_in_force[2]
+    cdef int law = s.law_in_force[2]
     cdef const CubaPlayer* p = &s.players[q]
     cdef int count = 0, kind, unit, vp, cap
-    if l < 0:
+    if law < 0:
         return 0
-    kind = s.t.law_param[l][0]
-    unit = s.t.law_param[l][1]
-    vp = s.t.law_param[l][2]
-    cap = s.t.law_param[l][3]
+    kind = s.t.law_param[law][0]
+    unit = s.t.law_param[law][1]
+    vp = s.t.law_param[law][2]
+    cap = s.t.law_param[law][3]
     if kind == SUB_BUILDINGS:
         count = n_buildings(p)
     elif kind == SUB_FREE_CROP_FIELDS:
@@ -692,20 +691,20 @@ cdef int subsidy_vp(const CUState* s, int q) noexcept nogil:
 
 
 cdef void subsidy_and_other(CUState* s) noexcept nogil:
-    cdef int q, k, n, l
+    cdef int q, k, n, law
     for q in range(s.n_players):
         s.players[q].vp += subsidy_vp(s, q)
-    l = s.law_in_force[3]
-    if l >= 0 and s.t.law_kind[l] == LAW_MARKET_LOSES:
+    law = s.law_in_force[3]
+    if law >= 0 and s.t.law_kind[law] == LAW_MARKET_LOSES:
         for k in range(NUM_CROPS):
-            n = s.t.law_param[l][0]
+            n = s.t.law_param[law][0]
             if n > s.covered[k]:
                 n = s.covered[k]
             s.covered[k] -= n
             s.supply[k] += n
-    elif l >= 0 and s.t.law_kind[l] == LAW_MARKET_GAINS:
+    elif law >= 0 and s.t.law_kind[law] == LAW_MARKET_GAINS:
         for k in range(NUM_CROPS):
-            n = s.t.law_param[l][0]
+            n = s.t.law_param[law][0]
             if n > s.t.n_prices[k] - s.covered[k]:
                 n = s.t.n_prices[k] - s.covered[k]
             if n > avail(s, k):
@@ -937,9 +936,9 @@ cdef void begin_character(CUState* s, int c) noexcept nogil:
 
 
 cdef inline int free_crop_fields_now(const CUState* s) noexcept nogil:
-    cdef int l = s.law_in_force[3]
-    if l >= 0 and s.t.law_kind[l] == LAW_DROUGHT:
-        return s.t.law_param[l][0]
+    cdef int law = s.law_in_force[3]
+    if law >= 0 and s.t.law_kind[law] == LAW_DROUGHT:
+        return s.t.law_param[law][0]
     return s.t.free_crop_fields
 
 
@@ -996,7 +995,7 @@ cdef int cu_current_player(const CUState* s) noexcept nogil:
 
 cdef int cu_legal_actions(const CUState* s, int16* out) noexcept nogil:
     """Sorted legal action ids; chance outcomes at a chance node."""
-    cdef int n = 0, k, d, f, b, st, i, c, hi, lo, m
+    cdef int n = 0, k, d, f, b, st, i, hi, lo, m
     cdef int step = s.step
     cdef const CubaPlayer* p
     cdef int32 w[NUM_LAWS]
@@ -1600,13 +1599,13 @@ cdef int write_observation(const CUState* s, int seat, float* out) noexcept nogi
     """The public state plus the seat's own secret bid; the players are listed from
     `seat` on. Other players' bids are never written (only whether they have bid).
     With out == NULL only counts the entries."""
-    cdef int i = 0, j, k, f, d, q, l, n = s.n_players
+    cdef int i = 0, j, k, f, d, q, pos, law, _, n = s.n_players
     cdef int cur = cu_current_player(s)
     cdef const CubaPlayer* p
     cdef uint8 bidding = (s.tied if s.rebid else (1 << n) - 1) if s.step == STEP_BID else 0
     for j in range(MAX_PLAYERS):
         if j >= n:                             # fixed size: absent seats are zeros
-            for k in range(NUM_ITEMS + 2 * NUM_CROPS + 2 + NUM_FIELDS * (NUM_BUILDINGS + 1)
+            for _ in range(NUM_ITEMS + 2 * NUM_CROPS + 2 + NUM_FIELDS * (NUM_BUILDINGS + 1)
                            + 2 * NUM_CHARACTERS + NUM_STACKS + 10):
                 i = put(out, i, 0.0)
             continue
@@ -1656,16 +1655,16 @@ cdef int write_observation(const CUState* s, int seat, float* out) noexcept nogi
     i = one_hot(out, i, s.at_sea, NUM_SHIPS)
     for k in range(NUM_SHIPS):
         i = put(out, i, 1.0 if (s.unseen >> k) & 1 else 0.0)
-        l = 0
+        pos = 0
         for j in range(s.queue_len):
             if s.queue[j] == k:
-                l = j + 1
-        i = put(out, i, l)                     # position in the returned part of the deck (1 = next)
-    for l in range(NUM_LAWS):
-        i = put(out, i, 1.0 if s.law_in_force[s.t.law_stack[l]] == l else 0.0)
-        i = put(out, i, 1.0 if s.proposal[s.t.law_stack[l]] == l else 0.0)
-        i = put(out, i, 1.0 if s.proposal[s.t.law_stack[l]] == l and s.vetoed == s.t.law_stack[l] else 0.0)
-        i = put(out, i, 1.0 if (s.revealed >> l) & 1 else 0.0)
+                pos = j + 1
+        i = put(out, i, pos)                     # position in the returned part of the deck (1 = next)
+    for law in range(NUM_LAWS):
+        i = put(out, i, 1.0 if s.law_in_force[s.t.law_stack[law]] == law else 0.0)
+        i = put(out, i, 1.0 if s.proposal[s.t.law_stack[law]] == law else 0.0)
+        i = put(out, i, 1.0 if s.proposal[s.t.law_stack[law]] == law and s.vetoed == s.t.law_stack[law] else 0.0)
+        i = put(out, i, 1.0 if (s.revealed >> law) & 1 else 0.0)
     i = put(out, i, 1.0 if s.law_in_force[0] == LAW_INITIAL else 0.0)
     i = put(out, i, 1.0 if s.law_in_force[1] == LAW_INITIAL else 0.0)
     i = put(out, i, s.rebid)

@@ -19,17 +19,19 @@ _common) and numpy; nothing of search, human, embed, scale, nor caribsim.cuba.ga
 """
 cimport cython
 from libc.string cimport memcmp, memcpy
-from caribsim._types cimport int8, int16, int32, uint8, uint16, uint32, uint64, popcount64
+from caribsim._types cimport int8, int16, uint32, uint64, popcount64
 from caribsim._types cimport PLAYER_CHANCE, PLAYER_TERMINAL
 from caribsim._rng cimport rng_seed, rng_below
-from caribsim._game cimport GameVTable, GameState, history_list, set_history
+from caribsim._game cimport GameState, history_list, set_history
 from caribsim.cuba._core cimport *
 
 # the core's Python names (module constants set once at the core's import)
+# (LAW_KINDS, SUBSIDY_COUNTS, PAIR_STACKS, pack_tables: unused here, re-exported for cuba.game and the stubs)
 from caribsim.cuba._core import (
-    ITEM_NAMES, CARGO_NAMES, CROP_NAMES, MATERIAL_NAMES, CHARACTER_NAMES, BUILDING_IDS, LAW_KINDS,
-    SUBSIDY_COUNTS, STACK_NAMES, MARKER_NAMES, PHASE_NAMES, STEP_NAMES, RESUME_NAMES, LOAD_NAMES,
-    PAIR_STACKS, field_name, pack_tables,
+    ITEM_NAMES, CARGO_NAMES, CROP_NAMES, MATERIAL_NAMES, CHARACTER_NAMES, BUILDING_IDS,
+    LAW_KINDS, SUBSIDY_COUNTS,  # no-cython-lint
+    STACK_NAMES, MARKER_NAMES, PHASE_NAMES, STEP_NAMES, RESUME_NAMES, LOAD_NAMES,
+    PAIR_STACKS, field_name, pack_tables,  # no-cython-lint
 )
 
 # the core's C tables used here, bound once
@@ -46,8 +48,6 @@ cdef inline void unpack_tables(CubaTables* t, bytes data):
 # ---------------------------------------------------------------------------
 # 6. Python API: the compiled State class, action names, the dict codec
 # ---------------------------------------------------------------------------
-import operator
-import numpy as np
 cimport numpy as cnp
 cnp.import_array()
 
@@ -258,7 +258,7 @@ cdef class CubaState(GameState):
                 f"step={STEP_NAMES[step]} player={cur}>")
 
 
-from caribsim._game import _check_seat, _restore   # _restore here too: older pickles name it in this module
+from caribsim._game import _check_seat, _restore   # no-cython-lint: _restore here too: old pickles name it here
 
 
 def new_state(game, bytes tables, int players, int options, int start, seed):
@@ -435,8 +435,7 @@ def state_from_dict(game, d):
     cdef CubaState st_ = CubaState.__new__(CubaState)
     cdef CUState* s = &st_.s
     cdef CubaPlayer* p
-    cdef int i, k, f, dk, n, l
-    cdef int16 tmp[NUM_ITEMS]
+    cdef int i, k, f, dk, n, law
     opts = game.options()
     r = _Reader(d)
     if r._get("game") != "cuba":
@@ -536,9 +535,9 @@ def state_from_dict(game, d):
     s.law_next = lw.int("next_stack", 0, NUM_STACKS)
     lw.done()
     for k in range(NUM_STACKS):
-        for l in range(NUM_LAWS):
-            if (s.law_in_force[k] == l or s.proposal[k] == l) and not (s.revealed >> l) & 1:
-                raise ValueError(f"law {laws[l]} is in force or proposed, so it must be in state.laws.revealed")
+        for law in range(NUM_LAWS):
+            if (s.law_in_force[k] == law or s.proposal[k] == law) and not (s.revealed >> law) & 1:
+                raise ValueError(f"law {laws[law]} is in force or proposed, so it must be in state.laws.revealed")
     for k in range(NUM_STACKS):
         if s.law_in_force[k] >= 0 and s.law_in_force[k] == s.proposal[k]:
             raise ValueError("a law card cannot be in force and proposed at once")
@@ -647,7 +646,7 @@ def _check_consistency(CubaState st):
     """Conservation of every component and the flow invariants (raises ValueError)."""
     cdef CUState* s = &st.s
     cdef CubaPlayer* p
-    cdef int n = s.n_players, i, k, l, b, d, total, cnt, expected, pos, done
+    cdef int n = s.n_players, i, k, law, b, d, total, cnt, expected, pos, done
     cdef int16 buf[MAX_LEGAL]
     cdef CUState cleared
     laws = st.game._law_ids
@@ -693,16 +692,16 @@ def _check_consistency(CubaState st):
             if s.players[i].fourth < 0:
                 raise ValueError(f"state.boards[{i}].fourth (the 4th card played) is needed after the action phase")
     # laws: every card in exactly one place
-    for l in range(NUM_LAWS):
-        if (s.revealed >> l) & 1:
+    for law in range(NUM_LAWS):
+        if (s.revealed >> law) & 1:
             continue
         for k in range(NUM_STACKS):
-            if s.law_in_force[k] == l or s.proposal[k] == l:
-                raise ValueError(f"law {laws[l]} is in force or proposed but not revealed")
+            if s.law_in_force[k] == law or s.proposal[k] == law:
+                raise ValueError(f"law {laws[law]} is in force or proposed but not revealed")
     for k in range(NUM_STACKS):
         cnt = 0
-        for l in range(NUM_LAWS):
-            if s.t.law_stack[l] == k and (s.revealed >> l) & 1:
+        for law in range(NUM_LAWS):
+            if s.t.law_stack[law] == k and (s.revealed >> law) & 1:
                 cnt += 1
         expected = s.round - (1 if s.phase == PHASE_PROPOSALS and s.law_next <= k else 0) \
             - (1 if s.phase == PHASE_SETUP else 0)
@@ -721,7 +720,6 @@ def _check_consistency(CubaState st):
                 raise ValueError(f"no proposals lie out during {PHASE_NAMES[s.phase]}")
     # the flow
     if s.phase == PHASE_ACTIONS and not is_chance_step(s.step):
-        played = s.lap + (1 if s.character >= 0 or s.step != STEP_CHARACTER else 0)
         for i in range(n):
             pos = (i - s.start_player + n) % n
             done = s.lap + (1 if pos < s.turn or (pos == s.turn and s.step != STEP_CHARACTER) else 0)
@@ -896,8 +894,8 @@ def _check_harbour_and_laws(CubaState st):
     elif s.law_next != (0 if s.phase == PHASE_SETUP else NUM_STACKS):
         raise ValueError(f"state.laws.next_stack must be {0 if s.phase == PHASE_SETUP else NUM_STACKS} "
                          f"in phase {PHASE_NAMES[s.phase]!r}")
-    if s.round == 1 and s.phase < PHASE_LAWS and (s.law_in_force[0] != LAW_INITIAL or s.law_in_force[1] !=
-                                                 LAW_INITIAL or s.law_in_force[2] >= 0 or s.law_in_force[3] >= 0):
+    if s.round == 1 and s.phase < PHASE_LAWS and (s.law_in_force[0] != LAW_INITIAL or s.law_in_force[1] != LAW_INITIAL
+                                                  or s.law_in_force[2] >= 0 or s.law_in_force[3] >= 0):
         raise ValueError("until round 1's law phase the initial laws are in force (I, II 'initial'; III, IV null)")
     if s.vetoed >= 0 and not (s.phase == PHASE_ACTIONS or s.phase == PHASE_PARLIAMENT):
         raise ValueError("state.laws.vetoed must be null outside the action and parliament phases")
@@ -999,7 +997,10 @@ def _render(CubaState st):
     n = d["options"]["players"]
     cur = cu_current_player(&st.s)
     who = {PLAYER_CHANCE: "chance", PLAYER_TERMINAL: "game over"}.get(cur, f"seat {cur}")
-    fmt = lambda g: ", ".join(f"{k} {v}" for k, v in g.items() if v) or "none"
+
+    def fmt(g):
+        return ", ".join(f"{k} {v}" for k, v in g.items() if v) or "none"
+
     lines = [f"Cuba, {n} players | round {d['round']}, phase {d['phase']}, step {d['step']} | "
              f"start player: seat {d['start_player']} | to act: {who}"
              + (f" ({d['character']})" if d["character"] else "")]
@@ -1028,7 +1029,6 @@ def _render(CubaState st):
         if b["buildings"]:
             lines.append("     buildings: " + ", ".join(f"{k}@{v}" for k, v in b["buildings"].items()))
     return "\n".join(lines)
-
 
 
 # --- invariant checks over many random games (used by the property tests) ---------

@@ -14,7 +14,6 @@ The C loops trust only memory no caller can write: the states, the actions (copi
 before the check) and the buffers behind the returned arrays, which are exported
 read-only (``_Buffer``), so no view can be made writable.
 """
-cimport cython
 from libc.stdlib cimport malloc, calloc, free
 from cpython.buffer cimport PyBUF_WRITABLE, PyBUF_FORMAT
 from libc.string cimport memset, memcpy
@@ -122,7 +121,7 @@ cdef class _Arrays:
     cdef int32* lengths
     cdef int32* counts           # per game: number of legal actions (set with the mask row)
     cdef int32* seats            # 2n: per game a seat argument, then (step's until_next) the seat
-                                 # a game advances to once its episode ended; copied in before the C loop
+    #                              a game advances to once its episode ended; copied in before the C loop
     cdef Rng* rngs               # per game: the generator of sample_legal and until
     cdef Py_ssize_t* acts
 
@@ -749,6 +748,7 @@ cdef class VectorGame:
     cdef _illegal(self, Py_ssize_t i, object a):
         st = self.get_state(i)
         legal = st.legal_actions()
+
         def name(x):
             try:
                 return st.action_to_string(x)

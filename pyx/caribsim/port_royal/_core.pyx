@@ -141,6 +141,7 @@ def load_tables():
     CARD_ROWS = tuple(rows)
     EXPEDITION_IDS = tuple(CARD_IDS[EXP_VARIANT[e]] for e in range(NUM_EXPEDITIONS))
 
+
 load_tables()
 
 # The tables seen from other modules (module-level C variables cannot be cimported):
@@ -358,7 +359,7 @@ cdef inline void cont(PRYState* s, int resume) noexcept nogil:
 
 cdef int pry_new_game(PRYState* s, int n_players, int options, int start_player, uint64 seed) except -1 nogil:
     """§1.3 setup. The starting coins are chance events (3 per player, from seat 0)."""
-    cdef int v, k, i
+    cdef int v, _, i
     memset(s, 0, sizeof(PRYState))
     s.n_players = n_players
     s.options = options
@@ -371,7 +372,7 @@ cdef int pry_new_game(PRYState* s, int n_players, int options, int start_player,
             if n_players >= 5:
                 s.expedition_area |= 1 << FIVE_PLAYER_EXPEDITION
             continue
-        for k in range(CARD[v].count):
+        for _ in range(CARD[v].count):
             s.draw[s.n_draw] = v
             s.n_draw += 1
     s.phase = PHASE_SETUP
@@ -515,12 +516,12 @@ cdef void dock(PRYState* s) noexcept nogil:
 
 
 cdef void clear_harbour(PRYState* s) noexcept nogil:
-    cdef int v, k
+    cdef int v, _
     cdef uint64 m = s.harbour_mask
     while m:
         v = ctz64(m)
         m &= m - 1
-        for k in range(s.harbour[v]):
+        for _ in range(s.harbour[v]):
             to_discard(s, v)
         s.harbour[v] = 0
     s.harbour_mask = 0
@@ -531,11 +532,11 @@ cdef void clear_harbour(PRYState* s) noexcept nogil:
 cdef void bust(PRYState* s) noexcept nogil:
     """§5.7: the harbour (and the ship that busted it) to the discard pile; every
     Jester owner +1 coin per Jester; no phase 2."""
-    cdef int i, seat = s.active
+    cdef int _, seat = s.active
     to_discard(s, s.pending)
     s.pending = -1
     clear_harbour(s)
-    for i in range(s.n_players):
+    for _ in range(s.n_players):
         push(s, OP_DRAW, seat, s.players[seat].jesters)
         seat = next_seat(s, seat)
     cont(s, R_END_TURN)
@@ -544,10 +545,10 @@ cdef void bust(PRYState* s) noexcept nogil:
 cdef void tax(PRYState* s) noexcept nogil:
     """§5.5 (OPEN-PR-3): halve every hand of 12+ coins, then +1 coin to every player tied
     for the most swords / the fewest VP; the card is discarded afterwards (R_TAX_DONE)."""
-    cdef int i, seat, best
+    cdef int i, _, seat, best
     cdef bint swords = CARD[s.pending].ability == AB_TAX_MOST_SWORDS
     seat = s.active
-    for i in range(s.n_players):
+    for _ in range(s.n_players):
         if s.players[seat].n_coins >= TAX_THRESHOLD:
             push(s, OP_PAY, seat, s.players[seat].n_coins // 2)
         seat = next_seat(s, seat)
@@ -558,7 +559,7 @@ cdef void tax(PRYState* s) noexcept nogil:
         elif not swords and s.players[i].vp < best:
             best = s.players[i].vp
     seat = s.active
-    for i in range(s.n_players):
+    for _ in range(s.n_players):
         if (s.players[seat].swords if swords else s.players[seat].vp) == best:
             push(s, OP_DRAW, seat, CARD[s.pending].coins)
         seat = next_seat(s, seat)
@@ -621,16 +622,16 @@ cdef void fulfil(PRYState* s, int e, int pat) noexcept nogil:
     expedition into the display, receive its coins."""
     cdef PRYPlayer* p = &s.players[s.active]
     cdef int v = EXP_VARIANT[e]
-    cdef int k, j
+    cdef int k, _
     cdef int jokers[NUM_SYMBOLS]
     jokers[ANCHOR] = pat % 3
     jokers[CROSS] = (pat // 3) % 3
     jokers[HOUSE] = pat // 9
     for k in range(NUM_SYMBOLS):
-        for j in range(CARD[v].req[k] - jokers[k]):
+        for _ in range(CARD[v].req[k] - jokers[k]):
             add_display(p, SYMBOL_VARIANT[k], -1)
             to_discard(s, SYMBOL_VARIANT[k])
-        for j in range(jokers[k]):
+        for _ in range(jokers[k]):
             add_display(p, JACK_VARIANT, -1)
             to_discard(s, JACK_VARIANT)
     s.expedition_area &= ~(1 << e)
@@ -861,7 +862,7 @@ cdef void pry_determinize(PRYState* s, int observer) noexcept nogil:
     cdef uint64 seen[4]
     cdef uint64 present
     cdef uint8 per_variant[NUM_VARIANTS]
-    cdef int i, j, k, n, g, t, v
+    cdef int i, j, k, n, g, _, v
     cdef PRYPlayer* p
     memset(seen, 0, sizeof(seen))
     memset(per_variant, 0, sizeof(per_variant))
@@ -899,7 +900,7 @@ cdef void pry_determinize(PRYState* s, int observer) noexcept nogil:
         while present:
             v = ctz64(present)
             present &= present - 1
-            for t in range(per_variant[v]):
+            for _ in range(per_variant[v]):
                 if k == 0:
                     where[0][0] = <uint8>v
                 else:
@@ -932,7 +933,7 @@ cdef int write_observation(const PRYState* s, int seat, float* out) noexcept nog
     """The public position seen from `seat` (players rotated so `seat` comes first).
     Coin faces and the draw pile order are never included: only what everyone sees.
     Layout: docs/port_royal.md."""
-    cdef int i = 0, r, v, k, seat_r
+    cdef int i = 0, r, v, k, _, seat_r
     cdef int n = s.n_players
     cdef int cur = pry_current_player(s)
     cdef int32 unseen[NUM_VARIANTS]
@@ -952,7 +953,7 @@ cdef int write_observation(const PRYState* s, int seat, float* out) noexcept nog
     for r in range(MAX_PLAYERS):                 # per player, relative to `seat`
         seat_r = (seat + r) % n if r < n else -1
         if seat_r < 0:
-            for k in range(8 + NUM_VARIANTS):
+            for _ in range(8 + NUM_VARIANTS):
                 i = put(out, i, 0.0)
             continue
         p = &s.players[seat_r]

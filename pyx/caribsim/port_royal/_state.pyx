@@ -36,8 +36,9 @@ from caribsim.port_royal._core cimport (
 # The core's Python names (tables of names and ids), imported after the core has loaded
 # the csv: the values load_tables() bound at its import.
 from caribsim.port_royal._core import (
-    COLOUR_NAMES, SYMBOL_NAMES, PHASE_NAMES, STEP_NAMES, OP_NAMES, RESUME_NAMES,
-    _CATEGORIES, _ABILITIES, CARD_IDS, CARD_ROWS, EXPEDITION_IDS, _read_csv, load_tables,
+    COLOUR_NAMES, SYMBOL_NAMES, PHASE_NAMES, STEP_NAMES, OP_NAMES, RESUME_NAMES, _CATEGORIES,
+    # _ABILITIES, CARD_ROWS, _read_csv, load_tables: unused here, re-exported (names of the old module)
+    _ABILITIES, CARD_IDS, CARD_ROWS, EXPEDITION_IDS, _read_csv, load_tables,  # no-cython-lint
 )
 
 # The core's C tables, bound once (the csv is read once, at the core's import).
@@ -47,8 +48,6 @@ cdef const int8* EXP_VARIANT = TABLES.exp_variant
 cdef int8 FIVE_PLAYER_EXPEDITION = TABLES.five_player_expedition[0]
 cdef const GameVTable* PORT_ROYAL_VTABLE = pry_vtable()
 
-import operator
-import numpy as np
 cimport numpy as cnp
 cnp.import_array()
 from caribsim._common import _check_options, _int_in, _Reader
@@ -219,9 +218,7 @@ cdef class PortRoyalState(GameState):
                 f"step={STEP_NAMES[snap.step]} player={pry_current_player(&snap)}>")
 
 
-
-
-from caribsim._game import _check_seat, _restore   # _restore here too: older pickles name it in this module
+from caribsim._game import _check_seat, _restore   # no-cython-lint: _restore here too: old pickles name it here
 
 
 def new_state(game, int players, int options, start_player, seed):
@@ -368,9 +365,10 @@ def state_from_dict(game, d):
                                  "a second ship of a colour busts the turn)")
             s.harbour_colours |= 1 << CARD[v].colour
     area = r.list("expedition_area")
-    for k, name in enumerate(area):
+    for name in area:
         if name not in EXPEDITION_IDS or area.count(name) > 1:
-            raise ValueError(f"state.expedition_area must list distinct expeditions from {list(EXPEDITION_IDS)}, got {area!r}")
+            raise ValueError(f"state.expedition_area must list distinct expeditions from {list(EXPEDITION_IDS)}, "
+                             f"got {area!r}")
         s.expedition_area |= 1 << EXPEDITION_IDS.index(name)
     box = r.list("box")
     if box != ([EXPEDITION_IDS[FIVE_PLAYER_EXPEDITION]] if s.in_box else []):
@@ -482,7 +480,8 @@ def _check_consistency(PortRoyalState st):
         for k in range(s.q_len):
             if s.queue[k].kind == OP_REVEAL and (s.q_len != 1 or s.resume != R_RESOLVE or s.queue[k].seat != s.active
                                                  or s.queue[k].count != 1):
-                raise ValueError("a reveal (count 1, by the active player) is alone in the queue and resumes with 'resolve'")
+                raise ValueError("a reveal (count 1, by the active player) is alone in the queue and resumes with "
+                                 "'resolve'")
             if s.queue[k].kind == OP_FEE and s.queue[k].seat == s.active:
                 raise ValueError("a fee is paid by a non-active player to the active player")
         if s.resume == R_RESOLVE and s.queue[0].kind != OP_REVEAL:
@@ -518,7 +517,10 @@ def _render(PortRoyalState st):
     n = d["options"]["players"]
     cur = pry_current_player(&st.s)
     who = {PLAYER_CHANCE: "chance", PLAYER_TERMINAL: "game over"}.get(cur, f"seat {cur}")
-    fmt = lambda c: ", ".join(f"{k}" + (f" x{v}" if v > 1 else "") for k, v in c.items()) or "empty"
+
+    def fmt(c):
+        return ", ".join(f"{k}" + (f" x{v}" if v > 1 else "") for k, v in c.items()) or "empty"
+
     lines = [f"Port Royal, {n} players | phase {d['phase']}, step {d['step']} | start: seat "
              f"{d['start_player']} | active: seat {d['active']} | to act: {who} | turn {d['turns']}"
              + (" | END TRIGGERED" if d["end_triggered"] else "")]
@@ -631,6 +633,3 @@ def _audited_random_games(PortRoyalState st, int n_games, uint64 seed, int max_s
         total += steps
         longest = steps if steps > longest else longest
     return ended, total, longest, bad
-
-
-

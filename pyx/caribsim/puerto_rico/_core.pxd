@@ -206,8 +206,8 @@ ctypedef struct PRState "PRState":    # named in C for CARIBSIM_VT_SHIMS
     int8 idle_turns                  # Captain: consecutive turns without a loading action
     int8 end_triggered               # an end trigger fired; the game ends with this round
     uint8 cards_taken                # bit c set: card c taken this round
-    int8 card_taken_by[NUM_ROLE_CARDS]   # seat that took card c this round, -1 if none
-    int16 card_doubloons[NUM_ROLE_CARDS] # doubloons lying on each card
+    int8 card_taken_by[NUM_ROLE_CARDS]    # seat that took card c this round, -1 if none
+    int16 card_doubloons[NUM_ROLE_CARDS]  # doubloons lying on each card
     # --- settler ---
     int8 face_up[NUM_GOODS]          # face-up plantations by kind
     int8 stack[NUM_GOODS]            # face-down stack by kind (order is hidden: draws are chance events)
@@ -221,7 +221,8 @@ ctypedef struct PRState "PRState":    # named in C for CARIBSIM_VT_SHIMS
     int16 colonist_ship
     int8 to_place                    # Mayor: colonists of `player` still to place
     int8 last_slot                   # Mayor: placements go in non-decreasing slot order
-    int16 held_bonus                 # Mayor: bonus VP of `player`'s arrangement when his placement began (0 at other steps)
+    int16 held_bonus                 # Mayor: bonus VP of `player`'s arrangement when his placement began
+    #                                  (0 at other steps)
     # Mayor, derived (mayor_list() makes it when a placement begins, pr_derive() for a loaded
     # state): `player`'s slots with a free circle from last_slot on, so that listing the legal
     # slots and finding a forced one read a few entries instead of scanning the board

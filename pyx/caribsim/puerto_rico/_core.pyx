@@ -169,6 +169,7 @@ def load_tables():
     TABLES.max_colonists_variant = MAX_COLONISTS_VARIANT
     TABLES.max_vp_variant = MAX_VP_VARIANT
 
+
 load_tables()
 
 # ---------------------------------------------------------------------------
@@ -1044,7 +1045,7 @@ cdef inline bint small_wharf_ready(const PRState* s, int seat) noexcept nogil:
         and goods_held(&s.players[seat]) > 0
 
 cdef void start_captain(PRState* s) noexcept nogil:
-    cdef int i, k, vp, seat
+    cdef int i, _, k, vp, seat
     cdef PRPlayer* p
     s.idle_turns = 0
     s.wharf_used = 0
@@ -1058,7 +1059,7 @@ cdef void start_captain(PRState* s) noexcept nogil:
             vp |= s.players[i].workers[UNION_HALL]
         if vp:
             seat = s.chooser
-            for i in range(s.n_players):                 # OPEN-23: Union hall, before loading
+            for _ in range(s.n_players):                 # OPEN-23: Union hall, before loading
                 p = &s.players[seat]
                 if works(p, UNION_HALL):
                     vp = 0
@@ -1290,7 +1291,8 @@ cdef inline void move_guest(PRPlayer* p, int slot) noexcept nogil:
 cdef inline bint slot_free(const PRPlayer* p, int slot) noexcept nogil:
     if slot < NUM_MANNED_KINDS:
         return p.tiles[slot] > p.manned[slot]
-    return owns(p, slot - NUM_MANNED_KINDS) and BUILDING[slot - NUM_MANNED_KINDS].circles > p.workers[slot - NUM_MANNED_KINDS]
+    return (owns(p, slot - NUM_MANNED_KINDS)
+            and BUILDING[slot - NUM_MANNED_KINDS].circles > p.workers[slot - NUM_MANNED_KINDS])
 
 cdef uint64 guest_outcome(const PRState* s, int slot, int slot2) noexcept nogil:
     """What guests to `slot` and `slot2` (-1: none) give `player` at this turn: whether he
@@ -1460,7 +1462,7 @@ cdef inline bint guests_may_move(const PRState* s, const PRPlayer* p, int step) 
 
 cdef int expansion_legal_actions(const PRState* s, int16* out) noexcept nogil:
     """The expansion-only steps (draft, library, black_market, small_wharf)."""
-    cdef int n = 0, k, b, step = s.step, seat = s.player
+    cdef int n = 0, k, step = s.step, seat = s.player
     cdef const PRPlayer* p = &s.players[seat]
     if step == STEP_DRAFT:
         return draft_options(s, out)
@@ -1921,7 +1923,7 @@ cdef void pr_returns(const PRState* s, double* out) noexcept nogil:
 cdef int32 pr_random_playout(PRState* s) noexcept nogil:
     """Play uniformly random decisions (chance sampled) to the end; returns the decisions."""
     cdef int16 legal[MAX_LEGAL]
-    cdef int n, k
+    cdef int n, _
     cdef int32 decisions = 0
     cdef uint64 m
     cdef uint32 roles
@@ -1934,7 +1936,7 @@ cdef int32 pr_random_playout(PRState* s) noexcept nogil:
             if n == 0:                         # (as below: never loop)
                 break
             if n > 1:
-                for k in range(<int>rng_below(&s.rng, n)):
+                for _ in range(<int>rng_below(&s.rng, n)):
                     roles &= roles - 1
             start_phase(s, ctz64(roles))
             decisions += 1
@@ -1956,7 +1958,7 @@ cdef int32 pr_random_playout(PRState* s) noexcept nogil:
                 if n == 0:
                     break
                 if n > 1:
-                    for k in range(<int>rng_below(&s.rng, n)):
+                    for _ in range(<int>rng_below(&s.rng, n)):
                         m &= m - 1
                 pr_apply(s, A_DRAFT + ctz64(m) - FIRST_VIOLET)
                 decisions += 1
@@ -2240,5 +2242,3 @@ cdef int pr_city_used(const PRPlayer* p) noexcept nogil:
 
 cdef int pr_copies_of(const PRState* s, int b) noexcept nogil:
     return copies_of(s, b)
-
-

@@ -16,7 +16,6 @@ vtables; import for its Python constants), caribsim._game, caribsim._types,
 caribsim._common and numpy.
 """
 cimport cython
-from libc.string cimport memcpy
 from caribsim._types cimport int8, int16, uint8, uint64, popcount64
 from caribsim._types cimport PLAYER_CHANCE, PLAYER_TERMINAL
 from caribsim._game cimport GameVTable, GameState, history_list, set_history
@@ -24,9 +23,10 @@ from caribsim.puerto_rico._core cimport *
 from caribsim.puerto_rico._core cimport pr_city_used as city_used, pr_copies_of as copies_of
 
 # the core's Python names (BUILDING_IDS, BUILDING_ROWS: as filled by its load_tables at import)
+# (_KIND_CODES, _ENUM_IDS, _read_csv, load_tables: unused here, re-exported as names of the old module)
 from caribsim.puerto_rico._core import (GOOD_NAMES, TILE_NAMES, ROLE_NAMES, PHASE_NAMES, STEP_NAMES,
-                                        BUILDING_IDS, BUILDING_ROWS, _KIND_CODES, _ENUM_IDS,
-                                        _read_csv, load_tables)
+                                        BUILDING_IDS, BUILDING_ROWS,
+                                        _KIND_CODES, _ENUM_IDS, _read_csv, load_tables)  # no-cython-lint
 
 # the core's C tables and GameVTables, bound once (the core has loaded them at its import)
 cdef const PRTables* TABLES = pr_tables()
@@ -37,9 +37,8 @@ cdef int MAX_VP_VARIANT = TABLES.max_vp_variant
 cdef const GameVTable* PR_VTABLE = pr_vtable(False)
 cdef const GameVTable* PR_EXP_VTABLE = pr_vtable(True)
 
-import operator   # unused; kept as a name of the old module
+import operator   # no-cython-lint: unused; kept as a name of the old module
 from caribsim._common import _Reader, _check_options, _int_in, _seat_mask   # shared with the other games
-import numpy as np
 cimport numpy as cnp
 cnp.import_array()
 
@@ -232,8 +231,7 @@ cdef class PuertoRicoState(GameState):
                 f"step={STEP_NAMES[snap.step]} player={pr_current_player(&snap)}>")
 
 
-
-from caribsim._game import _check_seat, _restore   # _restore here too: older pickles name it in this module
+from caribsim._game import _check_seat, _restore   # no-cython-lint: _restore here too: old pickles name it here
 
 
 def _playout(PuertoRicoState st, bint by_list):
@@ -271,6 +269,7 @@ def building_mask(ids):
 
 cdef dict _goods_dict(const int8* a):
     return {GOOD_NAMES[k]: a[k] for k in range(NUM_GOODS)}
+
 
 def _bits(uint8 mask, names):
     return [names[k] for k in range(len(names)) if (mask >> k) & 1]
@@ -405,7 +404,6 @@ def state_from_dict(game, d):
     the first problem."""
     cdef PuertoRicoState st = PuertoRicoState.__new__(PuertoRicoState)
     cdef PRState* s = &st.s
-    cdef PRPlayer* p
     cdef int i, k, b, n, c
     opts = game.options()
     r = _Reader(d)
@@ -525,7 +523,6 @@ def state_from_dict(game, d):
     return st
 
 
-
 cdef _read_boards(PRState* s, list boards):
     cdef PRPlayer* p
     cdef int i, k, b, n = s.n_players
@@ -565,7 +562,6 @@ cdef _read_boards(PRState* s, list boards):
         if city_used(p) > CITY_SPACES:
             raise ValueError(f"{path}.buildings take {city_used(p)} city spaces; there are {CITY_SPACES}")
         br.done()
-
 
 
 cdef _read_expansion(PRState* s, e):
@@ -692,8 +688,8 @@ def _check_consistency(PuertoRicoState st):
             raise ValueError(f"state.role_chooser {s.chooser} did not take the {PHASE_NAMES[c]} card")
     if s.step == STEP_ROLE and s.player != (s.governor + s.selections_done) % n:
         raise ValueError(f"seat {(s.governor + s.selections_done) % n} chooses the next role, not {s.player}")
-    if s.step in (STEP_SETTLE, STEP_HOSPICE, STEP_DRAW_HACIENDA, STEP_MAYOR, STEP_BUILD, STEP_UNIVERSITY,
-                  STEP_SELL, STEP_WAREHOUSE, STEP_KEEP, STEP_BLACK_MARKET) and s.player != (s.chooser + s.turns_done) % n:
+    if s.step in (STEP_SETTLE, STEP_HOSPICE, STEP_DRAW_HACIENDA, STEP_MAYOR, STEP_BUILD, STEP_UNIVERSITY, STEP_SELL,
+                  STEP_WAREHOUSE, STEP_KEEP, STEP_BLACK_MARKET) and s.player != (s.chooser + s.turns_done) % n:
         raise ValueError(f"in this phase seat {(s.chooser + s.turns_done) % n} is to act "
                          f"(role_chooser + turns_done), not {s.player}")
     if s.step == STEP_PRIVILEGE and s.player != s.chooser:
@@ -704,7 +700,8 @@ def _check_consistency(PuertoRicoState st):
         raise ValueError("the University step needs turn.last_building owned by the player")
     p = &s.players[s.player] if s.step != STEP_TERMINAL else NULL
     if s.step == STEP_HOSPICE and not (works(p, HOSPICE) and colonist_available(s)
-                                       and (s.last_tile == FOREST or exp or p.manned[s.last_tile] < p.tiles[s.last_tile])):
+                                       and (s.last_tile == FOREST or exp
+                                            or p.manned[s.last_tile] < p.tiles[s.last_tile])):
         raise ValueError("the Hospice step needs an occupied Hospice, a colonist in the supply or on "
                          "the ship, and a free circle on turn.last_tile")
     if s.step == STEP_UNIVERSITY and not (works(p, UNIVERSITY) and colonist_available(s)
@@ -831,7 +828,10 @@ def _render(PuertoRicoState st):
         taken = f" (seat {r['taken_by']})" if r["taken_by"] is not None else ""
         roles.append(f"{name.replace('_', ' ')} {r['doubloons']}${taken}")
     lines.append("Roles: " + ", ".join(roles))
-    fmt = lambda g: ", ".join(f"{k} {v}" for k, v in g.items() if v) or "none"
+
+    def fmt(g):
+        return ", ".join(f"{k} {v}" for k, v in g.items() if v) or "none"
+
     pl = d["plantations"]
     lines.append(f"Plantations face up: {fmt(pl['face_up'])} | stack {sum(pl['stack'].values())}, "
                  f"discard {sum(pl['discard'].values())} | quarries {d['quarries']}")
@@ -858,6 +858,3 @@ def _render(PuertoRicoState st):
         lines.append(f"     island: {isl or 'empty'}")
         lines.append(f"     city: {blds or 'empty'}")
     return "\n".join(lines)
-
-
-

@@ -56,7 +56,7 @@ ctypedef struct GParams:
     double c_scale
     int rollouts               # C evaluator: random playouts per leaf (0: a Python evaluator)
     double mix                 # with a Python evaluator: leaf value = (1 - mix) * its value
-                               # + mix * the mean of mix_rollouts random playouts (0: its value alone)
+    #                            + mix * the mean of mix_rollouts random playouts (0: its value alone)
     int mix_rollouts           # random playouts per leaf for the mixed value (mix > 0)
 
 

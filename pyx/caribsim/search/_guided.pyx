@@ -419,7 +419,7 @@ cdef int expand(GTree* t, const GParams* p, int32 node, int cp, const int16* leg
     """Children for the n legal actions with priors softmax(logits at them) (uniform when
     logits is NULL); at the root, the Dirichlet noise or the Gumbel draws."""
     cdef double mx = -INFINITY, z = 0.0, x, total
-    cdef int i, j, best
+    cdef int i, _, best
     cdef int32 c
     cdef double best_score
     if logits != NULL:
@@ -449,7 +449,7 @@ cdef int expand(GTree* t, const GParams* p, int32 node, int cp, const int16* leg
         while c != G_NO_NODE:
             t.nodes[c].gumbel = <float>(-log(-log(uniform01(&t.rng))) * p.gumbel_scale)
             c = t.nodes[c].next_sibling
-        for j in range(t.m):                      # Gumbel-top-k: the m best g + logit
+        for _ in range(t.m):                      # Gumbel-top-k: the m best g + logit
             best = G_NO_NODE
             best_score = -INFINITY
             c = t.nodes[0].first_child
@@ -503,10 +503,10 @@ cdef void add_vloss(GTree* t, const int32* path, int depth, int delta) noexcept 
 cdef void rollout_value(GTree* t, int rollouts, double* v) noexcept nogil:
     """The C evaluator: the mean returns of `rollouts` random playouts from the scratch state."""
     cdef double r[G_MAX_PLAYERS]
-    cdef int i, k
+    cdef int _, k
     for k in range(t.n_players):
         v[k] = 0.0
-    for i in range(rollouts):
+    for _ in range(rollouts):
         memcpy(t.playout, t.scratch, t.vt.state_size)
         t.vt.reseed(t.playout, rng_next(&t.rng), 1)
         t.vt.random_playout(t.playout)
@@ -545,7 +545,7 @@ cdef int collect(GTree* trees, int n_trees, const GParams* p, Leaves* lv) except
     root seat's view), masks and legal lists; back up terminal leaves at once."""
     cdef GTree* t
     cdef int b, attempt, kind, seat, n, i
-    cdef int32 leaf, start, l
+    cdef int32 leaf, start, li
     cdef double v[G_MAX_PLAYERS]
     cdef const GameVTable* vt
     lv.count = 0
@@ -559,22 +559,22 @@ cdef int collect(GTree* trees, int n_trees, const GParams* p, Leaves* lv) except
             start = lv.paths_size
             kind = walk(t, p, lv, &leaf, &seat, &n)
             if kind == WALK_LEAF:
-                l = lv.count
+                li = lv.count
                 lv.count += 1
-                lv.tree[l] = b
-                lv.node[l] = leaf
-                lv.seat[l] = seat
-                lv.path_start[l] = start
-                lv.path_len[l] = lv.paths_size - start
-                lv.n_legal[l] = n
-                memcpy(lv.legal + <Py_ssize_t>l * lv.num_actions, t.legal, n * sizeof(int16))
-                vt.observation(t.scratch, t.observer, lv.obs + <Py_ssize_t>l * lv.obs_size)
+                lv.tree[li] = b
+                lv.node[li] = leaf
+                lv.seat[li] = seat
+                lv.path_start[li] = start
+                lv.path_len[li] = lv.paths_size - start
+                lv.n_legal[li] = n
+                memcpy(lv.legal + <Py_ssize_t>li * lv.num_actions, t.legal, n * sizeof(int16))
+                vt.observation(t.scratch, t.observer, lv.obs + <Py_ssize_t>li * lv.obs_size)
                 if p.mix > 0:                     # the playouts start from this leaf's state
-                    rollout_value(t, p.mix_rollouts, lv.rollout + <Py_ssize_t>l * t.n_players)
-                memset(lv.mask + <Py_ssize_t>l * lv.num_actions, 0, lv.num_actions)
+                    rollout_value(t, p.mix_rollouts, lv.rollout + <Py_ssize_t>li * t.n_players)
+                memset(lv.mask + <Py_ssize_t>li * lv.num_actions, 0, lv.num_actions)
                 for i in range(n):
-                    lv.mask[<Py_ssize_t>l * lv.num_actions + t.legal[i]] = 1
-                add_vloss(t, lv.paths + start, lv.path_len[l], 1)
+                    lv.mask[<Py_ssize_t>li * lv.num_actions + t.legal[i]] = 1
+                add_vloss(t, lv.paths + start, lv.path_len[li], 1)
                 t.nodes[leaf].pending = 1
                 if leaf == 0:                     # the root's own evaluation: no simulation
                     break
@@ -596,20 +596,20 @@ cdef int check_outputs(const Leaves* lv, const float* logits, const double* valu
                        int64* where) noexcept nogil:
     """0 if every leaf's logits at its legal actions are finite and its values are finite
     and in [0, 1]; else 1 (bad logit) or 2 (bad value) with where = [leaf, column]."""
-    cdef int32 l
+    cdef int32 li
     cdef int i, k
     cdef double x
-    for l in range(lv.count):
-        for i in range(lv.n_legal[l]):
-            k = lv.legal[<Py_ssize_t>l * lv.num_actions + i]
-            if not isfinite(logits[<Py_ssize_t>l * lv.num_actions + k]):
-                where[0] = l
+    for li in range(lv.count):
+        for i in range(lv.n_legal[li]):
+            k = lv.legal[<Py_ssize_t>li * lv.num_actions + i]
+            if not isfinite(logits[<Py_ssize_t>li * lv.num_actions + k]):
+                where[0] = li
                 where[1] = k
                 return 1
         for k in range(players):
-            x = values[<Py_ssize_t>l * players + k]
+            x = values[<Py_ssize_t>li * players + k]
             if not (isfinite(x) and 0.0 <= x <= 1.0):
-                where[0] = l
+                where[0] = li
                 where[1] = k
                 return 2
     return 0
@@ -619,24 +619,24 @@ cdef int apply_outputs(GTree* trees, const GParams* p, Leaves* lv, const float* 
                        const double* values, int players) except -1 nogil:
     """Expand every leaf of the step and back its values up (dropping its virtual loss)."""
     cdef GTree* t
-    cdef int32 l, leaf
+    cdef int32 li, leaf
     cdef int k
     cdef const double* v
     cdef const double* r
     cdef double mixed[G_MAX_PLAYERS]
-    for l in range(lv.count):
-        t = &trees[lv.tree[l]]
-        leaf = lv.node[l]
-        v = values + <Py_ssize_t>l * players
+    for li in range(lv.count):
+        t = &trees[lv.tree[li]]
+        leaf = lv.node[li]
+        v = values + <Py_ssize_t>li * players
         if p.mix > 0:                             # AlphaGo's mixing of value and playouts
-            r = lv.rollout + <Py_ssize_t>l * players
+            r = lv.rollout + <Py_ssize_t>li * players
             for k in range(players):
                 mixed[k] = (1.0 - p.mix) * v[k] + p.mix * r[k]
             v = mixed
         t.nodes[leaf].pending = 0
-        expand(t, p, leaf, lv.seat[l], lv.legal + <Py_ssize_t>l * lv.num_actions, lv.n_legal[l],
-               logits + <Py_ssize_t>l * lv.num_actions, v[lv.seat[l]])
-        backup(t, lv.paths + lv.path_start[l], lv.path_len[l], v, True)
+        expand(t, p, leaf, lv.seat[li], lv.legal + <Py_ssize_t>li * lv.num_actions, lv.n_legal[li],
+               logits + <Py_ssize_t>li * lv.num_actions, v[lv.seat[li]])
+        backup(t, lv.paths + lv.path_start[li], lv.path_len[li], v, True)
         if leaf != 0:
             t.inflight -= 1
             t.done += 1
@@ -648,12 +648,12 @@ cdef int apply_outputs(GTree* trees, const GParams* p, Leaves* lv, const float* 
 cdef void drop_leaves(GTree* trees, Leaves* lv) noexcept nogil:
     """Forget the step's leaves after a failed evaluation: no virtual loss, no pending node."""
     cdef GTree* t
-    cdef int32 l
-    for l in range(lv.count):
-        t = &trees[lv.tree[l]]
-        add_vloss(t, lv.paths + lv.path_start[l], lv.path_len[l], -1)
-        t.nodes[lv.node[l]].pending = 0
-        if lv.node[l] != 0:
+    cdef int32 li
+    for li in range(lv.count):
+        t = &trees[lv.tree[li]]
+        add_vloss(t, lv.paths + lv.path_start[li], lv.path_len[li], -1)
+        t.nodes[lv.node[li]].pending = 0
+        if lv.node[li] != 0:
             t.inflight -= 1
     lv.count = 0
     lv.paths_size = 0
@@ -898,7 +898,7 @@ cdef class Engine:
     def run(self, list states not None, list seeds not None):
         """Search every state (decision nodes of this engine's game) with its own tree,
         tree i seeded with seeds[i]; returns one tuple per state (see _result)."""
-        cdef int i, n = len(states)
+        cdef int n = len(states)
         cdef GameState st
         if self.vt == NULL:
             raise RuntimeError("this Engine was not initialised")
@@ -1008,7 +1008,6 @@ cdef class Engine:
     cdef _result(self, GTree* t, double elapsed):
         """(action, visits [A], policy [A], q [A], value [P], simulations, seconds, nodes)."""
         cdef int A = self.vt.num_actions, n, i, best
-        cdef int32 c
         cdef const GNode* ch
         cdef double mx, z, x, best_score, r, acc
         cdef int64 best_visits

@@ -58,4 +58,4 @@ ctypedef struct Tree:
     int64 iterations           # iterations run since the tree was made or re-rooted
     int stop                   # set from another thread: end the run after the current iteration
     char pad[64]               # the trees of a search lie side by side, each written by its own thread:
-                               # no cache line holds the fields of two (no false sharing)
+    #                            no cache line holds the fields of two (no false sharing)

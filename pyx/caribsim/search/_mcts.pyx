@@ -8,14 +8,14 @@ tree reuse between moves and root parallelism over threads.
 The Python API is caribsim.mcts (validation and docs); this module is the engine.
 """
 from libc.math cimport isfinite, log, sqrt
-from libc.stdlib cimport malloc, calloc, realloc, free
+from libc.stdlib cimport malloc, calloc, free
 from libc.string cimport memcmp, memcpy, memset
 from posix.time cimport clock_gettime, timespec, CLOCK_MONOTONIC
 from cpython.exc cimport PyErr_CheckSignals
 from cpython.ref cimport PyObject, Py_INCREF, Py_XDECREF
 
 from caribsim._types cimport int16, int32, int64, uint64, PLAYER_CHANCE, PLAYER_TERMINAL
-from caribsim._rng cimport Rng, rng_seed, rng_next, rng_below
+from caribsim._rng cimport rng_seed, rng_next, rng_below
 from caribsim._game cimport GameVTable, GameState
 from caribsim.search._pool cimport grow_pool
 
