@@ -84,7 +84,7 @@ def cpu_timed(fn, *args, **kwargs):
 # --------------------------------------------------------------------------------------
 class _PyObj:
     """A stand-in for a game state in the Python calibration loop."""
-    __slots__ = ("value", "moves")
+    __slots__ = ("moves", "value")
 
     def __init__(self, value, moves):
         self.value = value

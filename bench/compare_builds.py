@@ -31,6 +31,7 @@ import os
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import argparse
+import functools
 import importlib.machinery
 import importlib.util
 import random
@@ -62,9 +63,10 @@ def _older(folder: Path, pattern: str):
 def load_old(folder: Path, game: str):
     """The older build's state module of ``game``, loaded under its own name (bound to the
     older ``_game`` and ``_core`` when the folder has them)."""
-    for pattern, name in ((f"_{game}.*.so", f"caribsim._{game}"), (f"{game}/_state.*.so", f"caribsim.{game}._state")):
+    for pattern, candidate in ((f"_{game}.*.so", f"caribsim._{game}"), (f"{game}/_state.*.so", f"caribsim.{game}._state")):
         found = _older(folder, pattern)
         if found:
+            name = candidate
             break
     else:
         raise SystemExit(f"--old {folder}: no build of {game} there (_{game}*.so or {game}/_state*.so)")
@@ -93,7 +95,7 @@ def load_old_mcts(folder: Path):
     found = _older(folder, "_mcts.*.so") or _older(folder, "search/_mcts.*.so")
     if found is None:
         return None
-    import caribsim.search._mcts   # noqa: F401  (today's first: it keeps its name)
+    import caribsim.search._mcts  # noqa: F401  (today's first: it keeps its name)
     game_so = _older(folder, "_game.*.so")
     saved = sys.modules.get("caribsim._game")
     try:
@@ -180,10 +182,14 @@ def paired(work_old, work_new, rounds):
     ratios, olds, news = [], [], []
     for r in range(rounds):
         if r % 2 == 0:
-            o = work_old(); n = work_new()
+            o = work_old()
+            n = work_new()
         else:
-            n = work_new(); o = work_old()
-        olds.append(o); news.append(n); ratios.append(n / o)
+            n = work_new()
+            o = work_old()
+        olds.append(o)
+        news.append(n)
+        ratios.append(n / o)
     return statistics.median(ratios), statistics.median(olds), statistics.median(news)
 
 
@@ -210,8 +216,9 @@ def main(argv=None) -> int:
         while new.is_chance_node():             # the face-up draws: to the first decision
             assert old.resolve_chance() == new.resolve_chance()
         for threads in (1, 2):
-            ratio, o, w = paired(lambda: mcts_rate(old_mcts, old, args.mcts_iterations, threads, 10),
-                                 lambda: mcts_rate(new_mcts, new, args.mcts_iterations, threads, 10), args.rounds)
+            ratio, o, w = paired(functools.partial(mcts_rate, old_mcts, old, args.mcts_iterations, threads, 10),
+                                 functools.partial(mcts_rate, new_mcts, new, args.mcts_iterations, threads, 10),
+                                 args.rounds)
             print(f"{'puerto_rico 3p opening MCTS, ' + str(threads) + ' thread(s), sims/s':<52} {o:>12,.0f} {w:>12,.0f}  {ratio:.3f}")
         if args.only == ["mcts"]:
             return 0
@@ -225,12 +232,12 @@ def main(argv=None) -> int:
             n = args.games // 4 if game == "cuba" else args.games
             keys = [k for k in args.only or ("playouts", "loop", "child") if k != "mcts"]
             po, pn = (_positions(old), _positions(new)) if "child" in keys else (None, None)
-            work = {"playouts": ("random playouts, games/s", lambda st, _: playouts(st, n)),
+            work = {"playouts": ("random playouts, games/s", lambda st, _, n=n: playouts(st, n)),
                     "loop": ("Python loop, decisions/s", lambda st, _: python_loop(st, args.decisions)),
                     "child": ("child(a), calls/s", lambda _, pos: children(pos, args.children))}
             for key in keys:
                 what, f = work[key]
-                ratio, o, w = paired(lambda: f(old, po), lambda: f(new, pn), args.rounds)
+                ratio, o, w = paired(functools.partial(f, old, po), functools.partial(f, new, pn), args.rounds)
                 print(f"{label + ' ' + what:<52} {o:>12,.0f} {w:>12,.0f}  {ratio:.3f}")
                 sys.stdout.flush()
     return 0

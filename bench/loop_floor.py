@@ -10,8 +10,9 @@ import itertools
 import random
 import statistics
 
+from compare_builds import python_loop as loop  # the same loop (bench/ is on the path when run)
+
 import caribsim
-from compare_builds import python_loop as loop     # the same loop (bench/ is on the path when run)
 
 
 class Stand:
@@ -33,18 +34,27 @@ def stand_in(chance_share, legal_len, game_len):
 
 for game, opts in (("puerto_rico", {"players": 3}), ("puerto_rico", {"players": 5}), ("port_royal", {"players": 3}), ("cuba", {"players": 4})):
     st = caribsim.load_game(game, **opts).new_initial_state(seed=1)
-    rng = random.Random(3); c = st.clone(); ch = dec = nl = steps = games = 0
+    rng = random.Random(3)
+    c = st.clone()
+    ch = dec = nl = steps = games = 0
     while steps < 200000:
-        if c.is_terminal(): c = st.clone(); games += 1
-        elif c.is_chance_node(): c.resolve_chance(); ch += 1
+        if c.is_terminal():
+            c = st.clone()
+            games += 1
+        elif c.is_chance_node():
+            c.resolve_chance()
+            ch += 1
         else:
-            la = c.legal_actions(); nl += len(la); dec += 1; c.apply_action(rng.choice(la))
+            la = c.legal_actions()
+            nl += len(la)
+            dec += 1
+            c.apply_action(rng.choice(la))
         steps += 1
     share, mean_len = ch / (ch + dec), round(nl / dec)
     glen = steps // max(games, 1)
     s = stand_in(share, max(mean_len, 1), glen)
     real, floor = [], []
-    for r in range(7):
+    for _ in range(7):
         real.append(loop(st, 100000, lambda x: x.clone()))
         floor.append(loop(s, 100000, lambda x: x))
     print(f"{game} {opts}: chance share {share:.2f}, legal {nl/dec:.1f}: real {statistics.median(real):,.0f}/s, "

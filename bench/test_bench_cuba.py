@@ -13,9 +13,9 @@ import random
 
 import numpy as np
 import pytest
+from _bench_helpers import paired, playouts, py_calibration, rounds, size
 
 import caribsim
-from _bench_helpers import paired, playouts, py_calibration, rounds, size
 
 # FLOORS: the lowest accepted median ratio to the calibration (see _bench_helpers).
 # Each floor is 0.8 x the median ratio measured in short mode on an AMD EPYC 2-vCPU VM

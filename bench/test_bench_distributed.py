@@ -17,9 +17,9 @@ import os
 import time
 
 import pytest
+from _bench_helpers import idle_cores, median, report_speedup, rounds, size
 
 import caribsim
-from _bench_helpers import idle_cores, median, report_speedup, rounds, size
 from caribsim import distributed
 
 FLOORS = {
@@ -64,7 +64,7 @@ def test_bench_ray_over_one_process(benchmark, ray_up):
     after = idle_cores(2)
     gl, gr = median(local), median(ray)
     benchmark.group = "scale-out"
-    report_speedup(benchmark, "ratio_ray_over_one_process_4p", median([r / l for l, r in zip(local, ray)]),
+    report_speedup(benchmark, "ratio_ray_over_one_process_4p", median([rr / lr for lr, rr in zip(local, ray)]),
                    FLOORS["ray_over_one_process_4p"], before, after,
                    games_per_second_one_process=gl, games_per_second_ray=gr, ratio_of_medians=gr / gl,
                    games=n, runs=len(local), ray_cpus=2)

@@ -18,11 +18,11 @@ from __future__ import annotations
 import random
 
 import numpy as np
+from _bench_helpers import Calibration, paired, py_calibration, rounds, size
 
 import caribsim
 from caribsim._blas import one_thread as one_blas_thread
 from caribsim.search import evaluators
-from _bench_helpers import Calibration, paired, py_calibration, rounds, size
 
 # Each floor is 0.8 x the median ratio measured in short mode on an AMD EPYC 2-vCPU VM, busy
 # with another checkout's builds and tests (5 runs): a 30% regression (0.7x) fails. mlp_fit's,

@@ -13,10 +13,11 @@
 """
 from __future__ import annotations
 
+from _bench_helpers import SUMMARY, Calibration, c_calibration, paired, rounds, size
+
 import caribsim
 from caribsim import mcts
 from caribsim.search import guided
-from _bench_helpers import SUMMARY, Calibration, c_calibration, paired, rounds, size
 
 # puct_over_uct is about 0.8 x the median ratio measured in short mode on the 2-vCPU VM
 # (shared with other builds): a regression of 30% fails. leaf_evaluations, memory-bound

@@ -14,10 +14,19 @@ import random
 
 import numpy as np
 import pytest
+from _bench_helpers import (
+    Slowed,
+    cpu_timed,
+    median,
+    paired,
+    playouts,
+    py_calibration,
+    report_ratio,
+    rounds,
+    size,
+)
 
 import caribsim
-from _bench_helpers import (Slowed, cpu_timed, median, paired, playouts, py_calibration,
-                            report_ratio, rounds, size)
 
 # --------------------------------------------------------------------------------------
 # FLOORS: the lowest accepted median ratio to the calibration (benchmark rate over

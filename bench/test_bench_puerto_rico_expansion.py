@@ -15,9 +15,9 @@ Each expansion game includes its 17 draft decisions (the draft is part of the ga
 from __future__ import annotations
 
 import pytest
+from _bench_helpers import Slowed, cpu_timed, median, playouts, report_ratio, rounds, size
 
 import caribsim
-from _bench_helpers import Slowed, cpu_timed, median, playouts, report_ratio, rounds, size
 
 # Each floor is 0.8 x the median ratio measured in short mode on an AMD EPYC 2-vCPU VM
 # (8 runs: the machine busy with other builds and tests, and with one CPU-bound process per

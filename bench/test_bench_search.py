@@ -11,11 +11,10 @@ from __future__ import annotations
 import time
 
 import pytest
+from _bench_helpers import c_calibration, idle_cores, median, paired, report_speedup, rounds, size
 
 import caribsim
 from caribsim import mcts
-from _bench_helpers import (c_calibration, idle_cores, median, paired, report_speedup, rounds,
-                            size)
 
 # Each floor is 0.8 x the median ratio measured in short mode on an AMD EPYC 2-vCPU VM
 # (8 runs: the machine busy with other builds and tests, and with one CPU-bound process per

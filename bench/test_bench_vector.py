@@ -14,8 +14,8 @@ report can say where the time goes.
 from __future__ import annotations
 
 import numpy as np
-
 from _bench_helpers import c_calibration, cpu_timed, median, paired, report, rounds, size
+
 from caribsim.vector import VectorGame
 
 N = 1024

@@ -73,8 +73,8 @@ import time
 from pathlib import Path
 
 import pytest
-
 from _bench_helpers import SHORT, SUMMARY, Calibration, py_work, report, rounds, size
+
 from caribsim.human import records
 
 TARGET_SECONDS = 0.050
@@ -254,7 +254,8 @@ def _free_port() -> int:
 @pytest.fixture(scope="module")
 def web_server():
     """``caribsim serve`` on a free loopback port over a fresh games folder: (port, folder)."""
-    pytest.importorskip("uvicorn")
+    for module in ("starlette", "uvicorn", "websockets"):
+        pytest.importorskip(module, reason="needs the web extra: pip install 'caribsim[web]'")
     folder = Path(tempfile.mkdtemp(prefix="caribsim-bench-web-"))
     port = _free_port()
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}

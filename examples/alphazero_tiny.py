@@ -35,7 +35,7 @@ def _hidden(text):
     try:
         widths = tuple(int(w) for w in text.split(",") if w.strip())
     except ValueError:
-        raise argparse.ArgumentTypeError(f"hidden must be comma-separated widths, e.g. 64,64, got {text!r}")
+        raise argparse.ArgumentTypeError(f"hidden must be comma-separated widths, e.g. 64,64, got {text!r}") from None
     if any(w < 1 for w in widths):
         raise argparse.ArgumentTypeError(f"hidden widths must be >= 1, got {text!r}")
     return widths

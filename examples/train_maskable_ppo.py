@@ -48,12 +48,12 @@ def play(policy, game: str, players: int, n_games: int, seed: int) -> list[float
     returns = []
     for g in range(n_games):
         env = make_env(game, players, seat=g % players)
-        obs, info = env.reset(seed=seed + g)
+        obs, _info = env.reset(seed=seed + g)
         done = False
         reward = 0.0
         while not done:
             mask = env.unwrapped.action_masks()
-            obs, reward, terminated, truncated, info = env.step(policy(obs, mask))
+            obs, reward, terminated, truncated, _info = env.step(policy(obs, mask))
             done = terminated or truncated
         returns.append(float(reward))
     return returns

@@ -24,9 +24,18 @@ from caribsim.embed.vector import VectorGame  # noqa: E402
 from caribsim.scale.simulation import SimulationResult, simulate  # noqa: E402
 
 __version__ = "0.1.0"
-__all__ = ["CHANCE", "TERMINAL", "PlayoutResult", "VectorGame", "games", "load_game", "random_playouts",
-           "SimulationResult", "simulate",
-           "__version__"]
+__all__ = [
+    "CHANCE",
+    "TERMINAL",
+    "PlayoutResult",
+    "SimulationResult",
+    "VectorGame",
+    "__version__",
+    "games",
+    "load_game",
+    "random_playouts",
+    "simulate",
+]
 
 
 def __getattr__(name):

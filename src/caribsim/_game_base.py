@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import operator
 import sys
+from types import ModuleType
 
 import numpy as np
 
@@ -28,7 +29,8 @@ class Game:
     """
 
     name: str
-    _state = None
+    _state: ModuleType                  # set by each subclass, a class attribute (see above)
+    _players: int                       # set by each subclass's __init__ (the checked player count)
 
     @staticmethod
     def _check_players(players) -> int:

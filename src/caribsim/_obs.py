@@ -51,7 +51,7 @@ class Block:
     name: str
     repeat: int
     features: tuple
-    present: int = None
+    present: int | None = None
     desc: str = "one block per seat, the observer first"
 
     @property

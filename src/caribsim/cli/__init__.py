@@ -27,7 +27,18 @@ import os
 import sys
 
 import caribsim
-from caribsim.cli import arena, bench, games, play, replay, selfplay, serve, simulate, tournament, train
+from caribsim.cli import (
+    arena,
+    bench,
+    games,
+    play,
+    replay,
+    selfplay,
+    serve,
+    simulate,
+    tournament,
+    train,
+)
 from caribsim.cli._args import Parser, reason
 
 COMMANDS = {m.__name__.rsplit(".", 1)[1]: m
@@ -51,6 +62,7 @@ def build_parser() -> Parser:
 def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    subparser: Parser = args.subparser          # every command's parser sets it (set_defaults)
     out = sys.stdout
     try:
         return COMMANDS[args.command].run(args, out)
@@ -61,9 +73,9 @@ def main(argv=None) -> int:
         return 141
     except OSError as e:
         # a file argument that passed the checks up front but failed later (disk full, removed)
-        args.subparser.error(f"{reason(e)}: {e.filename!r}" if e.filename else reason(e))
+        subparser.error(f"{reason(e)}: {e.filename!r}" if e.filename else reason(e))
     except MemoryError:
-        args.subparser.error("out of memory: use fewer games or smaller searches")
+        subparser.error("out of memory: use fewer games or smaller searches")
     except KeyboardInterrupt:
-        print(f"{args.subparser.prog}: interrupted", file=sys.stderr)
+        print(f"{subparser.prog}: interrupted", file=sys.stderr)
         return 130

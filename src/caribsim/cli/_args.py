@@ -7,6 +7,7 @@ import inspect
 import os
 import sys
 import tempfile
+from typing import NoReturn
 
 import caribsim
 
@@ -20,7 +21,7 @@ MAX_WORKERS = 1024
 class Parser(argparse.ArgumentParser):
     """Errors are one line on stderr (``PROG: error: MESSAGE``) and exit code 2."""
 
-    def error(self, message):
+    def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {' '.join(str(message).split())}\n")
 
 

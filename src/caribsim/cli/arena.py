@@ -3,9 +3,17 @@ from __future__ import annotations
 
 import caribsim
 from caribsim.cli._args import (
-    MAX_GAMES, MAX_WORKERS, int_at_least, parse_seed,
-    add_backend_arguments, add_result_arguments, game_options, backend_kwargs, show_progress, print_result_run,
+    MAX_GAMES,
+    MAX_WORKERS,
+    add_backend_arguments,
+    add_result_arguments,
+    backend_kwargs,
     check_plot,
+    game_options,
+    int_at_least,
+    parse_seed,
+    print_result_run,
+    show_progress,
 )
 
 

@@ -121,7 +121,8 @@ def run(args, out) -> int:
     for iterations in (2000, 20000):
         if args.quick:
             iterations //= 10
-        ones, twos = [], []
+        ones: list[float] = []
+        twos: list[float] = []
         for i in range(7 if iterations < 10000 else 3):      # alternating pairs: the ratio is
             for threads, rates in ((1, ones), (2, twos)):    # the median of the pairs'
                 r = mcts.search(st, iterations=iterations, threads=threads, seed=i)

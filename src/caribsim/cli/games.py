@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 
-from caribsim.cli._args import games_info, fmt_counts
+from caribsim.cli._args import fmt_counts, games_info
 
 
 def add_parser(sub):

@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 
 import caribsim
-from caribsim.cli._args import int_at_least, parse_seed, parse_option, output_file, game_options
+from caribsim.cli._args import game_options, int_at_least, output_file, parse_option, parse_seed
 
 
 def language(text: str) -> str:
@@ -82,10 +82,10 @@ def _seat(args, record) -> int:
 
 
 def run(args, out) -> int:
-    from caribsim.search import bots
     from caribsim.human import play
+    from caribsim.search import bots
 
-    parser = args.subparser
+    parser: argparse.ArgumentParser = args.subparser
     options = game_options(args)
     try:
         record = _resumed(args) if args.load is not None else None

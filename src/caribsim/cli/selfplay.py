@@ -3,8 +3,14 @@ from __future__ import annotations
 
 import caribsim
 from caribsim.cli._args import (
-    MAX_GAMES, int_at_least, parse_seed, parse_option, output_dir, add_backend_arguments,
-    game_options, show_progress,
+    MAX_GAMES,
+    add_backend_arguments,
+    game_options,
+    int_at_least,
+    output_dir,
+    parse_option,
+    parse_seed,
+    show_progress,
 )
 
 

@@ -62,6 +62,7 @@ def run(args, out) -> int:
     try:
         import uvicorn
         import websockets  # noqa: F401  (uvicorn serves the live updates with it)
+
         from caribsim.web.app import create_app
     except ImportError as e:
         missing = (e.name or "").split(".")[0]

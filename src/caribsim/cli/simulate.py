@@ -6,8 +6,16 @@ import json
 import caribsim
 from caribsim._game import MAX_THREADS
 from caribsim.cli._args import (
-    MAX_GAMES, int_at_least, parse_seed, parse_option, output_dir, add_backend_arguments,
-    game_options, backend_kwargs, show_progress, print_run,
+    MAX_GAMES,
+    add_backend_arguments,
+    backend_kwargs,
+    game_options,
+    int_at_least,
+    output_dir,
+    parse_option,
+    parse_seed,
+    print_run,
+    show_progress,
 )
 
 

@@ -5,7 +5,13 @@ import json
 
 import caribsim
 from caribsim.cli._args import (
-    add_where_arguments, int_at_least, parse_seed, parse_option, output_dir, game_options, show_progress,
+    add_where_arguments,
+    game_options,
+    int_at_least,
+    output_dir,
+    parse_option,
+    parse_seed,
+    show_progress,
 )
 
 
@@ -95,9 +101,9 @@ def run(args, out) -> int:
         print(json.dumps(result["log"], indent=2), file=out)
         return 0
     print("  round  samples     loss  win share  best", file=out)
-    for e in result["log"]:
-        print(f"  {e['round']:>5}  {e['train']['samples']:>7,}  {e['train']['loss']['total']:>7.4f}  "
-              f"{e['eval']['win_share']:>9.3f}  {e['best_round']:>4}", file=out)
+    for entry in result["log"]:
+        print(f"  {entry['round']:>5}  {entry['train']['samples']:>7,}  {entry['train']['loss']['total']:>7.4f}  "
+              f"{entry['eval']['win_share']:>9.3f}  {entry['best_round']:>4}", file=out)
     print(f"wrote {args.out}: {len(result['log'])} rounds, best network of round {result['best_round']} "
           f"({result['best_model']})", file=out)
     return 0

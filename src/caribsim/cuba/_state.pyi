@@ -12,26 +12,23 @@ import numpy.typing as npt
 
 from caribsim._game import GameState
 from caribsim.cuba import CubaGame
-
-from caribsim.cuba._core import (
-    BUILDING_IDS as BUILDING_IDS,
-    CARGO_NAMES as CARGO_NAMES,
-    CHARACTER_NAMES as CHARACTER_NAMES,
-    CROP_NAMES as CROP_NAMES,
-    ITEM_NAMES as ITEM_NAMES,
-    LAW_KINDS as LAW_KINDS,
-    LOAD_NAMES as LOAD_NAMES,
-    MARKER_NAMES as MARKER_NAMES,
-    MATERIAL_NAMES as MATERIAL_NAMES,
-    PAIR_STACKS as PAIR_STACKS,
-    PHASE_NAMES as PHASE_NAMES,
-    RESUME_NAMES as RESUME_NAMES,
-    STACK_NAMES as STACK_NAMES,
-    STEP_NAMES as STEP_NAMES,
-    SUBSIDY_COUNTS as SUBSIDY_COUNTS,
-    field_name as field_name,
-    pack_tables as pack_tables,
-)
+from caribsim.cuba._core import BUILDING_IDS as BUILDING_IDS
+from caribsim.cuba._core import CARGO_NAMES as CARGO_NAMES
+from caribsim.cuba._core import CHARACTER_NAMES as CHARACTER_NAMES
+from caribsim.cuba._core import CROP_NAMES as CROP_NAMES
+from caribsim.cuba._core import ITEM_NAMES as ITEM_NAMES
+from caribsim.cuba._core import LAW_KINDS as LAW_KINDS
+from caribsim.cuba._core import LOAD_NAMES as LOAD_NAMES
+from caribsim.cuba._core import MARKER_NAMES as MARKER_NAMES
+from caribsim.cuba._core import MATERIAL_NAMES as MATERIAL_NAMES
+from caribsim.cuba._core import PAIR_STACKS as PAIR_STACKS
+from caribsim.cuba._core import PHASE_NAMES as PHASE_NAMES
+from caribsim.cuba._core import RESUME_NAMES as RESUME_NAMES
+from caribsim.cuba._core import STACK_NAMES as STACK_NAMES
+from caribsim.cuba._core import STEP_NAMES as STEP_NAMES
+from caribsim.cuba._core import SUBSIDY_COUNTS as SUBSIDY_COUNTS
+from caribsim.cuba._core import field_name as field_name
+from caribsim.cuba._core import pack_tables as pack_tables
 
 ACTION_RANGES: dict[str, tuple[int, int]]
 NUM_DISTINCT_ACTIONS: int

@@ -20,10 +20,10 @@ import re
 from importlib.resources import files
 from pathlib import Path
 
-from caribsim.cuba import _state
 from caribsim._game_base import Game
+from caribsim.cuba import _state
 
-__all__ = ['ITEMS', 'CARGO', 'CROPS', 'MATERIALS', 'CHARACTERS', 'BUILDINGS', 'LAW_KINDS', 'STACKS', 'CubaState', 'DATA_FILES', 'DataError', 'load_component_data', 'CubaGame']
+__all__ = ['BUILDINGS', 'CARGO', 'CHARACTERS', 'CROPS', 'DATA_FILES', 'ITEMS', 'LAW_KINDS', 'MATERIALS', 'STACKS', 'CubaGame', 'CubaState', 'DataError', 'load_component_data']
 
 ITEMS = _state.ITEM_NAMES
 CARGO = _state.CARGO_NAMES
@@ -143,7 +143,7 @@ def _read_files(folder):
         if data is not None:
             out[name] = _File(name, data, str(user / name))
         else:
-            out[name] = _File(name, files("caribsim").joinpath("data", name).read_bytes(), "bundled")
+            out[name] = _File(name, (files("caribsim") / "data" / name).read_bytes(), "bundled")
     return out
 
 
@@ -628,7 +628,7 @@ def _observation_layout(game):
     slots_max = [max(s["slots"][k] for s in spec["ships"]) for k in range(5)]
     ship_total = max(sum(s["slots"]) for s in spec["ships"])
     limits = [UNLIMITED if b["limit"] is None else b["limit"] for b in spec["buildings"]]
-    pick_max = max(limits + [su["storage_capacity_crops"], 1])
+    pick_max = max([*limits, su["storage_capacity_crops"], 1])
     player = (
         Feature("pesos", 1, 0, pesos_high, coins, "unlimited bank (D46); cap: the 60 coins"),
         Feature("vp", 1, 0, INF, VP_TRACK, "no finite bound in the rules; cap: the VP track 0-80"),
@@ -645,7 +645,8 @@ def _observation_layout(game):
         fields += (Feature(f"field {f} pawn", 1),
                    Feature(f"field {f} building one-hot", nb, 0, 0 if warehouse else 1,
                            note="the warehouse field takes no building" if warehouse else ""))
-    player += fields + (
+    player += (
+        *fields,
         Feature("hand", 5), Feature("4th card one-hot", 5), Feature("last veto stack one-hot", 4),
         Feature("paid tax", 1),
         Feature("bought votes", 1, 0, bought, note="bid and re-bid, 200 pesos each at most"),
@@ -664,12 +665,12 @@ def _observation_layout(game):
     for k in range(5):
         prices = market[k]["prices"]
         layout += [Feature(f"{items[k]} tokens", 1, 0, len(prices), note="spaces of the track"),
-                   Feature(f"{items[k]} buy price", 1, min(prices + [su["market_buy_from_supply_price"]]),
-                           max(prices + [su["market_buy_from_supply_price"]])),
+                   Feature(f"{items[k]} buy price", 1, min([*prices, su["market_buy_from_supply_price"]]),
+                           max([*prices, su["market_buy_from_supply_price"]])),
                    Feature(f"{items[k]} sell price", 1,
-                           min(prices + [su["market_sell_to_supply_price_crop" if k < 3 else
+                           min([*prices, su["market_sell_to_supply_price_crop" if k < 3 else
                                             "market_sell_to_supply_price_good"]]),
-                           max(prices + [su["market_sell_to_supply_price_crop" if k < 3 else
+                           max([*prices, su["market_sell_to_supply_price_crop" if k < 3 else
                                             "market_sell_to_supply_price_good"]]))]
     dock = (Feature("ship one-hot", nships),)
     for k in range(5):

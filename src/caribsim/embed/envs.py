@@ -206,7 +206,8 @@ class UniformRandomOpponent:
 class CaribsimAECEnv(AECEnv):
     """PettingZoo AEC environment of a caribsim game (see ``pettingzoo_env``)."""
 
-    metadata = {"render_modes": RENDER_MODES, "name": "caribsim_v0", "is_parallelizable": False,
+    # a class-level dict by design: AECEnv declares ``metadata: dict`` (not a ClassVar)
+    metadata = {"render_modes": RENDER_MODES, "name": "caribsim_v0", "is_parallelizable": False,  # noqa: RUF012
                 "render_fps": 4}
 
     def __init__(self, game, render_mode=None, bots=None, observation="normalized"):
@@ -251,10 +252,10 @@ class CaribsimAECEnv(AECEnv):
                 self.bots[seat].restart(int(self._rng.integers(2 ** 63)))
         self._advance()
         self.agents = self.possible_agents[:]
-        self.rewards = {a: 0.0 for a in self.agents}
-        self._cumulative_rewards = {a: 0.0 for a in self.agents}
-        self.terminations = {a: False for a in self.agents}
-        self.truncations = {a: False for a in self.agents}
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
+        self.terminations = dict.fromkeys(self.agents, False)
+        self.truncations = dict.fromkeys(self.agents, False)
         self.infos = {a: {} for a in self.agents}
         self.agent_selection = self._to_select()
 
@@ -337,7 +338,8 @@ def pettingzoo_env(game, players=None, render_mode=None, bots=None, observation=
 class CaribsimGymEnv(gymnasium.Env):
     """Gymnasium environment of a caribsim game from one seat (see ``gym_env``)."""
 
-    metadata = {"render_modes": RENDER_MODES, "render_fps": 4}
+    # a class-level dict by design: gymnasium.Env declares ``metadata: dict`` (not a ClassVar)
+    metadata = {"render_modes": RENDER_MODES, "render_fps": 4}  # noqa: RUF012
 
     def __init__(self, game, opponents=None, seat=0, illegal_action="lose",
                  illegal_reward=-1.0, render_mode=None, observation="normalized"):

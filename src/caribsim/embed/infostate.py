@@ -108,7 +108,7 @@ class Events:
     ``REVEAL`` (then ``action`` is the seat and ``label`` the amount of its revealed bid);
     ``hidden`` says from whom the action is hidden."""
 
-    __slots__ = ("parent", "records", "length", "name", "_rules", "__weakref__")
+    __slots__ = ("__weakref__", "_rules", "length", "name", "parent", "records")
 
     def __init__(self, name, parent=None, records=()):
         self.name = name if parent is None else parent.name
@@ -117,7 +117,7 @@ class Events:
         self.records = records
         self.length = (parent.length if parent is not None else 0) + len(records)
 
-    def after(self, state, action: int, apply) -> "Events":
+    def after(self, state, action: int, apply) -> Events:
         """Apply ``action`` to ``state`` with ``apply(action)`` and return the chain with the
         step's records (the hidden flags are read before the step, the reveals after)."""
         hidden_rule, before_rule, reveal_rule = self._rules
@@ -153,7 +153,7 @@ def _seen(record, player):
 
 
 def _line(i, rec, player, name_of):
-    actor, action, hidden, label = rec
+    actor, action, _hidden, label = rec
     if actor == REVEAL:
         return f"{i}. p{action} bid revealed: {label}"
     who = "chance" if actor < 0 else f"p{actor}"

@@ -30,8 +30,8 @@ import numpy as np
 import pyspiel
 
 import caribsim
-from caribsim.embed import infostate
 from caribsim._api import _registry
+from caribsim.embed import infostate
 from caribsim.embed._vector import game_info
 
 PREFIX = "caribsim_"
@@ -45,10 +45,10 @@ MAX_EVENTS = 5000
 
 # Cuba's buildings in the engine's order (docs/cuba.md) and the effect numbers the engine
 # fixes (the printed rules text, not the data files; pyx/caribsim/cuba/_core.pyx).
-_CU_BUILDINGS = ("cement_factory sawmill golf_course abbey tavern smoking_lounge small_office "
-                 "large_office hotel inn main_warehouse production_building supply_depot small_bank "
-                 "large_bank cigar_factory distillery black_market lighthouse storage dam church "
-                 "town_hall").split()
+_CU_BUILDINGS = ["cement_factory", "sawmill", "golf_course", "abbey", "tavern", "smoking_lounge",
+                 "small_office", "large_office", "hotel", "inn", "main_warehouse",
+                 "production_building", "supply_depot", "small_bank", "large_bank", "cigar_factory",
+                 "distillery", "black_market", "lighthouse", "storage", "dam", "church", "town_hall"]
 _CU_PICK = {"cement_factory", "sawmill", "golf_course", "abbey", "tavern", "smoking_lounge",
             "main_warehouse", "production_building", "supply_depot", "cigar_factory", "distillery"}
 _CU_ITEM_PESOS = (6, 4, 2)          # Main warehouse, Production building, Supply depot: pesos per item
@@ -131,9 +131,15 @@ def cuba_length_terms(game) -> dict:
             pesos = min(pesos, st["coins"])
         if supply_total is not None:
             items = min(items, supply_total)
-        supply_buys = pesos // p_supply if p_supply > 0 else supply_total
-        if supply_total is not None:
-            supply_buys = min(supply_buys, supply_total)
+        if p_supply > 0:
+            supply_buys = pesos // p_supply
+            if supply_total is not None:
+                supply_buys = min(supply_buys, supply_total)
+        else:
+            # the price is 0..100 (cuba_setup.csv's bounds), and a free purchase from an
+            # unlimited supply raised above: the supply is limited
+            assert supply_total is not None
+            supply_buys = supply_total
         # (4) the five characters' actions, each at most once per player and round
         extras = _cu_extras(d, st, items)
         actions = sorted([

@@ -41,7 +41,8 @@ class CaribsimVectorEnv(VectorEnv):
     """``num_envs`` games of one caribsim game, the learner in ``seat`` (an int, or "random":
     drawn per episode), random opponents in C (see the module docstring and ``vector_env``)."""
 
-    metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}
+    # a class-level dict by design: VectorEnv declares ``metadata: dict`` (not a ClassVar)
+    metadata = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}  # noqa: RUF012
     render_mode = None
 
     def __init__(self, game, num_envs=16, seat=0, opponents=None, observation="normalized"):

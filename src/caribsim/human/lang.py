@@ -38,11 +38,11 @@ def check(lang) -> str:
     return lang
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def rows() -> tuple:
     """The rows of the Czech data file, checked: four fields (a comma inside a field must be
     quoted), a known kind, a non-empty key and text."""
-    text = files("caribsim").joinpath("data", _FILE).read_text(encoding="utf-8")
+    text = (files("caribsim") / "data" / _FILE).read_text(encoding="utf-8")
     return check_rows(csv.DictReader(io.StringIO(text, newline="")))
 
 
@@ -142,7 +142,7 @@ class Translator:
                 "count_forms": self.counts, "term_text": self.terms}
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def translator(game, lang: str = "en") -> Translator:
     """The translator of ``game`` (a game's name, or None for the shared words) into ``lang``."""
     return Translator(game, lang)

@@ -20,8 +20,9 @@ import random
 import sys
 import unicodedata
 
-from caribsim.search import mcts
+from caribsim._game import GameState
 from caribsim.human import boards, lang, records
+from caribsim.search import mcts
 
 HELP = ("type the number of a move or its name (an unambiguous prefix is enough); "
         "undo: back to your previous decision; hint: the search's suggestion; "
@@ -137,7 +138,7 @@ class Session:
         self.board = boards.get(type(game).name)
         self.tr = lang.translator(type(game).name, lang.check(lang_code))
         self.shown = self.state.clone()   # the state up to which events() has been told
-        self.undo_stack = []          # clones at each of the person's decisions
+        self.undo_stack: list[GameState] = []     # clones at each of the person's decisions
         self.hint_iterations = hint_iterations
 
     def label(self, action) -> str:

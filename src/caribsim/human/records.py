@@ -17,6 +17,7 @@ from pathlib import Path
 
 import caribsim
 from caribsim._common import _int_in, _read_json_file
+from caribsim._game import GameState
 
 FORMAT = "caribsim-record"
 VERSION = 1
@@ -132,7 +133,7 @@ def replay(record: dict, upto=None):
 
 def states(record: dict):
     """Every state of a record, from the initial state to the last (validated as replay())."""
-    out = []
+    out: list[GameState] = []
     _replay(record, None, out)
     return out
 

@@ -9,10 +9,9 @@ decisions: docs/port_royal.md.
 """
 from typing import Any, NoReturn, SupportsIndex
 
-from typing_extensions import disjoint_base
-
 import numpy as np
 import numpy.typing as npt
+from typing_extensions import disjoint_base
 
 from caribsim._game import GameState
 from caribsim.port_royal import PortRoyalGame

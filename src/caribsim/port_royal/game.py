@@ -5,10 +5,10 @@ encoding, state dict and rule decisions are in ``docs/port_royal.md``.
 """
 from __future__ import annotations
 
-from caribsim.port_royal import _core, _state
 from caribsim._game_base import Game
+from caribsim.port_royal import _core, _state
 
-__all__ = ['CARDS', 'EXPEDITIONS', 'COLOURS', 'PortRoyalState', 'PortRoyalGame']
+__all__ = ['CARDS', 'COLOURS', 'EXPEDITIONS', 'PortRoyalGame', 'PortRoyalState']
 
 CARDS = _core.CARD_IDS
 EXPEDITIONS = _core.EXPEDITION_IDS
@@ -17,7 +17,7 @@ PortRoyalState = _state.PortRoyalState
 
 
 class PortRoyalGame(Game):
-    """Port Royal (the base card game) for 2–5 players.
+    """Port Royal (the base card game) for 2-5 players.
 
     Options:
         players: 2..5 (default 4); the anchor+cross+house expedition is used only with 5.

@@ -5,12 +5,12 @@ The state API is ``PuertoRicoState`` (made by ``PuertoRicoGame``); the module
 functions are used by ``caribsim.puerto_rico``. Action ids: docs/actions.md;
 the dict format: docs/state-dict.md. The C rules and tables are in ``_core``.
 """
-from typing import Any, NoReturn, Sequence, SupportsIndex
-
-from typing_extensions import disjoint_base
+from collections.abc import Sequence
+from typing import Any, NoReturn, SupportsIndex
 
 import numpy as np
 import numpy.typing as npt
+from typing_extensions import disjoint_base
 
 from caribsim._game import GameState
 from caribsim.puerto_rico import PuertoRicoGame

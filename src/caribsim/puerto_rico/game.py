@@ -6,10 +6,12 @@ Rules: the reference in ``docs/`` / the shared rules folder; every open point is
 """
 from __future__ import annotations
 
-from caribsim.puerto_rico import _core, _state
-from caribsim._game_base import Game
+from typing import Any
 
-__all__ = ['GOODS', 'ROLES', 'BUILDINGS', 'VIOLET_BUILDINGS', 'DRAFT_SLOTS', 'DRAFT_EXCLUSIONS', 'PuertoRicoState', 'PuertoRicoGame']
+from caribsim._game_base import Game
+from caribsim.puerto_rico import _core, _state
+
+__all__ = ['BUILDINGS', 'DRAFT_EXCLUSIONS', 'DRAFT_SLOTS', 'GOODS', 'ROLES', 'VIOLET_BUILDINGS', 'PuertoRicoGame', 'PuertoRicoState']
 
 GOODS = _core.GOOD_NAMES
 ROLES = _core.ROLE_NAMES
@@ -39,7 +41,7 @@ def _check_building_set(buildings, exclusions=True) -> tuple:
     if len(set(ids)) != len(ids):
         dup = sorted({b for b in ids if ids.count(b) > 1})
         raise ValueError(f"buildings: each kind at most once, repeated: {dup}")
-    per_cost = {}
+    per_cost: dict[int, list[str]] = {}
     for b in ids:
         per_cost.setdefault(int(_ROWS[b]["cost"]), []).append(b)
     for cost, slots in sorted(DRAFT_SLOTS.items()):
@@ -56,7 +58,7 @@ def _check_building_set(buildings, exclusions=True) -> tuple:
 
 
 class PuertoRicoGame(Game):
-    """Puerto Rico for 2–5 players (2 = the official 2-player variant).
+    """Puerto Rico for 2-5 players (2 = the official 2-player variant).
 
     Options:
         players: 2..5 (default 4).
@@ -126,7 +128,7 @@ class PuertoRicoGame(Game):
         """The game's options. Base games list players and all_colonists_and_vp only (as
         before the expansion existed); expansion games add the expansion options
         (``exclusions`` only when False, as before that option existed)."""
-        opts = {"players": self._players, "all_colonists_and_vp": self._all_colonists_and_vp}
+        opts: dict[str, Any] = {"players": self._players, "all_colonists_and_vp": self._all_colonists_and_vp}
         if self._expansion:
             opts.update(expansion=True, draft=self._draft,
                         buildings=list(self._buildings) if self._buildings is not None else None,
@@ -238,7 +240,7 @@ def _observation_layout(game):
               else int(r["copies_2p" if n == 2 else "copies_3to5p"]) for b, r in enumerate(rows)]
     circles = [int(r["circles"]) if maybe[b] else 0 for b, r in enumerate(rows)]
     owned = [1 if maybe[b] else 0 for b in range(len(rows))]
-    tiles_high = own_tiles + [min(12, quarries), forests]
+    tiles_high = [*own_tiles, min(12, quarries), forests]
     last_slot = 6 + max(b for b in range(len(rows)) if maybe[b] and int(rows[b]["circles"]) > 0)
     phases = [1] * 10
     phases[6] = 1 if cards[6] else 0                            # no Prospector card: no Prospector phase

@@ -20,6 +20,7 @@ import math
 import sys
 import time
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -106,7 +107,7 @@ def play_game(game, bots, seed: int, rotation: int = 0, record_path=None, names=
     the game record (caribsim.records), its players named by ``names`` (one per bot;
     default ``bots.bot_names(bots)``)."""
     n = game.num_players()
-    seat_bot = [None] * n
+    seat_bot: list[int | None] = [None] * n         # every seat's bot (all set: one bot a seat)
     for b in range(len(bots)):
         seat_bot[(b + rotation) % n] = b
     for b, bot in enumerate(bots):
@@ -238,7 +239,7 @@ def play_match(game, bots, n_games: int, seed: int = 0, processes: int = 1, prog
              for c in distributed.plan_chunks(n_games, chunk_size)]
     chunks, info = distributed.run_chunks(match_chunk, specs, backend=backend, workers=workers,
                                           address=address, store=store, progress=progress, retries=retries)
-    results = [{"seat_bot": [int(x) for x in c["seat_bot"][k]],
+    results: list[dict[str, Any]] = [{"seat_bot": [int(x) for x in c["seat_bot"][k]],
                 "returns": [float(x) for x in c["returns"][k]],
                 "scores": [int(x) for x in c["scores"][k]],
                 "length": int(c["lengths"][k])}

@@ -36,6 +36,7 @@ import zipfile
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -229,9 +230,10 @@ def run_chunks(task, specs: list, *, backend: str = "local", workers=None, addre
     by_index = {spec["chunk"]: pos for pos, spec in enumerate(specs)}
     done = store.done() & set(by_index) if store is not None else set()
     bar = Progress(sum(s[games_key] for s in specs), len(specs), n_workers, progress)
-    for i in sorted(done):
-        results[by_index[i]] = store.load(i)
-        bar.add(specs[by_index[i]][games_key], resumed=True)
+    if store is not None:                     # (without a store nothing is done yet)
+        for i in sorted(done):
+            results[by_index[i]] = store.load(i)
+            bar.add(specs[by_index[i]][games_key], resumed=True)
 
     def finished(i, result):
         pos = by_index[i]
@@ -323,7 +325,7 @@ def _run_ray(task, pending, fault, retries, finished) -> None:
     remote = ray.remote(num_cpus=1, max_retries=retries)(_run_task)
     window = 4 * int(ray.cluster_resources().get("CPU", 1))     # bounds the results held at once
     queue = list(reversed(pending))
-    running = {}
+    running: dict[Any, int] = {}           # a Ray object ref -> its chunk's index
     try:
         while queue or running:
             while queue and len(running) < window:

@@ -26,7 +26,7 @@ import numpy as np
 import caribsim
 from caribsim import _shards
 from caribsim._common import _int_in
-from caribsim._shards import ARRAYS, FORMAT, VERSION  # noqa: F401  (the format, shared with its readers)
+from caribsim._shards import ARRAYS, FORMAT, VERSION  # the format, shared with its readers
 from caribsim.scale import distributed
 from caribsim.scale.arena import check_length, derive_seed
 
@@ -257,7 +257,7 @@ def generate(game, bot, n_games: int, out, *, seed: int = 0, backend: str = "loc
         "decisions": int(sum(len(r["player"]) for r in results)),
         "arrays": {k: {"dtype": d, "shape": s} for k, (d, s) in ARRAYS.items()},
         "shards": [{"file": os.path.basename(store.file(c.index)), "first_game": c.first, "games": c.count,
-                    "decisions": int(len(r["player"]))} for c, r in zip(chunks, results)],
+                    "decisions": len(r["player"])} for c, r in zip(chunks, results)],
         "backend": info.backend, "workers": info.workers, "seconds_this_run": info.seconds,
     }
     if guided_bot:

@@ -12,13 +12,14 @@ bot games start from ``derive_seed(seed, g)``. So ``backend="local"``, ``"proces
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 import caribsim
-from caribsim.scale import distributed
 from caribsim._common import _int_in
 from caribsim._game import MAX_THREADS
+from caribsim.scale import distributed
 
 PLAYOUT_CHUNK_MIN = 500      # random playouts: a task's fixed cost is ~ms, a game ~50 us
 
@@ -110,10 +111,11 @@ def simulate(game, n_games: int = 1000, *, seed: int = 0, bots=None, backend: st
     elif options:
         raise ValueError("game options are only accepted with a game name")
     else:
-        name, loaded = getattr(type(game), "name", None), game
-        if name not in caribsim.games():
+        found, loaded = getattr(type(game), "name", None), game
+        if found not in caribsim.games():
             raise TypeError(f"game must be a game name ({', '.join(caribsim.games())}) or a loaded game, "
                             f"got {type(game).__name__}")
+        name = found
     n_games = _int_in(n_games, "n_games", 1)
     seed = _int_in(seed, "seed", 0, 2**64 - 1)
     threads = _int_in(threads, "threads", 1, MAX_THREADS)
@@ -137,6 +139,7 @@ def simulate(game, n_games: int = 1000, *, seed: int = 0, bots=None, backend: st
            "bots": specs_of_bots, "chunk_size": chunk_size, "version": caribsim.__version__}
     store = None if resume is None else distributed.ChunkStore(resume, run)
     base = {"game": name, "options": game_options, "seed": seed}
+    extra: dict[str, Any]
     if bots is None:
         task = _playout_chunk
         extra = {"threads": threads}

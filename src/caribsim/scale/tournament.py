@@ -40,7 +40,15 @@ import numpy as np
 
 import caribsim
 from caribsim._common import _int_in
-from caribsim.scale.arena import _pyplot, bot_label, check_bot, derive_seed, play_game, save_figure, wilson_interval
+from caribsim.scale.arena import (
+    _pyplot,
+    bot_label,
+    check_bot,
+    derive_seed,
+    play_game,
+    save_figure,
+    wilson_interval,
+)
 from caribsim.search.bots import bot_names, parse_bot
 
 SCHEDULES = ("round-robin", "random")
@@ -48,8 +56,19 @@ Z = 3.0                      # sigmas below mu in the conservative ordinal
 # the schedule's draws use indices above any game index, so they never repeat a game's seed
 SCHEDULE_STREAM = 2**40
 
-__all__ = ["SCHEDULES", "BotRating", "PairResult", "TournamentResult", "play_tournament", "seat_schedule",
-           "game_ranks", "ratings", "pairwise", "figure", "plot"]
+__all__ = [
+    "SCHEDULES",
+    "BotRating",
+    "PairResult",
+    "TournamentResult",
+    "figure",
+    "game_ranks",
+    "pairwise",
+    "play_tournament",
+    "plot",
+    "ratings",
+    "seat_schedule",
+]
 
 
 # --------------------------------------------------------------------------------------
@@ -238,7 +257,7 @@ def _bot_rating(b: int, name: str, rank: int, rating: tuple, games: list, player
     wins = sum(g["returns"][s] for g, s in mine)
     rate = wins / len(mine) if mine else None
     return BotRating(name, rank, mu, sigma, mu - Z * sigma, (mu - Z * sigma, mu + Z * sigma), len(mine), wins,
-                     rate, wilson_interval(rate, len(mine)) if mine else None,
+                     rate, None if rate is None else wilson_interval(rate, len(mine)),
                      sum(g["scores"][s] for g, s in mine) / len(mine) if mine else None,
                      [sum(1 for _, s in mine if s == seat) for seat in range(players)])
 
@@ -311,7 +330,6 @@ def play_tournament(game, bots, n_games: int, schedule: str = "round-robin", see
     """
     from caribsim.scale import distributed
 
-    _plackett_luce()
     if isinstance(game, str):
         game = caribsim.load_game(game, **options)
     elif options:
@@ -323,6 +341,7 @@ def play_tournament(game, bots, n_games: int, schedule: str = "round-robin", see
     if backend is None:
         backend = "processes" if workers else "local"
     distributed.check_backend(backend, workers, address, retries)
+    _plackett_luce()                        # after the arguments: a bad one is named even without it
     if progress is None:
         progress = n_games > 10 and sys.stderr.isatty()
     if save_games is not None:

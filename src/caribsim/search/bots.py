@@ -110,8 +110,6 @@ class MCTSBot(Bot):
     step() or restart() while another thread is in one raises RuntimeError.
     """
 
-    name = "mcts"
-
     def __init__(self, seed: int = 0, **options):
         options = dict(options)
         Searcher(seed=seed, **options)               # validate the options now
@@ -139,7 +137,7 @@ class MCTSBot(Bot):
             return self.last_result.action
 
     @property
-    def name(self) -> str:
+    def name(self) -> str:  # type: ignore[override]  # Bot.name is a class attribute; this bot's name follows its options
         """The normalised spec of the options (``mcts:300:rollout=heuristic``): iterations
         first, then the other options in the order of ``parse_bot``'s keys."""
         parts = ["mcts"]
@@ -191,8 +189,6 @@ class AlphaZeroBot(Bot):
     the same options and the same seed over a copy of the evaluator (the evaluator must
     pickle: the numpy MLP and the rollout evaluator do). One call at a time, as MCTSBot.
     """
-
-    name = "alphazero"
 
     def __init__(self, evaluator, simulations: int = 200, *, gumbel: bool = False, seed: int = 0,
                  **options):
@@ -280,7 +276,7 @@ class AlphaZeroBot(Bot):
         return self._spec(strict=True)
 
     @property
-    def name(self) -> str:
+    def name(self) -> str:  # type: ignore[override]  # Bot.name is a class attribute; this bot's name follows its options
         """The spec (``to_spec``); for an evaluator no spec can name, the same form with
         ``evaluator=CLASS`` in place of the evaluator (``puct:200:evaluator=TorchEvaluator``)."""
         return self._spec(strict=False)

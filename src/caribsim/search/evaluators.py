@@ -40,6 +40,7 @@ import threading
 import zipfile
 import zlib
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -130,7 +131,7 @@ def _softmax(u):
     return e
 
 
-def _game_sizes(game):
+def _game_sizes(game) -> tuple[int, int, int]:
     for attr in ("observation_tensor_shape", "num_distinct_actions", "num_players"):
         if not callable(getattr(game, attr, None)):
             raise TypeError(f"game must be a caribsim game (caribsim.load_game(...)), got "
@@ -296,7 +297,7 @@ class MLPEvaluator:
         self._publish(params)
 
     @classmethod
-    def for_game(cls, game, hidden=(128, 128), seed=0, obs_mean=None, obs_std=None) -> "MLPEvaluator":
+    def for_game(cls, game, hidden=(128, 128), seed=0, obs_mean=None, obs_std=None) -> MLPEvaluator:
         """An MLP with the sizes of ``game`` (a ``caribsim.load_game(...)`` game)."""
         return cls(*_game_sizes(game), hidden=hidden, seed=seed, obs_mean=obs_mean, obs_std=obs_std)
 
@@ -346,7 +347,7 @@ class MLPEvaluator:
         half a file."""
         path = _fspath(path, "path")
         params = self._state[0]
-        arrays = {"format": np.array(FORMAT), "version": np.array(VERSION, dtype=np.int64),
+        arrays: dict[str, Any] = {"format": np.array(FORMAT), "version": np.array(VERSION, dtype=np.int64),
                   "obs_size": np.array(self.obs_size, dtype=np.int64),
                   "num_actions": np.array(self.num_actions, dtype=np.int64),
                   "num_players": np.array(self.num_players, dtype=np.int64),
@@ -363,7 +364,7 @@ class MLPEvaluator:
             raise
 
     @classmethod
-    def load(cls, path) -> "MLPEvaluator":
+    def load(cls, path) -> MLPEvaluator:
         """Read an MLP written by ``save``. A missing, unreadable, corrupt or foreign file, another
         format version, a missing or extra array or one of the wrong shape or dtype raises
         ValueError naming the file and what is wrong."""
@@ -565,7 +566,7 @@ class MLPEvaluator:
         return module
 
     @classmethod
-    def from_torch(cls, module) -> "MLPEvaluator":
+    def from_torch(cls, module) -> MLPEvaluator:
         """The numpy MLP of a module made by ``to_torch`` (possibly trained further in torch)."""
         torch = _torch()
         kind = _torch_classes()["MLPModule"]
@@ -576,11 +577,16 @@ class MLPEvaluator:
         def arr(t):
             return t.detach().to("cpu", torch.float32).numpy().copy()
 
+        def weights(layer):
+            # [in, out] in C order, as MLPEvaluator keeps them: a transposed view would take
+            # another BLAS kernel, whose sums round differently
+            return np.ascontiguousarray(arr(layer.weight).T)
+
         params = {"obs_mean": arr(module.obs_mean), "obs_std": arr(module.obs_std)}
         for i, layer in enumerate(module.trunk):
-            params[f"w{i}"], params[f"b{i}"] = arr(layer.weight).T, arr(layer.bias)
+            params[f"w{i}"], params[f"b{i}"] = weights(layer), arr(layer.bias)
         for head in ("policy", "value"):
-            params[f"{head}_w"] = arr(getattr(module, head).weight).T
+            params[f"{head}_w"] = weights(getattr(module, head))
             params[f"{head}_b"] = arr(getattr(module, head).bias)
         sizes = (module.obs_size, module.num_actions, module.num_players, tuple(module.hidden))
         return cls._from_arrays({"format": np.array(FORMAT), "version": np.array(VERSION),
@@ -710,7 +716,7 @@ def _torch():
     return torch
 
 
-_TORCH_CLASSES = {}
+_TORCH_CLASSES: dict[str, type] = {}       # name -> the torch module class (see _torch_classes)
 
 
 def _torch_classes():
@@ -729,7 +735,7 @@ def _torch_classes():
             self.hidden = tuple(hidden)
             self.register_buffer("obs_mean", torch.zeros(obs_size))
             self.register_buffer("obs_std", torch.ones(obs_size))
-            widths = (obs_size,) + self.hidden
+            widths = (obs_size, *self.hidden)
             self.trunk = nn.ModuleList(nn.Linear(a, b) for a, b in zip(widths, widths[1:]))
             self.policy = nn.Linear(widths[-1], num_actions)
             self.value = nn.Linear(widths[-1], num_players)
@@ -929,12 +935,12 @@ class CachedEvaluator:
     def __call__(self, obs, mask):
         """(logits float32 [L, A], values float32 [L, P]), from the cache or the inner evaluator."""
         L = check_input(obs, mask)
-        O, A = obs.shape[1], mask.shape[1]
+        obs_size, A = obs.shape[1], mask.shape[1]
         with self._lock:
-            if self._sizes is not None and self._sizes[:2] != (O, A):
+            if self._sizes is not None and self._sizes[:2] != (obs_size, A):
                 raise ValueError(f"this CachedEvaluator holds positions with O = {self._sizes[0]} and "
-                                 f"A = {self._sizes[1]}; got a batch with O = {O} and A = {A}")
-        rows = np.concatenate([np.ascontiguousarray(obs).view(np.uint8).reshape(L, 4 * O),
+                                 f"A = {self._sizes[1]}; got a batch with O = {obs_size} and A = {A}")
+        rows = np.concatenate([np.ascontiguousarray(obs).view(np.uint8).reshape(L, 4 * obs_size),
                                np.ascontiguousarray(mask).view(np.uint8).reshape(L, A)], axis=1)
         keys = [r.tobytes() for r in rows]
         found = [None] * L            # the cached entry of each row, or None
@@ -972,10 +978,10 @@ class CachedEvaluator:
                 logits[i], values[i] = inner[0][where[i]], inner[1][where[i]]
         with self._lock:
             if self._sizes is None:
-                self._sizes = (O, A, P)
-            elif self._sizes != (O, A, P):
+                self._sizes = (obs_size, A, P)
+            elif self._sizes != (obs_size, A, P):
                 raise ValueError(f"this CachedEvaluator holds positions with O, A, P = {self._sizes}; "
-                                 f"got {(O, A, P)}")
+                                 f"got {(obs_size, A, P)}")
             for j, i in enumerate(miss_rows):
                 self._entries[keys[i]] = (inner[0][j].copy(), inner[1][j].copy())
                 self._entries.move_to_end(keys[i])

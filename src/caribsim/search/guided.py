@@ -30,7 +30,7 @@ from caribsim.search._guided import INTERIORS, MAX_PLAYERS, Engine
 from caribsim.search._mcts import check_game_state
 from caribsim.search.mcts import _Exclusive, _guard_of
 
-__all__ = ["GuidedResult", "BatchSearch", "RolloutEvaluator", "UniformEvaluator", "search"]
+__all__ = ["BatchSearch", "GuidedResult", "RolloutEvaluator", "UniformEvaluator", "search"]
 
 
 class RolloutEvaluator:
@@ -143,7 +143,7 @@ def _check_options(evaluator, simulations, leaves_per_tree, c_puct, fpu_reductio
 
 
 def _check_states(states):
-    from caribsim import VectorGame          # the package's public name (embed builds on search)
+    from caribsim import VectorGame  # the package's public name (embed builds on search)
     if isinstance(states, VectorGame):
         states = [states.get_state(i) for i in range(len(states))]
     elif isinstance(states, (list, tuple)):
@@ -212,6 +212,24 @@ class BatchSearch:
     thread (or the evaluator itself) is in a run of this object raises RuntimeError; use
     one BatchSearch per thread. After an error of the evaluator the object is usable again.
     """
+
+    # the options: read-only properties, one per _OPTIONS name (made below the class)
+    simulations: int
+    leaves_per_tree: int
+    c_puct: float
+    fpu_reduction: float
+    dirichlet_alpha: float | None
+    dirichlet_fraction: float
+    temperature: float
+    gumbel: bool
+    max_considered: int
+    gumbel_scale: float
+    c_visit: float
+    c_scale: float
+    interior: str
+    mix: float
+    mix_rollouts: int
+    seed: int
 
     def __init__(self, evaluator, simulations=800, *, leaves_per_tree=8, c_puct=1.25,
                  fpu_reduction=0.1, dirichlet_alpha=None, dirichlet_fraction=0.25,
@@ -299,9 +317,12 @@ def _make_batch_search(evaluator, kwargs):
     return BatchSearch(evaluator, kwargs.pop("simulations"), **kwargs)
 
 
+def _option_property(i: int, name: str) -> property:
+    return property(lambda self: self._options[i], doc=f"the {name} option (read-only)")
+
+
 for _i, _name in enumerate(_OPTIONS):
-    setattr(BatchSearch, _name, property(lambda self, i=_i: self._options[i],
-                                         doc=f"the {_name} option (read-only)"))
+    setattr(BatchSearch, _name, _option_property(_i, _name))
 del _i, _name
 
 

@@ -127,10 +127,21 @@ class Searcher:
     search at a time: a call while another thread searches raises RuntimeError.
     """
 
+    # the options: read-only properties, one per _OPTIONS name (made below the class)
+    iterations: int
+    seconds: float
+    c: float
+    reward: str
+    rollout: str
+    max_depth: int
+    threads: int
+    seed: int
+    reuse: bool
+
     def __init__(self, iterations=None, seconds=None, c=1.4, reward="win", rollout="random",
                  max_depth=None, threads=1, seed=0, reuse=True):
-        options = _check_options(iterations, seconds, c, reward, rollout, max_depth, threads,
-                                 seed) + (_bool(reuse, "reuse"),)
+        options = (*_check_options(iterations, seconds, c, reward, rollout, max_depth, threads, seed),
+                   _bool(reuse, "reuse"))
         guard = self.__dict__.get("_guard") or _Exclusive("Searcher")
         with guard:                   # a second __init__ waits for no search: it is refused
             self._guard = guard
@@ -173,9 +184,12 @@ def _make_searcher(kwargs):
     return Searcher(**kwargs)
 
 
+def _option_property(i: int, name: str) -> property:
+    return property(lambda self: self._options[i], doc=f"the {name} option (read-only)")
+
+
 for _i, _name in enumerate(_OPTIONS):
-    setattr(Searcher, _name, property(lambda self, i=_i: self._options[i],
-                                      doc=f"the {_name} option (read-only)"))
+    setattr(Searcher, _name, _option_property(_i, _name))
 del _i, _name
 
 

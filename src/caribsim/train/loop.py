@@ -42,10 +42,11 @@ import time
 import numpy as np
 
 import caribsim
+from caribsim import _blas
 from caribsim._common import _int_in, _number, _read_json_file
+from caribsim._game_base import Game
 from caribsim.scale import arena, distributed, selfplay
 from caribsim.search import bots, evaluators
-from caribsim import _blas
 from caribsim.train import curve, network
 
 FORMAT = "caribsim-train"
@@ -81,7 +82,7 @@ class Config:
     teacher: str | None = None
     teacher_games: int = 0
 
-    def checked(self) -> "Config":
+    def checked(self) -> Config:
         """This config with every option checked (TypeError / ValueError naming it) and as
         plain Python numbers (numpy numbers too are accepted)."""
         for name in ("gumbel", "normalise"):
@@ -241,7 +242,7 @@ class _Run:
 
     config: Config
     folder: Folder
-    game: object
+    game: Game                  # the loaded game (caribsim.load_game)
     where: dict
     progress: _Progress
     threads: int
@@ -318,7 +319,7 @@ def _train(run: _Run, r: int) -> dict:
     losses = _fit(run, module, optimizer, arrays, r)
     network.save_checkpoint(folder.checkpoint(r), module, optimizer, r)
     network.export(module).save(folder.model(r))
-    return {"samples": int(len(arrays["observation"])), "window": rounds,
+    return {"samples": len(arrays["observation"]), "window": rounds,
             "epochs": [dataclasses.asdict(x) for x in losses], "loss": dataclasses.asdict(losses[-1])}
 
 
@@ -427,7 +428,6 @@ def train(game, out_dir, *, rounds: int, games_per_round: int = 32, simulations:
     Returns {"out_dir", "log" (every round's entry, as in log.jsonl), "best_round", "best_model"}.
     Needs PyTorch (``pip install 'caribsim[nn]'``); bad options raise TypeError / ValueError.
     """
-    network.require_torch()
     if not isinstance(game, str):
         raise TypeError(f"game must be a game name ({', '.join(caribsim.games())}), got {type(game).__name__}")
     loaded = caribsim.load_game(game, **options)
@@ -447,6 +447,7 @@ def train(game, out_dir, *, rounds: int, games_per_round: int = 32, simulations:
     distributed.check_backend(backend, workers, address, 0)
     if plot:
         curve.require_matplotlib()
+    network.require_torch()                 # after the options: a bad one is named even without it
     try:
         folder = Folder(out_dir)
     except TypeError:

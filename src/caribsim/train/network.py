@@ -152,7 +152,7 @@ def load_checkpoint(path, module, optimizer) -> int:
 # ---------------------------------------------------------------------------------------------
 # the export
 
-def export(module) -> "evaluators.MLPEvaluator":
+def export(module) -> evaluators.MLPEvaluator:
     """The residual MLP ``module`` (``torch_mlp``) as a numpy ``MLPEvaluator`` with the same
     outputs (up to float32 rounding): hidden widths (H, 2H, H, 2H, H, ...), one pair per
     residual block (see the module's docstring)."""

@@ -200,6 +200,7 @@ class Analyses:
             e = future.exception()
             log.error("game %s: the analysis failed: %s", game_id, e)
             if current:
+                assert job is not None              # current: this future's job
                 job.error = f"the analysis failed: {e}"
             return
         self.computed += 1

@@ -18,15 +18,16 @@ import contextlib
 import json
 
 from starlette.applications import Starlette
-from starlette.requests import Request
 from starlette.exceptions import HTTPException
+from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse
 from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from caribsim.human import lang as languages
 from caribsim.web import page
-from caribsim.web.analysis import DEFAULT_ITERATIONS, Analyses, said as analysis_said
+from caribsim.web.analysis import DEFAULT_ITERATIONS, Analyses
+from caribsim.web.analysis import said as analysis_said
 from caribsim.web.games import GameError, Games, choices, hint, hint_said
 
 MAX_BODY = 64 * 1024       # bytes of a request body
@@ -167,7 +168,7 @@ def create_app(games_dir, bot_delay: float = 0.6, hint_iterations: int = 2000,
             await ws.send_json({"error": _said(e, ws), "status": e.status})
             await ws.close(code=4000 + e.status)
             return
-        changed = asyncio.Queue()
+        changed: asyncio.Queue[None] = asyncio.Queue()     # a None after every change
         game.listeners.add(changed)
         try:
             await _serve_socket(ws, lambda: game.view(seats, code), changed)

@@ -161,15 +161,15 @@ class Game:
             bot.restart((seed + s + 1 + len(state.history())) % 2**64)
         self.players = [HUMAN if spec == HUMAN else self.bots[s].name for s, spec in enumerate(seats)]
         self.listeners: set[asyncio.Queue] = set()
-        self.task = None             # the bots' driver while a bot is to act
-        self.problem = None          # a bot that failed (the game waits)
-        self.hints = {}              # step -> the hint's search (a task) at that step
+        self.task: asyncio.Task[None] | None = None     # the bots' driver while a bot is to act
+        self.problem: Text | None = None                # a bot that failed (the game waits)
+        self.hints: dict[int, asyncio.Future] = {}      # step -> the hint's search (a task) at that step
         self.version = _now()        # grows with every change, across restarts too
         self._reset(state)
 
     # --- making, loading, saving ---------------------------------------------------------
     @classmethod
-    def create(cls, folder: Path, body) -> "Game":
+    def create(cls, folder: Path, body) -> Game:
         """A new game from the lobby's request: ``{"game", "players"?, "options"?, "seats",
         "seed"?}`` (seats: "human" or a bot spec each)."""
         if not isinstance(body, dict):
@@ -180,7 +180,7 @@ class Game:
         if unknown:
             raise GameError("unknown field(s) {fields}; allowed: game, players, options, seats, seed "
                             "(or record, step, seats: play on from a record)", fields=", ".join(sorted(unknown)))
-        offer = {c["game"]: c for c in choices()}
+        offer: dict[str, dict] = {c["game"]: c for c in choices()}
         name = body.get("game")
         if name not in offer:
             raise GameError("game must be one of {games}, got {got}", games=", ".join(offer), got=json.dumps(name)[:60])
@@ -211,7 +211,7 @@ class Game:
         return cls._start(folder, rules.new_initial_state(seed=seed), seed, seats)
 
     @classmethod
-    def _start(cls, folder: Path, state, seed: int, seats: list) -> "Game":
+    def _start(cls, folder: Path, state, seed: int, seats: list) -> Game:
         """A new game of ``state`` (its steps so far kept) with ``seats``; its files written."""
         for s, spec in enumerate(seats):
             if spec != HUMAN:
@@ -229,7 +229,7 @@ class Game:
         return game
 
     @classmethod
-    def _from_record(cls, folder: Path, body) -> "Game":
+    def _from_record(cls, folder: Path, body) -> Game:
         """Play on from a record: ``{"record": a game record (docs/records.md), "step": N (its
         first N steps are kept; default all), "seats": "human" or a bot spec each}``. The
         game, its options and seed are the record's; a new game with its own files and links."""
@@ -260,7 +260,7 @@ class Game:
         return cls._start(folder, state, record["seed"], seats)
 
     @classmethod
-    def load(cls, folder: Path, game_id: str) -> "Game":
+    def load(cls, folder: Path, game_id: str) -> Game:
         """The game of ``ID.json`` and ``ID.seats.json`` at its last step (RecordError if
         either is malformed or the record does not replay)."""
         record = records.load(folder / f"{game_id}.json")
@@ -305,9 +305,10 @@ class Game:
 
     def _reset(self, state) -> None:
         """Continue from ``state`` (made from the seed): the log is rebuilt by replaying."""
-        self.state, self.log = self.rules.new_initial_state(seed=self.seed), []
-        self.steps = []              # the record's step entries (action, name, player: -1 for chance)
-        self.hidden = []             # per step: it put a card face down (its name kept off the pages)
+        self.state = self.rules.new_initial_state(seed=self.seed)
+        self.log: list[str] = []
+        self.steps: list[dict] = []      # the record's step entries (action, name, player: -1 for chance)
+        self.hidden: list[bool] = []     # per step: it put a card face down (its name kept off the pages)
         self.previous = None         # the state before the last step
         for action in state.history():
             self._apply(action)
@@ -503,9 +504,10 @@ class Game:
         on meanwhile (an undo)."""
         while (seat := self.bot_to_act()) is not None and not self.problem:
             await asyncio.sleep(delay)
-            step, bot = self.step, self.bots.get(seat)
+            step = self.step
             if self.bot_to_act() != seat:
                 continue
+            bot = self.bots[seat]               # a bot's seat: bot_to_act() names only those
             try:
                 action = await asyncio.to_thread(bot.step, self.state.clone())
             except Exception as e:              # a bot's failure stops the game, not the server
@@ -514,7 +516,7 @@ class Game:
                 return
             if self.step == step:
                 try:
-                    self._commit(lambda: self._apply(action))
+                    self._commit(functools.partial(self._apply, action))
                 except GameError as e:          # the disk: the bot tries again after an undo
                     self._stop(e.text)
                     return
@@ -546,7 +548,7 @@ class Games:
     """Every game of a games folder: those on disk when the server starts (resumed from their
     records) and those made since."""
 
-    def __init__(self, folder):
+    def __init__(self, folder: str | os.PathLike[str]) -> None:
         self.folder = Path(folder)
         self.folder.mkdir(parents=True, exist_ok=True)
         self.games: dict[str, Game] = {}

@@ -14,17 +14,26 @@ import re
 import weakref
 from importlib.resources import files
 
-from caribsim.cuba.game import BUILDINGS, CARGO, CHARACTERS, CROPS, ITEMS, LAW_KINDS, MATERIALS, STACKS
+from caribsim.cuba.game import (
+    BUILDINGS,
+    CARGO,
+    CHARACTERS,
+    CROPS,
+    ITEMS,
+    LAW_KINDS,
+    MATERIALS,
+    STACKS,
+)
 
 _WAREHOUSE = len(ITEMS)         # the plantation's field kind after the items is the warehouse
-_TABLES = weakref.WeakKeyDictionary()       # game -> what every snapshot of it shares
+_TABLES: weakref.WeakKeyDictionary[object, dict] = weakref.WeakKeyDictionary()  # game -> what every snapshot of it shares
 
 
 @functools.lru_cache(maxsize=16)
 def _csv_rows(origin: str, name: str) -> tuple:
     """The rows of one data file as dicts: the shipped file, or the user's file at ``origin``."""
     if origin == "bundled":
-        text = files("caribsim").joinpath("data", name).read_text(encoding="utf-8")
+        text = (files("caribsim") / "data" / name).read_text(encoding="utf-8")
     else:
         with open(origin, encoding="utf-8") as f:
             text = f.read()
@@ -128,7 +137,7 @@ def _board(b, score, t) -> dict:
 
 def _pool(d, t) -> list:
     """The building tiles left in the pool: [id, name, cost text, tiles left]."""
-    owned = {}
+    owned: dict[str, int] = {}
     for b in d["boards"]:
         for bid in b["buildings"]:
             owned[bid] = owned.get(bid, 0) + 1
@@ -305,7 +314,7 @@ def move_targets(state) -> dict:
             key = "dock-" + rest.rsplit(" ", 1)[1]
         elif word in ("buy", "sell") and rest in CARGO:
             key = f"market-{rest}"
-        elif word == "take" and rest in ITEMS or name.startswith("trader take ") and rest[6:] in MATERIALS:
+        elif (word == "take" and rest in ITEMS) or (name.startswith("trader take ") and rest[6:] in MATERIALS):
             key = f"supply-{rest.removeprefix('take ')}"
         elif word == "veto" and rest in STACKS:
             key = f"proposal-{rest}"
@@ -377,8 +386,8 @@ def text_board(state, tr=str) -> str:
             line = re.sub(r"\| hand \S*", "| hand " + (", ".join(hand) or "none"), line, count=1)
         out.append(tr(line))
     for seat in range(len(d["boards"])):
-        out += [tr(f"Plantation of seat {seat}:")] + grid(state, seat, tr)
-    return "\n".join(out + [tr("Legend: " + LEGEND)])
+        out += [tr(f"Plantation of seat {seat}:"), *grid(state, seat, tr)]
+    return "\n".join([*out, tr("Legend: " + LEGEND)])
 
 
 def _law_in_force(state, kind: str):
@@ -404,7 +413,8 @@ def _activated(state, field: str) -> str:
     r, c = (int(x) for x in field.split(","))
     d, layout = state.to_dict(), fields(state)
     covered = set(d["boards"][state.current_player()]["buildings"].values())
-    got, crops = {}, {}
+    got: dict[str, int] = {}
+    crops: dict[str, int] = {}
     for k, kind in enumerate(layout):
         fr, fc = k // _COLS + 1, k % _COLS + 1
         if (fr == r or fc == c) and f"{fr},{fc}" not in covered and kind != "warehouse":
@@ -421,13 +431,16 @@ def choice_label(state, action, seat=None) -> str:
     name = state.action_to_string(action)
     if name.startswith("bid ") and seat is not None and seat != state.current_player():
         return "bid (secret until every bid is in)"
-    field = _FIELD.search(name)
-    if name.startswith("pawn to "):
-        return f"{name} ({_here(state, field.group())}): {_activated(state, field.group())}"
-    if name.startswith("harvest "):
-        return f"{name}: {_harvest_terms(state, field.group())}"
-    if name.startswith("place on "):
-        return f"{name}: covers {_here(state, field.group())}"
+    if name.startswith(("pawn to ", "harvest ", "place on ")):
+        field = _FIELD.search(name)
+        if field is None:           # the engine ends each of these moves' names with the field
+            raise ValueError(f"{name!r}: no plantation field (row,column) at the end of the move's name")
+        where = field.group()
+        if name.startswith("pawn to "):
+            return f"{name} ({_here(state, where)}): {_activated(state, where)}"
+        if name.startswith("harvest "):
+            return f"{name}: {_harvest_terms(state, where)}"
+        return f"{name}: covers {_here(state, where)}"
     if name.startswith("play "):
         votes = _data(state)["setup"]["character_votes"][CHARACTERS.index(name[5:])]
         return f"{name} ({votes} vote{'' if votes == 1 else 's'})"

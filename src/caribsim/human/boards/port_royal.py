@@ -13,6 +13,7 @@ import io
 import json
 import re
 from importlib.resources import files
+from typing import Any
 
 _DECK = "port_royal_deck.csv"
 _INTS = ("swords", "coins", "cost", "vp", "count", "min_players")
@@ -52,7 +53,7 @@ def _name(row: dict) -> str:
 
 
 def _card(row: dict) -> dict:
-    card = {k: int(row[k]) for k in _INTS}
+    card: dict[str, Any] = {k: int(row[k]) for k in _INTS}
     symbols = row["symbol"].split("+") if row["symbol"] else []
     number = card["coins"] if row["category"] == "expedition" else card["swords"]
     card.update(category=row["category"], colour=row["colour"] or None, skull=row["skull"] == "1",
@@ -64,7 +65,7 @@ def _card(row: dict) -> dict:
     return card
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _cards() -> dict:
     text = (files("caribsim") / "data" / _DECK).read_text(encoding="utf-8")
     return {row["id"]: _card(row) for row in csv.DictReader(io.StringIO(text, newline=""))}
@@ -340,7 +341,7 @@ def _readable(text: str) -> str:
 def _seat(d: dict, seat: int) -> dict:
     """A seat's display, its swords and its persons counted by ability."""
     display = d["players"][seat]["display"]
-    abilities = {}
+    abilities: dict[str, int] = {}
     for c, n in display.items():
         abilities[_cards()[c]["keyword"]] = abilities.get(_cards()[c]["keyword"], 0) + n
     return {"swords": sum(n * _cards()[c]["swords"] for c, n in display.items()),
@@ -390,7 +391,9 @@ def events(before, after) -> list[str]:
     """What happened from ``before`` to ``after`` (a later state of the same game), replayed
     step by step: every revealed card, repels, docks, busts, taxes and expeditions, each
     seat's coin count where it changed, and each new turn. Coin faces stay hidden."""
-    state, lines, turn = before.clone(), [], []
+    state = before.clone()
+    lines: list[str] = []
+    turn: list[str] = []
     coins = _coin_counts(state.to_dict())
     for action in after.history()[len(before.history()):]:
         d = state.to_dict()
@@ -421,7 +424,7 @@ def _step_lines(d, kind, name, nd) -> list[str]:
     active, out = d["active"], []
     if kind == "reveal":
         card = name.split()[1]
-        out += [f"  seat {active} reveals {card_text(card)}"] + _landing(d, card, nd)
+        out += [f"  seat {active} reveals {card_text(card)}", *_landing(d, card, nd)]
     elif name == "repel":
         out.append(f"  repelled: {card_text(d['pending'])} to the discard pile")
     elif name == "dock":

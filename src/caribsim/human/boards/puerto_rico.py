@@ -16,7 +16,7 @@ _VIOLET = ("small_violet", "large_violet")
 def _building_table() -> dict:
     """Building id -> what the page draws of it, from data/puerto_rico_buildings.csv (row order:
     the 23 base buildings, then the expansion's)."""
-    text = files("caribsim").joinpath("data", "puerto_rico_buildings.csv").read_text(encoding="utf-8")
+    text = (files("caribsim") / "data" / "puerto_rico_buildings.csv").read_text(encoding="utf-8")
     return {r["id"]: {"name": r["name"], "set": r["set"], "kind": r["kind"], "produces": r["produces"],
                       "cost": int(r["cost"]), "vp": int(r["vp"]), "circles": int(r["circles"]),
                       "column": int(r["column"]), "large": r["city_spaces"] == "2"}
@@ -219,7 +219,7 @@ def text_board(state, tr=str) -> str:
     if d["step"] == "mayor":
         lines.append(f"Mayor: seat {d['player']} still places {d['turn']['to_place']} colonist(s); "
                      f"free circles: {_free_circles(d['boards'][d['player']])}")
-    return tr("\n".join(lines + ["Legend: " + LEGEND]))
+    return tr("\n".join([*lines, "Legend: " + LEGEND]))
 
 
 def _free_circles(board) -> int:
@@ -237,7 +237,9 @@ def choice_label(state, action, seat=None) -> str:
     role = d["roles"].get(name[5:].replace(" ", "_")) if name.startswith("role ") else None
     if role and role["doubloons"]:
         return f"{name}: +{role['doubloons']} doubloon{'' if role['doubloons'] == 1 else 's'} on the card"
-    building = name[6:].replace(" ", "_") if name.startswith("build ") else None
+    if not name.startswith("build "):
+        return name
+    building = name[6:].replace(" ", "_")
     if building not in BUILDINGS:
         return name
     seat = state.current_player()
