@@ -79,7 +79,7 @@ BAD_ACTIONS = [(-1, ValueError), (143, ValueError), (10**6, ValueError), (10**30
 
 @pytest.mark.parametrize("action,exc", BAD_ACTIONS, ids=[repr(a) for a, _ in BAD_ACTIONS])
 def test_apply_action_bad_values_raise_and_leave_state_unchanged(action, exc):
-    game, s = decision_state()
+    _game, s = decision_state()
     assert_rejected(s.apply_action, s, action, exc=exc)
     assert_rejected(s.child, s, action, exc=exc)
 
@@ -141,7 +141,7 @@ def test_bool_is_not_accepted_as_an_int():
 
 
 def test_apply_on_terminal_raises():
-    game, s = terminal_state()
+    _game, s = terminal_state()
     assert s.legal_actions() == [] and s.current_player() == caribsim.TERMINAL
     for a in (0, 137, 138):
         assert_rejected(s.apply_action, s, a, exc=ValueError, match="game is over")
@@ -215,7 +215,7 @@ def test_new_initial_state_seed_range_edges():
     (dict(seed=None), TypeError),
 ])
 def test_random_playouts_bad_arguments(kwargs, exc):
-    game, s = decision_state()
+    _game, s = decision_state()
     args = dict(n_games=2)
     args.update(kwargs)
     assert_rejected(lambda: caribsim.random_playouts(s, **args), s, exc=exc)
@@ -229,7 +229,7 @@ def test_random_playouts_bad_state_and_edge_counts():
     game, s = decision_state()
     r = caribsim.random_playouts(s, 0)
     assert r.returns.shape == (0, 4) and r.lengths.shape == (0,) and r.decisions == 0
-    game, t = terminal_state()
+    _game, t = terminal_state()
     r = caribsim.random_playouts(t, 3, seed=1)
     assert np.all(r.lengths == 0)
     assert np.allclose(r.returns, [t.returns()] * 3)
@@ -261,7 +261,7 @@ def test_write_observation_bad_buffer_and_agreement():
 
 
 def test_legal_actions_for_a_player():
-    game, s = decision_state(n=3)
+    _game, s = decision_state(n=3)
     cp = s.current_player()
     assert s.legal_actions(cp) == s.legal_actions()
     for other in range(3):

@@ -28,13 +28,14 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from extras import need
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCH = ROOT / "bench"
 sys.path.insert(0, str(BENCH))
-import _bench_helpers as bh  # noqa: E402
+import _bench_helpers as bh
 
-from caribsim import _calibrate  # noqa: E402
+from caribsim import _calibrate
 
 
 class FakeBenchmark:
@@ -225,6 +226,8 @@ def test_a_collapse_guard_says_so_and_still_asserts():
 
 
 def test_short_suite_passes_with_a_cpu_bound_process_per_core():
+    need("ray")
+    need("web")
     with cpu_hogs():
         lines, outputs, _ = _tries(
             _bench_env(), lambda name, ls: name in SPEEDUPS or all(" ok" in line for line in ls), tries=3)
@@ -253,6 +256,8 @@ def _is_guard(ls):
 def test_short_suite_fails_when_every_benchmark_is_30_percent_slower():
     """Every benchmark fails, but the collapse guards of the memory-bound ones (see
     _bench_helpers), whose ratios move with the host by more than 30%: just those five."""
+    need("ray")
+    need("web")
     env = _bench_env(CARIBSIM_BENCH_SLOWDOWN="0.3")
     floored = lambda name, ls: name not in SPEEDUPS and name not in TARGETS and not _is_guard(ls)  # noqa: E731
     lines, outputs, code = _tries(
@@ -275,6 +280,6 @@ def _only_floors_failed(out):
     below = {name for name, ls in _summary(out).items() if any("BELOW FLOOR" in line for line in ls)}
     closing = [line for line in out.splitlines() if re.search(r"\d+ (passed|failed).* in [\d.]+s", line)]
     assert closing, out[-6000:]
-    counts = dict((word, int(n)) for n, word in re.findall(r"(\d+) (failed|errors?)\b", closing[-1]))
+    counts = {word: int(n) for n, word in re.findall(r"(\d+) (failed|errors?)\b", closing[-1])}
     assert counts.get("error", 0) + counts.get("errors", 0) == 0, out[-6000:]
     assert counts.get("failed", 0) == len(below), (sorted(below), out[-6000:])

@@ -158,7 +158,7 @@ def test_clones_that_go_on_from_one_position_keep_their_own_histories(name, opti
         if len(states) > 60:                       # drop some, so chunks are freed as they go
             states.pop(rng.randrange(1, len(states)))
     lengths = sorted(len(h) for _, h in states)
-    assert lengths[-1] > 100 and len({h for h in map(tuple, (h for _, h in states))}) > 10, lengths
+    assert lengths[-1] > 100 and len(set(map(tuple, (h for _, h in states)))) > 10, lengths
     for st, hist in states:
         assert st.history() == hist
         assert st.to_dict()["history"] == hist

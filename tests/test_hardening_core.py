@@ -6,11 +6,9 @@ from __future__ import annotations
 
 import glob
 import os
-import pickle
 import subprocess
 import sys
 import textwrap
-import threading
 
 import numpy as np
 import pytest

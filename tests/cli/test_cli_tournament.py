@@ -7,6 +7,7 @@ import re
 import sys
 
 import pytest
+from extras import need
 
 from caribsim.__main__ import main
 from caribsim.human import records
@@ -29,6 +30,7 @@ def run_main(capsys, *argv):
 
 
 def test_json_is_the_tournament_of_the_api(capsys):
+    need("rating")
     code, out, _ = run_main(capsys, *ARGS, "--json")
     assert code == 0
     data = json.loads(out)
@@ -38,6 +40,8 @@ def test_json_is_the_tournament_of_the_api(capsys):
 
 
 def test_the_table_names_the_bots_as_json_records_and_plot(capsys, tmp_path):
+    need("rating")
+    need("plot")
     code, out, _ = run_main(capsys, *ARGS, "--save", tmp_path / "t.json", "--save-games", tmp_path / "g",
                             "--plot", tmp_path / "r.png")
     assert code == 0
@@ -61,6 +65,7 @@ def test_the_table_names_the_bots_as_json_records_and_plot(capsys, tmp_path):
 
 
 def test_the_random_schedule_on_processes(capsys):
+    need("rating")
     argv = ["tournament", "cuba", "--players", "2", "--bots", "random,greedy,random,random", "--games", "5",
             "--schedule", "random", "--seed", "8", "--no-progress", "--json"]
     _, local, _ = run_main(capsys, *argv)

@@ -6,9 +6,9 @@ import pickle
 
 import numpy as np
 import pytest
+from cuba_scenario import act, edit, empty_board, legal, start
 
 import caribsim
-from cuba_scenario import act, edit, empty_board, legal, start
 
 
 def test_registered_and_options():
@@ -107,7 +107,7 @@ def test_bid_range_is_zero_to_pesos():
     assert legal(s) == {f"bid {i}" for i in range(5)}
     s = edit(s, lambda d: d["boards"][0].update(pesos=0))
     assert s.current_player() == 0          # the dict keeps the pending bidder; a new bidding skips him
-    game, s = start(3)
+    _game, s = start(3)
     s = edit(s, lambda d: d["boards"][1].update(pesos=0))
     s = to_parliament(s, ["mayor", "worker", "trader"])
     act(s, "bid 2")
@@ -158,7 +158,7 @@ def test_random_playouts_api():
 
 
 def test_str_shows_the_board():
-    game, s = start(3)
+    _game, s = start(3)
     text = str(s)
     for part in ("Cuba, 3 players", "round 1", "Market (tokens): sugar 3", "dock 1: ship_01", "at sea: ship_03",
                  "Laws in force: I initial, II initial", "proposals: I tax_1", "seat 0: 10 pesos, 0 VP",

@@ -7,10 +7,10 @@ import shutil
 from pathlib import Path
 
 import pytest
+from cuba_scenario import act, edit, empty_board, legal, start
 
 import caribsim
 from caribsim.cuba import DATA_FILES, DataError
-from cuba_scenario import act, edit, empty_board, legal, start
 
 DATA = Path(caribsim.__file__).parent / "data"
 

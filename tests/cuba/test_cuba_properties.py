@@ -7,16 +7,16 @@ import random
 
 import numpy as np
 import pytest
+from cuba_scenario import act, board, edit, empty_board, start, to_parliament
 
 import caribsim
 from caribsim import _cuba
-from cuba_scenario import act, board, edit, empty_board, start, to_parliament
 
 
 @pytest.mark.parametrize("players", [2, 3, 4, 5])
 def test_invariants_over_thousands_of_random_games(players):
     game = caribsim.load_game("cuba", players=players)
-    games, steps, decisions, ends, failure = _cuba.check_random_games(game.new_initial_state(seed=players), 2500,
+    games, _steps, decisions, ends, failure = _cuba.check_random_games(game.new_initial_state(seed=players), 2500,
                                                                       seed=99)
     assert failure is None
     assert games == 2500 and ends == {6: 2500}           # every game lasts exactly six rounds
@@ -26,7 +26,7 @@ def test_invariants_over_thousands_of_random_games(players):
 @pytest.mark.parametrize("opts", [dict(supply_limited=True, pesos_limited=True), dict(start_player=1)])
 def test_invariants_with_options(opts):
     game = caribsim.load_game("cuba", players=4, **opts)
-    games, steps, decisions, ends, failure = _cuba.check_random_games(game.new_initial_state(seed=1), 1000, seed=5)
+    _games, _steps, _decisions, ends, failure = _cuba.check_random_games(game.new_initial_state(seed=1), 1000, seed=5)
     assert failure is None and ends == {6: 1000}
 
 
@@ -115,7 +115,7 @@ def test_returns_and_scores_at_the_end():
 # --- hidden bids (E.1) -------------------------------------------------------------------
 
 def _bidding():
-    game, s = start(3)
+    _game, s = start(3)
     s = edit(s, lambda d: [empty_board(b) for b in d["boards"]])
     s = to_parliament(s, ["mayor", "worker", "foreman"])
     return s
@@ -160,7 +160,7 @@ def test_E1_determinize_resamples_only_the_hidden_bids():
 
 
 def test_E1_determinize_is_identity_outside_the_bidding():
-    game, s = start(3)
+    _game, s = start(3)
     t = s.determinize(1, seed=3)
     assert {k: v for k, v in t.to_dict().items() if k != "rng"} == \
            {k: v for k, v in s.to_dict().items() if k != "rng"}
@@ -175,6 +175,6 @@ def test_search_runs_on_cuba_with_hidden_bids():
         assert r.action in s.legal_actions() and sum(r.visits.values()) >= 290
     r = search(s, iterations=200, rollout="heuristic", max_depth=30, seed=2)
     assert r.action in s.legal_actions()
-    game, s2 = start(3)
+    _game, s2 = start(3)
     r = search(s2, iterations=200, seed=3, reward="score")
     assert r.action in s2.legal_actions()

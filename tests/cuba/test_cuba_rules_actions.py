@@ -4,10 +4,20 @@ the shipped data (marked [P] there), not copied from the engine."""
 from __future__ import annotations
 
 import pytest
+from cuba_scenario import (
+    act,
+    board,
+    edit,
+    empty_board,
+    legal,
+    passive_round,
+    set_at_sea,
+    set_dock,
+    set_law,
+    start,
+)
 
 import caribsim
-from cuba_scenario import (act, board, edit, empty_board, legal, passive_round, set_at_sea, set_dock,
-                           set_law, start)
 
 
 def yard(state, seat, *kinds):
@@ -17,7 +27,7 @@ def yard(state, seat, *kinds):
 
 def fresh(n=3, **kw):
     """Round-1 action phase, every yard empty, P1 (seat 0) to play."""
-    game, s = start(n, **kw)
+    _game, s = start(n, **kw)
 
     def f(d):
         for b in d["boards"]:
@@ -47,7 +57,7 @@ def test_T01_initial_state_3_players():
     for b in d["boards"]:
         assert b["pesos"] == 10 and b["vp"] == 0 and b["pawn"] == "1,1"
     # buy 4 / sell 3 for crops, buy 5 / sell 4 for goods: seen through trades below
-    game2, s2 = start(3)
+    _game2, s2 = start(3)
     s2 = edit(s2, lambda d: d["boards"][0]["yard"].update(sugar=1, rum=1))
     act(s2, "play trader", "sell sugar")
     assert board(s2, 0)["pesos"] == 13
@@ -84,7 +94,7 @@ def test_s3_random_start_player_is_a_chance_node():
 
 
 def test_T02_starting_crops_discarded_after_round_1():
-    game, s = start(3, items=("stone", "stone", "sugar", "sugar"))
+    _game, s = start(3, items=("stone", "stone", "sugar", "sugar"))
     passive_round(s)
     b = board(s, 0)
     assert b["yard"]["sugar"] == 0 and b["warehouse"]["sugar"] == 0
@@ -94,7 +104,7 @@ def test_T02_starting_crops_discarded_after_round_1():
 # --- §6.1 order of play, §6.9 ------------------------------------------------------
 
 def test_s6_1_four_laps_each_card_once_fifth_unplayed():
-    game, s = start(3)
+    _game, s = start(3)
     seen = []
     while s.phase() == "actions":
         if s.step_name() == "character":
@@ -251,7 +261,7 @@ def test_s6_4_materials_are_not_traded_and_pesos_bound_purchases():
     s = fresh()
     s = edit(s, lambda d: (d["boards"][0].update(pesos=3), d["boards"][0]["yard"].update(wood=3)))
     act(s, "play trader")
-    assert not any(o.startswith("sell wood") or o.startswith("buy wood") for o in legal(s))
+    assert not any(o.startswith(("sell wood", "buy wood")) for o in legal(s))
     assert "buy sugar" not in legal(s)                     # price 4 > 3 pesos
 
 
@@ -306,7 +316,7 @@ def test_T16_second_copies():
 
 
 def test_T17_architect_alternative_in_order():
-    game, s = start(4)
+    _game, s = start(4)
     s = edit(s, lambda d: (d["boards"][0]["yard"].update(wood=2, stone=2), [b.update(pesos=0) for b in d["boards"][1:]],
                            [empty_board(b) for b in d["boards"][1:]]))
     act(s, "play architect", "build abbey", "place on 2,2")
@@ -489,7 +499,7 @@ def test_T26_loading_by_dock_value():
 def test_T27_one_ship_per_mayor():
     s = _mayor(sugar=2, citrus=2)
     act(s, "play mayor", "load sugar on dock 1")
-    assert not any(o.endswith("dock 2") or o.endswith("dock 3") for o in legal(s))
+    assert not any(o.endswith(("dock 2", "dock 3")) for o in legal(s))
 
 
 def test_T28_mayor_alternative_in_order():

@@ -4,13 +4,13 @@ once per Foreman use, exact building costs, chance probabilities, limited supply
 from __future__ import annotations
 
 import pytest
+from cuba_scenario import act, board, edit, empty_board, legal, start
 
 import caribsim
-from cuba_scenario import act, board, edit, empty_board, legal, start
 
 
 def fresh(n=3, **kw):
-    game, s = start(n, **kw)
+    _game, s = start(n, **kw)
     return edit(s, lambda d: [empty_board(b) for b in d["boards"]] and None)
 
 
@@ -65,7 +65,7 @@ def test_E2_chance_probabilities():
 
 
 def test_CU_11_1_limited_supply_blocks_receiving():
-    game, s = start(3, supply_limited=True)
+    _game, s = start(3, supply_limited=True)
 
     def f(d):
         for b in d["boards"]:
@@ -86,7 +86,7 @@ def test_CU_11_1_limited_supply_blocks_receiving():
 
 
 def test_CU_11_1_unlimited_supply_goes_below_the_counts():
-    game, s = start(3)
+    _game, s = start(3)
     s = edit(s, lambda d: (d["market"].update(cigar=0), d["boards"][1]["yard"].update(cigar=15),
                            d["boards"][0].update(pesos=20)))
     act(s, "play trader", "buy cigar")
@@ -94,7 +94,7 @@ def test_CU_11_1_unlimited_supply_goes_below_the_counts():
 
 
 def test_CU_11_1_limited_bank_caps_income():
-    game, s = start(2, pesos_limited=True)
+    _game, s = start(2, pesos_limited=True)
 
     def f(d):
         d["boards"][0]["pesos"] = 30
@@ -107,7 +107,7 @@ def test_CU_11_1_limited_bank_caps_income():
 
 def test_D50_enactment_needs_two_laws_and_discards_the_rest():
     from cuba_scenario import at_enact
-    game, s = start(2)
+    _game, s = start(2)
     s = at_enact(s, winner=1, round=1)
     assert len(legal(s)) == 6 and s.current_player() == 1
     act(s, "enact II and III")

@@ -3,14 +3,27 @@ round and ships (§10), the end of the game (§12), with the reference's test sc
 from __future__ import annotations
 
 import pytest
-
-from cuba_scenario import (act, at_enact, board, edit, empty_board, legal, pass_laws, play_card,
-                           passive_round, set_at_sea, set_dock, set_law, set_proposal, start,
-                           to_parliament)
+from cuba_scenario import (
+    act,
+    at_enact,
+    board,
+    edit,
+    empty_board,
+    legal,
+    pass_laws,
+    passive_round,
+    play_card,
+    set_at_sea,
+    set_dock,
+    set_law,
+    set_proposal,
+    start,
+    to_parliament,
+)
 
 
 def fresh(n=3, **kw):
-    game, s = start(n, **kw)
+    _game, s = start(n, **kw)
 
     def f(d):
         for b in d["boards"]:
@@ -464,7 +477,7 @@ def test_s10_returned_cards_come_back_in_order_without_chance():
 
     def f(d):
         h = d["harbour"]
-        h["deck_returned"] = [x for x in h["deck_unseen"]]
+        h["deck_returned"] = list(h["deck_unseen"])
         h["deck_unseen"] = []
     s = at_enact(s, winner=0, round=2, fn=f)
     h0 = s.to_dict()["harbour"]

@@ -58,13 +58,13 @@ def test_setup_item_with_nothing_left_is_refused():
 
 
 def test_setup_left_outside_the_setup_item_step_is_refused():
-    game, s, d = find_state(lambda s, d: d["step"] == "character")
+    game, _s, d = find_state(lambda s, d: d["step"] == "character")
     d["setup"]["left"] = 2
     refused(game, d, ValueError, r"state\.setup\.left must be 0 outside the setup_item step, got 2")
 
 
 def test_setup_last_must_follow_the_taking_order():
-    game, s, d = find_state(lambda s, d: d["step"] == "setup_item" and d["setup"]["left"] == 1)
+    game, _s, d = find_state(lambda s, d: d["step"] == "setup_item" and d["setup"]["left"] == 1)
     assert d["setup"]["last"] in ("sugar", "citrus", "tobacco")
     d["setup"]["last"] = "wood"
     refused(game, d, ValueError, "state.setup.last must be the crop just taken")
@@ -84,7 +84,7 @@ def test_pending_bid_above_the_pesos_is_refused():
 
 
 def test_bid_of_a_seat_still_to_bid_is_refused():
-    game, s, d = find_state(lambda s, d: d["step"] == "bid" and d["boards"][d["player"]]["pesos"] > 0, players=4)
+    game, _s, d = find_state(lambda s, d: d["step"] == "bid" and d["boards"][d["player"]]["pesos"] > 0, players=4)
     d["boards"][d["player"]]["bid"] = 1
     refused(game, d, ValueError, rf"state\.boards\[{d['player']}\]\.bid must be 0")
 
@@ -121,14 +121,14 @@ def test_repeated_items_in_set_like_lists_are_refused(path, pred):
 
 
 def test_repeated_seat_in_bidders_is_refused():
-    game, s, d = find_state(lambda s, d: len(d["parliament"]["bidders"]) >= 1, players=4)
+    game, _s, d = find_state(lambda s, d: len(d["parliament"]["bidders"]) >= 1, players=4)
     seat = d["parliament"]["bidders"][0]
     d["parliament"]["bidders"].append(seat)
     refused(game, d, ValueError, rf"state\.parliament\.bidders lists seat {seat} twice")
 
 
 def test_field_names_must_be_canonical():
-    game, s, d = find_state(lambda s, d: d["step"] == "character")
+    game, _s, d = find_state(lambda s, d: d["step"] == "character")
     for bad in ("\u0663,1", " 2,1", "2, 1", "02,1", "2,1 "):
         d2 = copy.deepcopy(d)
         d2["boards"][0]["pawn"] = bad
@@ -157,34 +157,34 @@ def test_numbers_and_bools_must_have_their_exact_type(opts, edit, match):
 # --- item 12: the flow ------------------------------------------------------------------
 
 def test_setup_fill_flipped_at_the_round_end_refill_is_refused():
-    game, s, d = find_state(lambda s, d: d["phase"] == "end_of_round" and d["step"] == "ship_draw")
+    game, _s, d = find_state(lambda s, d: d["phase"] == "end_of_round" and d["step"] == "ship_draw")
     assert d["harbour"]["setup_fill"] is False
     d["harbour"]["setup_fill"] = True
     refused(game, d, ValueError, r"state\.harbour\.setup_fill must be true exactly for the setup refill")
 
 
 def test_setup_fill_cleared_at_the_setup_refill_is_refused():
-    game, s, d = find_state(lambda s, d: d["phase"] == "setup" and d["step"] == "ship_draw")
+    game, _s, d = find_state(lambda s, d: d["phase"] == "setup" and d["step"] == "ship_draw")
     d["harbour"]["setup_fill"] = False
     refused(game, d, ValueError, r"state\.harbour\.setup_fill must be true exactly for the setup refill")
 
 
 def test_missing_proposal_of_a_drawn_stack_is_refused():
-    game, s, d = find_state(lambda s, d: d["step"] == "law_draw" and d["laws"]["next_stack"] == 2)
+    game, _s, d = find_state(lambda s, d: d["step"] == "law_draw" and d["laws"]["next_stack"] == 2)
     assert d["laws"]["proposals"]["I"] is not None
     d["laws"]["proposals"]["I"] = None
     refused(game, d, ValueError, r"state\.laws\.proposals: stacks before next_stack \(2\) have their proposal")
 
 
 def test_refill_kind_must_match_the_phase():
-    game, s, d = find_state(lambda s, d: d["phase"] == "end_of_round" and d["step"] == "ship_draw")
+    game, _s, d = find_state(lambda s, d: d["phase"] == "end_of_round" and d["step"] == "ship_draw")
     d["harbour"]["refill"] = "turn_end"
     refused(game, d, ValueError, r"a ship draw in phase 'end_of_round' resumes with state\.harbour\.refill "
                                  r"\['new_round'\], got 'turn_end'")
 
 
 def test_per_turn_fields_must_be_clear_between_turns():
-    game, s, d = find_state(lambda s, d: d["phase"] == "parliament")
+    game, _s, d = find_state(lambda s, d: d["phase"] == "parliament")
     d["action"]["pick_count"] = 1
     refused(game, d, ValueError, r"state\.character and state\.action\.\* must be clear")
 
@@ -194,7 +194,7 @@ def test_per_turn_fields_must_be_clear_between_turns():
 def test_foreman_cannot_use_a_building_the_player_does_not_own():
     def foreman(s, d):
         return d["step"] == "foreman" and d["action"]["activated"]
-    game, s, d = find_state(foreman, players=4)
+    game, _s, d = find_state(foreman, players=4)
     owned = {b for bd in d["boards"] for b in bd["buildings"]}
     other = next(b for b in caribsim.cuba.BUILDINGS if b not in owned)
     d["action"]["activated"].append(other)
@@ -202,7 +202,7 @@ def test_foreman_cannot_use_a_building_the_player_does_not_own():
 
 
 def test_harvest_fields_are_uncovered_crop_fields():
-    game, s, d = find_state(lambda s, d: d["step"] == "harvest", players=4)
+    game, _s, d = find_state(lambda s, d: d["step"] == "harvest", players=4)
     for f in ("1,1", next(f for f in (f"{r},{c}" for r in (1, 2, 3) for c in (1, 2, 3, 4))
                           if game.component_data()["plantation"][(int(f[0]) - 1) * 4 + int(f[2]) - 1] >= 5)):
         d2 = copy.deepcopy(d)
@@ -211,7 +211,7 @@ def test_harvest_fields_are_uncovered_crop_fields():
 
 
 def test_step_belongs_to_the_character_played():
-    game, s, d = find_state(lambda s, d: d["step"] == "trade", players=4)
+    game, _s, d = find_state(lambda s, d: d["step"] == "trade", players=4)
     d["character"] = "worker"
     refused(game, d, ValueError, r"step 'trade' \(load 'mayor'\) belongs to the trader, not to state\.character "
                                  r"'worker'")
@@ -223,7 +223,7 @@ def test_building_to_place_has_a_tile_left():
 
     def placing(s, d):
         return d["step"] == "place" and any(set(bd["buildings"]) & single for bd in d["boards"])
-    game, s, d = find_state(placing, players=4)
+    game, _s, d = find_state(placing, players=4)
     taken = next(b for bd in d["boards"] for b in bd["buildings"] if b in single)
     d["action"]["build_pending"] = taken
     refused(game, d, ValueError, rf"state\.action\.build_pending '{taken}' must be a building the player does not "

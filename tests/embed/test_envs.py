@@ -6,9 +6,11 @@ from __future__ import annotations
 import sys
 import warnings
 
-import gymnasium
 import numpy as np
 import pytest
+from extras import need
+
+gymnasium = need("rl", "gymnasium")
 from gymnasium.utils.env_checker import check_env
 from pettingzoo.test import api_test, seed_test
 
@@ -64,9 +66,9 @@ def test_pettingzoo_plays_the_game(name, players):
     env.reset(seed=3)
     rng = np.random.default_rng(0)
     mirror = env.state.clone()
-    totals = {a: 0.0 for a in env.possible_agents}
+    totals = dict.fromkeys(env.possible_agents, 0.0)
     for agent in env.agent_iter():
-        obs, reward, term, trunc, info = env.last()
+        obs, reward, term, trunc, _info = env.last()
         totals[agent] += reward
         if term or trunc:
             env.step(None)
@@ -222,7 +224,7 @@ def test_gymnasium_make_and_check_env_silent(name):
         with warnings.catch_warnings():
             warnings.simplefilter("error")
             check_env(env.unwrapped)
-        obs, info = env.reset(seed=0)
+        _obs, _info = env.reset(seed=0)
         assert env.unwrapped.state.current_player() == 1
     with pytest.raises(ValueError, match="players must be 2..5"):
         gymnasium.make(env_id, players=9)
@@ -312,7 +314,7 @@ def test_gymnasium_opponents_are_reseeded_by_reset():
         trace, done = [], False
         while not done:
             a = int(np.flatnonzero(obs["action_mask"])[0])
-            obs, r, done, _, _ = env.step(a)
+            obs, _r, done, _, _ = env.step(a)
             trace.append(obs["observation"])
         return np.concatenate(trace)
 

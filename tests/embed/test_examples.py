@@ -3,15 +3,14 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
 from pathlib import Path
 
 import pytest
+from extras import need
 
 ROOT = Path(__file__).resolve().parents[2]
 
-if os.environ.get("CARIBSIM_REQUIRE_PPO") != "1":
-    pytest.importorskip("sb3_contrib", reason="pip install 'caribsim[ppo]'")
+need("ppo")
 
 
 def _load(name):

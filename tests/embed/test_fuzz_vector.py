@@ -22,9 +22,9 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_hardening_core import GAMES, run_py
 
 from caribsim.vector import VectorGame
-from test_hardening_core import GAMES, run_py
 
 N = 4
 DTYPES = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "bool", "float32",
@@ -122,7 +122,7 @@ def fuzz_step_inputs(name, examples):
             kind = data.draw(st.sampled_from(["legal"] * 4 + ["illegal", "negative", "high", "huge"]))
             r = data.draw(st.integers(0, 2 ** 16))
             legal, illegal = np.flatnonzero(mask[i]), np.flatnonzero(mask[i] == 0)
-            if kind == "legal" or kind == "illegal" and not len(illegal):
+            if kind == "legal" or (kind == "illegal" and not len(illegal)):
                 values.append(int(legal[r % len(legal)]))
             elif kind == "illegal":
                 values.append(int(illegal[r % len(illegal)]))

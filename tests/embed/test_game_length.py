@@ -7,8 +7,10 @@ from __future__ import annotations
 from importlib import resources
 
 import numpy as np
-import pyspiel
 import pytest
+from extras import need
+
+pyspiel = need("openspiel")
 
 import caribsim
 import caribsim.openspiel as cos
@@ -60,7 +62,7 @@ def _longest_policy(game, rng):
     names = [game.action_to_string(a) for a in range(game.num_distinct_actions())]
     prefs = [lambda x: x.startswith("sell"), lambda x: x.startswith("buy"),
              lambda x: x.startswith("harvest"), lambda x: x == "foreman row and column",
-             lambda x: x.startswith("pick") or x.startswith("receive"), lambda x: x.startswith("load"),
+             lambda x: x.startswith(("pick", "receive")), lambda x: x.startswith("load"),
              lambda x: x.startswith("build"), lambda x: x.startswith("use")]
 
     def act(state):

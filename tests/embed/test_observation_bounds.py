@@ -15,15 +15,15 @@ from __future__ import annotations
 import pathlib
 import warnings
 
+import cuba_scenario
 import numpy as np
+import pr_scenario
+import pry_scenario
 import pytest
+from extras import need
 
 import caribsim
 from caribsim._obs import DOC_TABLES, TABLE_BEGIN, TABLE_END, Block, layout_table, parse_table
-
-import cuba_scenario
-import pr_scenario
-import pry_scenario
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -284,7 +284,7 @@ def test_cuba_pesos_items_and_vp_past_their_caps():
         cuba_scenario.give_building(d["boards"][1], "storage", "1,2")
         d["boards"][1]["storage"]["citrus"] = 3               # the Storage's capacity
     st = cuba_scenario.edit(st, fn)
-    low, high = game.observation_bounds()
+    _low, high = game.observation_bounds()
     assert not np.isfinite(high[_index(game, "player.pesos", 0)])
     _check_at(st, {_index(game, "player.pesos", 0): 1.0,
                    _index(game, "player.vp", 0): 1.0,
@@ -294,7 +294,7 @@ def test_cuba_pesos_items_and_vp_past_their_caps():
 
 def test_cuba_limited_game_is_finite():
     game = caribsim.load_game("cuba", players=4, supply_limited=True, pesos_limited=True)
-    low, high = game.observation_bounds()
+    _low, high = game.observation_bounds()
     finite = np.isfinite(high)
     # only VP is unbounded when the bank and the supply are the physical ones
     names = {nm for nm, start, count in _rows(game) if not finite[start:start + count].all()}
@@ -441,7 +441,9 @@ def test_puerto_rico_docs_are_linked_from_embedding():
 @pytest.mark.parametrize("mode", ["normalized", "raw"])
 @pytest.mark.parametrize("name", ["puerto_rico", "port_royal", "cuba"])
 def test_gym_env_spaces_contain_every_observation(name, mode):
+    need("rl")
     from gymnasium.utils.env_checker import check_env
+
     from caribsim.envs import gym_env
     env = gym_env(name, players=3, observation=mode)
     box = env.observation_space["observation"]
@@ -462,13 +464,15 @@ def test_gym_env_spaces_contain_every_observation(name, mode):
         while not done:
             assert obs in env.observation_space
             a = rng.choice(np.flatnonzero(obs["action_mask"]))
-            obs, r, done, trunc, info = env.step(a)
+            obs, _r, done, _trunc, _info = env.step(a)
         assert obs in env.observation_space
 
 
 @pytest.mark.parametrize("mode", ["normalized", "raw"])
 def test_pettingzoo_env_spaces_contain_every_observation(mode):
+    need("rl")
     from pettingzoo.test import api_test
+
     from caribsim.envs import pettingzoo_env
     with warnings.catch_warnings():
         # "Observation is not a NumPy array": the {"observation", "action_mask"} dict of
@@ -479,7 +483,7 @@ def test_pettingzoo_env_spaces_contain_every_observation(mode):
     env.reset(seed=1)
     rng = np.random.default_rng(1)
     for agent in env.agent_iter(max_iter=3000):
-        obs, reward, term, trunc, info = env.last()
+        obs, _reward, term, trunc, _info = env.last()
         assert obs in env.observation_space(agent)
         for other in env.agents:
             assert env.observe(other) in env.observation_space(other)
@@ -488,6 +492,7 @@ def test_pettingzoo_env_spaces_contain_every_observation(mode):
 
 @pytest.mark.parametrize("mode", ["normalized", "raw"])
 def test_vector_env_spaces_contain_every_observation(mode):
+    need("rl")
     from caribsim.vector_env import vector_env
     env = vector_env("cuba", num_envs=6, players=2, seat=1, observation=mode)
     obs, info = env.reset(seed=0)
@@ -496,7 +501,7 @@ def test_vector_env_spaces_contain_every_observation(mode):
     for _ in range(400):
         assert obs in env.observation_space
         acts = np.array([rng.choice(np.flatnonzero(m)) for m in obs["action_mask"]])
-        obs, rew, term, trunc, info = env.step(acts)
+        obs, _rew, term, _trunc, info = env.step(acts)
         for i in np.flatnonzero(term):
             assert info["final_obs"][i] in env.single_observation_space
             ended += 1
@@ -504,6 +509,7 @@ def test_vector_env_spaces_contain_every_observation(mode):
 
 
 def test_bad_observation_mode_is_refused():
+    need("rl")
     from caribsim.envs import gym_env, pettingzoo_env
     from caribsim.vector_env import vector_env
     for make in (gym_env, pettingzoo_env, vector_env):

@@ -7,8 +7,10 @@ from __future__ import annotations
 import pickle
 
 import numpy as np
-import pyspiel
 import pytest
+from extras import need
+
+pyspiel = need("openspiel")
 from open_spiel.python.algorithms import evaluate_bots, ismcts, mcts
 from open_spiel.python.observation import make_observation
 
@@ -230,7 +232,7 @@ def _assert_resample_consistent(state, player, seed):
 
 
 def test_port_royal_states_differing_by_a_coin_face_share_information_states():
-    game, a, b, rng = _branch_with_other_outcome("port_royal", "draw")
+    _game, a, b, rng = _branch_with_other_outcome("port_royal", "draw")
     assert a.inner.to_dict() != b.inner.to_dict()          # different true states
     compared = 0
     for _ in range(60):
@@ -244,7 +246,7 @@ def test_port_royal_states_differing_by_a_coin_face_share_information_states():
                 _assert_resample_consistent(b, p, compared)
             compared += 1
         if a.is_chance_node():
-            common = sorted(set(x for x, _ in a.chance_outcomes()) & set(x for x, _ in b.chance_outcomes()))
+            common = sorted({x for x, _ in a.chance_outcomes()} & {x for x, _ in b.chance_outcomes()})
             if not common:
                 break                      # the piles now differ visibly: stop here
             action = int(rng.choice(common))

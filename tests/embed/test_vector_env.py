@@ -11,11 +11,13 @@ episode's), seeded determinism, fresh data each call, and Gymnasium's own vector
 """
 from __future__ import annotations
 
-import gymnasium
 import numpy as np
 import pytest
-from gymnasium.vector import AutoresetMode
+from extras import need
+
+gymnasium = need("rl", "gymnasium")
 from gymnasium.utils.env_checker import data_equivalence
+from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
 import caribsim
@@ -32,7 +34,7 @@ def _pick(obs, rng):
 
 def _play(env, steps, seed, rng_seed=0):
     rng = np.random.default_rng(rng_seed)
-    obs, info = env.reset(seed=seed)
+    obs, _info = env.reset(seed=seed)
     trace = [obs]
     for _ in range(steps):
         out = env.step(_pick(obs, rng))
@@ -85,7 +87,7 @@ def test_same_step_autoreset_keeps_the_final_observation_and_info(name, env_id):
     ended = 0
     learner_steps = np.zeros(6, int)
     for _ in range(3000):
-        obs, rew, term, trunc, info = env.step(_pick(obs, rng))
+        obs, rew, term, _trunc, info = env.step(_pick(obs, rng))
         learner_steps += 1
         for i in range(6):
             s = vg.get_state(i)
@@ -154,7 +156,7 @@ def test_record_episode_statistics_sees_every_episode():
     steps = np.zeros(4, int)
     seen = 0
     for _ in range(2000):
-        obs, rew, term, trunc, info = env.step(_pick(obs, rng))
+        obs, rew, term, _trunc, info = env.step(_pick(obs, rng))
         steps += 1
         if term.any():
             np.testing.assert_array_equal(info["_episode"], term)
@@ -217,7 +219,7 @@ def test_random_seat_is_drawn_per_episode_and_followed(name):
         assert np.array_equal(obs["observation"], env.vg.observations(seat=seats, normalized=True))
         mask = env.action_masks()
         actions = np.array([rng.choice(np.flatnonzero(m)) for m in mask])
-        obs, rewards, terminated, truncated, info = env.step(actions)
+        obs, rewards, terminated, _truncated, info = env.step(actions)
         for i in np.flatnonzero(terminated):
             played = info["final_info"]["seat"][i]
             assert played == seats[i]

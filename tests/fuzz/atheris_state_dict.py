@@ -24,8 +24,9 @@ import atheris
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))     # tests/, for the shared code
 
 with atheris.instrument_imports():
-    import caribsim  # noqa: F401
     from test_fuzz_state_dict import GAMES, check_dict, check_text, mutate, pool
+
+    import caribsim  # noqa: F401
 
 _POOLS = {name: pool(name) for name in GAMES}
 

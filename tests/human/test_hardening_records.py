@@ -5,10 +5,10 @@ import random
 
 import numpy as np
 import pytest
+from test_play_records import random_game
 
 import caribsim
 from caribsim import records
-from test_play_records import random_game
 
 
 def _played(game, seed, steps=None):

@@ -10,15 +10,16 @@ import re
 import string
 
 import pytest
-
-import caribsim
-from caribsim import records, viewer
-from caribsim.cuba.game import BUILDINGS as CU_BUILDINGS, CHARACTERS, ITEMS, LAW_KINDS
-from caribsim.human import boards, lang, play
-from caribsim.puerto_rico.game import GOODS, ROLES
 from test_play_records import random_game, run_cli
 from test_play_terminal import Player
 from test_viewer_page import check_supply_and_city
+
+import caribsim
+from caribsim import records, viewer
+from caribsim.cuba.game import BUILDINGS as CU_BUILDINGS
+from caribsim.cuba.game import CHARACTERS, ITEMS, LAW_KINDS
+from caribsim.human import boards, lang, play
+from caribsim.puerto_rico.game import GOODS, ROLES
 
 DATA = os.path.join(os.path.dirname(caribsim.__file__), "data")
 

@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 import pytest
+from extras import need
 
 import caribsim
 from caribsim import records, viewer
@@ -188,6 +189,7 @@ def test_simulate_with_bots_saves_games(tmp_path):
 
 
 def test_arena_save_games_and_plot(tmp_path):
+    need("plot")
     r = run_cli("arena", "puerto_rico", "--bots", "greedy,random", "--games", 4, "--save-games",
                 tmp_path / "g", "--plot", tmp_path / "w.png", "--save", tmp_path / "m.json")
     assert r.returncode == 0, r.stderr

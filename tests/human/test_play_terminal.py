@@ -11,11 +11,11 @@ import subprocess
 import tempfile
 
 import pytest
+from test_play_records import CLI, run_cli
 
 import caribsim
 from caribsim import records
 from caribsim.human import boards
-from test_play_records import CLI, run_cli
 
 DATA = os.path.join(os.path.dirname(caribsim.__file__), "data")
 PROMPT = b"\n> "

@@ -8,11 +8,11 @@ import json
 
 import numpy as np
 import pytest
+from pry_scenario import make
 
 import caribsim
 from caribsim import _port_royal as core
 from caribsim._game import GameState
-from pry_scenario import make
 
 
 def game(n=4, **kw):
@@ -187,7 +187,7 @@ def test_from_dict_rejects_broken_card_conservation():
     d = _dict()
     card = d["draw_pile"].pop()
     d["players"][2]["display"][card] = d["players"][2]["display"].get(card, 0) + 1
-    if card.startswith("ship") or card.startswith("tax"):
+    if card.startswith(("ship", "tax")):
         _expect(d, ValueError, "only persons and expeditions")
     d = _dict()
     d["draw_pile"].remove("expedition_cross_cross")

@@ -11,10 +11,10 @@ from collections import Counter
 
 import numpy as np
 import pytest
+from pry_scenario import FULL_DECK, total_cards
 
 import caribsim
 from caribsim import _port_royal as core
-from pry_scenario import FULL_DECK, total_cards
 
 PLAYERS = (2, 3, 4, 5)
 AUDIT_CODES = {1: "card conservation", 2: "derived player counts", 3: "harbour bookkeeping",

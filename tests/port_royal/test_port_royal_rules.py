@@ -8,11 +8,21 @@ import random
 from collections import Counter
 
 import pytest
+from pry_scenario import (
+    FULL_DECK,
+    ROWS,
+    act,
+    coins,
+    display,
+    drain,
+    make,
+    names,
+    reveal,
+    total_cards,
+)
 
 import caribsim
 from caribsim import _port_royal as core
-from pry_scenario import (FULL_DECK, ROWS, act, coins, display, drain, make, names, reveal,
-                          total_cards, zones)
 
 SAILOR = "sailor_c3"
 YELLOW_1_2 = "ship_pinnace_yellow_s1_c2"      # 1 sword, 2 coins

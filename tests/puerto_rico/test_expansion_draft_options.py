@@ -15,9 +15,9 @@ import random
 from pathlib import Path
 
 import pytest
+from pr_scenario import act, legal
 
 import caribsim
-from pr_scenario import act, legal
 
 _RULES_CSV = Path("/work/shared/rules/data/puerto_rico_buildings.csv")
 if not _RULES_CSV.exists():
@@ -52,14 +52,14 @@ def label(bid):
 # the draft (§8.2)
 # --------------------------------------------------------------------------------------
 def test_s8_2_draft_starts_after_the_face_up_draws_with_the_first_governor():
-    g, st = drafted_game(3)
+    _g, st = drafted_game(3)
     assert st.step_name() == "draft" and st.phase() == "setup" and st.current_player() == 0
     assert draft_names(st) == {label(b) for b in VIOLET}      # every violet kind has an empty slot
     assert legal(st) == {"draft " + label(b) for b in VIOLET}  # nothing else (no guests, no pass)
 
 
 def test_T49_draft_exclusions():
-    g, st = drafted_game(3)
+    _g, st = drafted_game(3)
     act(st, "draft office")                                    # A: a cost-5 slot
     assert st.current_player() == 1
     assert "trading post" not in draft_names(st) and "office" not in draft_names(st)
@@ -73,14 +73,14 @@ def test_T49_draft_exclusions():
 
 
 def test_s8_2_czech_example_black_market_then_hacienda_closes_cost_2():
-    g, st = drafted_game(4)
+    _g, st = drafted_game(4)
     act(st, "draft black market", "draft hacienda")
     names = draft_names(st)
     assert not {"construction hut", "forest house", "black market", "hacienda"} & names
 
 
 def test_s8_2_full_draft_fills_12_small_and_5_large_slots_then_the_round_starts():
-    g, st = drafted_game(4, seed=3)
+    _g, st = drafted_game(4, seed=3)
     rng = random.Random(5)
     seats = []
     while st.step_name() == "draft":
@@ -101,7 +101,7 @@ def test_s8_2_full_draft_fills_12_small_and_5_large_slots_then_the_round_starts(
 
 
 def test_T50_two_players_draft_one_copy_each():
-    g, st = drafted_game(2, seed=1)
+    _g, st = drafted_game(2, seed=1)
     rng = random.Random(2)
     while st.step_name() == "draft":
         st.apply_action(rng.choice(st.legal_actions()))

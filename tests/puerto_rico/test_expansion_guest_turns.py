@@ -9,9 +9,9 @@ from __future__ import annotations
 import random
 
 import pytest
+from pr_scenario import Scenario, act, board, doubloons, goods, legal
 
 import caribsim
-from pr_scenario import Scenario, act, board, doubloons, goods, legal
 
 EXP = dict(expansion=True, all_31_buildings=True)
 

@@ -9,9 +9,9 @@ building is available to the scenario. Expected numbers are the reference's, not
 from __future__ import annotations
 
 import pytest
+from pr_scenario import Scenario, act, board, doubloons, goods, legal, vp
 
 import caribsim
-from pr_scenario import Scenario, act, board, doubloons, goods, legal, vp
 
 EXP = dict(expansion=True, all_31_buildings=True)
 

@@ -15,10 +15,10 @@ import random
 
 import numpy as np
 import pytest
+from pr_scenario import ALL_BUILDINGS, Scenario, act, board
 
 import caribsim
 from caribsim import records, viewer
-from pr_scenario import ALL_BUILDINGS, Scenario, act, board
 
 LARGE = ("guild_hall", "residence", "fortress", "customs_house", "city_hall", "statue", "cloister")
 RESIDENCE = {9: 4, 10: 5, 11: 6, 12: 7}

@@ -37,7 +37,7 @@ SHIPS = {2: (4, 6), 3: (4, 5, 6), 4: (5, 6, 7), 5: (6, 7, 8)}
 SELECTIONS_PER_ROUND = {2: 6, 3: 3, 4: 4, 5: 5}
 ISLAND_SPACES = CITY_SPACES = 12
 HOUSE_SPACES = 4
-ROLE_ACTIONS = range(0, 8)
+ROLE_ACTIONS = range(8)
 
 _RULES_CSV = Path("/work/shared/rules/data/puerto_rico_buildings.csv")
 if not _RULES_CSV.exists():  # CI: the package's copy of the reference table

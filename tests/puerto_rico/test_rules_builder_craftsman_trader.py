@@ -2,7 +2,6 @@
 (+ §6.1.9 Factory), §4.5 Trader (+ §6.1.1, §6.1.6, §6.1.7); scenarios T02, T03, T06, T07,
 T09, T28, T33, R04."""
 import pytest
-
 from pr_scenario import BUILDINGS, Scenario, act, board, doubloons, goods, legal
 
 SMALL = ["small_market", "hacienda", "construction_hut", "small_warehouse", "hospice", "office",

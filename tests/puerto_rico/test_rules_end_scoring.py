@@ -3,7 +3,6 @@
 import copy
 
 import pytest
-
 from pr_scenario import Scenario, act, finish_phase, legal
 
 SMALL = ["small_market", "hacienda", "construction_hut", "small_warehouse", "hospice", "office",

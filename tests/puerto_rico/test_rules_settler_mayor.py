@@ -2,6 +2,7 @@
 §4.2 Mayor; scenarios T04, T31, T32, R06, R07, R10."""
 from pr_scenario import GOODS, Scenario, act, board, legal
 
+
 def test_s4_1_settler_quarry_privilege_only_for_settler():
     sc = Scenario(players=4, face_up=dict(corn=1, indigo=1, sugar=1, tobacco=1, coffee=1))
     st = sc.play_role("settler", 0)
@@ -74,7 +75,7 @@ def test_s4_1_refill_discards_leftovers_and_draws_n_plus_1_with_reshuffle():
     # the 4 leftovers went to the discard pile
     for k in ("indigo", "sugar", "tobacco", "coffee"):
         assert d["plantations"]["discard"][k] == discard_before[k] + 1
-    assert d["plantations"]["face_up"] == {k: 0 for k in GOODS}
+    assert d["plantations"]["face_up"] == dict.fromkeys(GOODS, 0)
     drawn = []
     while st.is_chance_node():
         stack = st.to_dict()["plantations"]["stack"]

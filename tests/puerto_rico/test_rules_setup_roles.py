@@ -1,9 +1,9 @@
 """Rules reference §1.3 (setup), §1.7 (prices), §3 (role selection, end of round), §4.7
 (Prospector); scenarios T05, T27, R01, R02, R03, R05, R09."""
 import pytest
+from pr_scenario import GOODS, Scenario, act, doubloons, finish_phase, legal, read_csv
 
 import caribsim
-from pr_scenario import GOODS, Scenario, act, doubloons, finish_phase, legal, read_csv
 
 # §1.3 table, copied from the rules reference (not from the engine or the CSV).
 REF = {

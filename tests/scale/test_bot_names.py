@@ -6,6 +6,7 @@ import json
 import re
 
 import pytest
+from extras import need
 
 from caribsim.__main__ import main
 from caribsim.human import records
@@ -54,6 +55,7 @@ def test_a_repeated_spec_is_numbered_in_order():
 
 
 def test_the_arena_names_agree_in_console_json_records_and_plot(tmp_path, capsys):
+    need("plot")
     spec = "mcts:3,random,mcts:3"
     args = ["arena", "cuba", "--bots", spec, "--games", "3", "--seed", "4", "--no-progress"]
     assert main(args + ["--save", str(tmp_path / "m.json"), "--save-games", str(tmp_path / "g"),

@@ -13,6 +13,7 @@ import sys
 
 import numpy as np
 import pytest
+from extras import need
 
 import caribsim
 from caribsim import arena, bots, distributed, selfplay, simulation
@@ -23,12 +24,7 @@ BACKENDS = ["local", "processes", "ray"]
 
 @pytest.fixture(scope="module")
 def ray_up():
-    try:
-        import ray
-    except ImportError:
-        if os.environ.get("CARIBSIM_REQUIRE_RAY") == "1":
-            raise
-        pytest.skip("Ray is not installed (pip install 'caribsim[ray]')")
+    ray = need("ray")
     started = not ray.is_initialized()
     distributed.ray_connect(None, 2)
     yield ray

@@ -11,6 +11,7 @@ import sys
 from collections import Counter
 
 import pytest
+from extras import need
 
 from caribsim.human import records
 from caribsim.scale import tournament
@@ -118,6 +119,7 @@ def synthetic_games(winner, n_bots, players, n_games, seed):
 
 
 def test_ratings_put_a_bot_that_always_wins_first():
+    need("rating")
     games = synthetic_games(winner=2, n_bots=5, players=3, n_games=60, seed=4)
     rated = tournament.ratings(games, 5)
     ordinals = [mu - 3 * sigma for mu, sigma in rated]
@@ -141,6 +143,7 @@ def test_ratings_put_a_bot_that_always_wins_first():
 
 
 def test_ratings_are_openskill_plackett_luce_game_by_game():
+    need("rating")
     from openskill.models import PlackettLuce
 
     games = synthetic_games(winner=0, n_bots=3, players=2, n_games=5, seed=1)
@@ -156,6 +159,7 @@ def test_ratings_are_openskill_plackett_luce_game_by_game():
 
 
 def test_pairwise_shares_and_intervals():
+    need("rating")
     def game(seats, returns, scores):
         return {"seat_bot": seats, "returns": returns, "scores": scores, "length": 10}
 
@@ -190,6 +194,7 @@ def test_pairwise_shares_and_intervals():
 # real tournaments
 # --------------------------------------------------------------------------------------
 def test_greedy_tops_a_small_tournament_of_random_bots(tmp_path):
+    need("rating")
     result = tournament.play_tournament("cuba", ["random", "greedy", "random"], 12, players=2, seed=1,
                                         save_games=tmp_path)
     names = [b.name for b in result.bots]
@@ -217,6 +222,7 @@ def test_greedy_tops_a_small_tournament_of_random_bots(tmp_path):
 
 
 def test_the_same_seed_gives_the_same_tournament_on_every_backend():
+    need("rating")
     pool = ["random", "greedy", "random", "random"]
     kwargs = dict(schedule="random", seed=5, players=3, progress=False)
     local = tournament.play_tournament("puerto_rico", pool, 7, **kwargs)
@@ -230,6 +236,7 @@ def test_the_same_seed_gives_the_same_tournament_on_every_backend():
 
 
 def test_the_result_as_json(tmp_path):
+    need("rating")
     result = tournament.play_tournament("cuba", ["greedy", "random", "random"], 6, players=2,
                                         save=tmp_path / "t.json")
     data = json.loads((tmp_path / "t.json").read_text())
@@ -264,6 +271,8 @@ def test_a_missing_openskill_says_how_to_install(monkeypatch, tmp_path):
 
 
 def test_the_plot_names_the_bots_in_leaderboard_order(tmp_path):
+    need("rating")
+    need("plot")
     result = tournament.play_tournament("cuba", ["random", "greedy", "random"], 6, players=2)
     fig = tournament.figure(result)
     labels = [t.get_text() for t in fig.axes[0].get_yticklabels()]
@@ -273,6 +282,7 @@ def test_the_plot_names_the_bots_in_leaderboard_order(tmp_path):
 
 
 def test_a_tournament_resumes_from_its_finished_chunks(tmp_path):
+    need("rating")
     kwargs = dict(schedule="random", seed=2, players=2, chunk_size=2, resume=tmp_path / "r")
     first = tournament.play_tournament("cuba", ["random", "greedy", "random"], 5, **kwargs)
     again = tournament.play_tournament("cuba", ["random", "greedy", "random"], 5, **kwargs)

@@ -11,12 +11,20 @@ import threading
 
 import numpy as np
 import pytest
+from extras import need
 
 import caribsim
 from caribsim import selfplay
 from caribsim.search import evaluators as ev
-from caribsim.search.evaluators import (CachedEvaluator, MLPEvaluator, TorchEvaluator, check_input,
-                                        check_output, torch_mlp, train_mlp)
+from caribsim.search.evaluators import (
+    CachedEvaluator,
+    MLPEvaluator,
+    TorchEvaluator,
+    check_input,
+    check_output,
+    torch_mlp,
+    train_mlp,
+)
 
 GAMES = [("puerto_rico", 3), ("port_royal", 3), ("cuba", 4)]
 
@@ -85,20 +93,37 @@ def test_every_evaluator_gives_the_protocol_shapes_for_every_game(name, players)
     net = MLPEvaluator.for_game(game, hidden=(32, 32), seed=1)
     check_protocol(*net(obs, mask), 40, A, P)
     check_protocol(*CachedEvaluator(net)(obs, mask), 40, A, P)
-    check_protocol(*TorchEvaluator(torch_mlp(game, hidden=32, blocks=1, seed=0))(obs, mask), 40, A, P)
-    check_protocol(*TorchEvaluator(net.to_torch())(obs, mask), 40, A, P)
     # the outputs depend on the position (not constant rows)
     logits, values = net(obs, mask)
     assert np.ptp(logits, axis=0).max() > 0 and np.ptp(values, axis=0).max() > 0
 
 
-def test_an_empty_batch_gives_empty_outputs():
+@pytest.mark.parametrize("name,players", GAMES)
+def test_the_torch_evaluators_give_the_protocol_shapes_for_every_game(name, players):
+    need("nn")
+    game, obs, mask = positions(name, players, 40)
+    A, P = game.num_distinct_actions(), game.num_players()
+    net = MLPEvaluator.for_game(game, hidden=(32, 32), seed=1)
+    check_protocol(*TorchEvaluator(torch_mlp(game, hidden=32, blocks=1, seed=0))(obs, mask), 40, A, P)
+    check_protocol(*TorchEvaluator(net.to_torch())(obs, mask), 40, A, P)
+
+
+def _empty_batch_gives_empty_outputs(evaluators):
     game, obs, mask = positions("puerto_rico", 3, 4)
     net = MLPEvaluator.for_game(game, hidden=(8,))
-    for e in (net, CachedEvaluator(net), TorchEvaluator(net.to_torch())):
+    for e in evaluators(net):
         logits, values = e(obs[:0], mask[:0])
         assert logits.shape == (0, 143) and values.shape == (0, 3)
         assert logits.dtype == values.dtype == np.float32
+
+
+def test_an_empty_batch_gives_empty_outputs():
+    _empty_batch_gives_empty_outputs(lambda net: (net, CachedEvaluator(net)))
+
+
+def test_an_empty_batch_gives_empty_outputs_through_torch():
+    need("nn")
+    _empty_batch_gives_empty_outputs(lambda net: (TorchEvaluator(net.to_torch()),))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -238,7 +263,7 @@ def test_training_reduces_the_loss_deterministically(pr_data):
     assert losses2 == losses
     p, q = net.parameters(), again.parameters()
     assert all(np.array_equal(p[k], q[k]) for k in p)
-    other, losses3 = train_mlp(data, hidden=(32, 32), epochs=6, seed=5, lr=3e-3)
+    _other, losses3 = train_mlp(data, hidden=(32, 32), epochs=6, seed=5, lr=3e-3)
     assert losses3 != losses
     shard = os.path.join(pr_data, "shard_000000.npz")
     part, _ = train_mlp(shard, hidden=(8,), epochs=1)
@@ -258,7 +283,7 @@ def test_normalisation_comes_from_the_training_data(pr_data):
 
 
 def test_fit_continues_training_and_keeps_the_scaling(pr_data):
-    net, first = train_mlp(pr_data, hidden=(16,), epochs=2, seed=0)
+    net, _first = train_mlp(pr_data, hidden=(16,), epochs=2, seed=0)
     scaling = net.parameters()["obs_std"]
     before = net.loss(pr_data)
     more = net.fit(pr_data, epochs=3, seed=1)
@@ -407,7 +432,7 @@ def test_a_briefly_trained_mlp_policy_beats_random_bots(tmp_path):
 # the torch adapter
 
 def test_torch_conversion_gives_the_numpy_outputs(pr_data):
-    torch = pytest.importorskip("torch")
+    torch = need("nn")
     net, _ = train_mlp(pr_data, hidden=(32, 16), epochs=1, seed=0)
     game, obs, mask = positions("puerto_rico", 3, 50, seed=4)
     module = net.to_torch()
@@ -426,7 +451,7 @@ def test_torch_conversion_gives_the_numpy_outputs(pr_data):
 
 
 def test_torch_evaluator_equals_calling_the_module():
-    torch = pytest.importorskip("torch")
+    torch = need("nn")
     game, obs, mask = positions("port_royal", 3, 33, seed=1)
     module = torch_mlp(game, hidden=48, blocks=2, seed=3)
     with torch.no_grad():
@@ -449,7 +474,7 @@ def test_torch_evaluator_equals_calling_the_module():
 
 
 def test_torch_mlp_seed_is_deterministic_and_leaves_the_global_rng():
-    torch = pytest.importorskip("torch")
+    torch = need("nn")
     game = caribsim.load_game("cuba", players=4)
     state = torch.random.get_rng_state()
     a, b, c = (torch_mlp(game, hidden=16, blocks=1, seed=s) for s in (1, 1, 2))
@@ -459,8 +484,8 @@ def test_torch_mlp_seed_is_deterministic_and_leaves_the_global_rng():
 
 
 def test_torch_evaluator_checks_the_module_output():
-    torch = pytest.importorskip("torch")
-    game, obs, mask = positions("puerto_rico", 3, 4)
+    torch = need("nn")
+    _game, obs, mask = positions("puerto_rico", 3, 4)
 
     class Module(torch.nn.Module):
         def __init__(self, kind):
@@ -490,7 +515,7 @@ def test_torch_evaluator_checks_the_module_output():
 
 
 def test_torch_evaluator_bad_options():
-    torch = pytest.importorskip("torch")
+    torch = need("nn")
     game = caribsim.load_game("puerto_rico", players=3)
     module = torch_mlp(game, hidden=8, blocks=0)
     for kwargs, error, message in [
@@ -634,7 +659,7 @@ def test_cache_over_the_mlp_matches_it():
 
 
 def test_cache_refuses_bad_inner_output_and_caches_nothing():
-    game, obs, mask = positions("puerto_rico", 3, 4)
+    _game, obs, mask = positions("puerto_rico", 3, 4)
     for bad, error, message in [(lambda o, m: None, TypeError, r"must return \(logits, values\)"),
                                 (lambda o, m: (np.zeros((len(o), 143), np.float32),
                                                np.full((len(o), 3), 2, np.float32)),
@@ -666,7 +691,7 @@ def test_cache_bad_options():
 
 
 def test_one_cache_shared_by_threads():
-    game, obs, mask = positions("puerto_rico", 3, 64, seed=9)
+    _game, obs, mask = positions("puerto_rico", 3, 64, seed=9)
     inner = Counting(143, 3)
     cache = CachedEvaluator(inner, max_entries=40)
     want = inner(obs, mask)
@@ -689,21 +714,30 @@ def test_one_cache_shared_by_threads():
     assert s["hits"] + s["misses"] == 4 * 50 * 16 and s["entries"] <= 40
 
 
-def test_copies_and_pickles_of_the_evaluators():
-    torch = pytest.importorskip("torch")
-    game, obs, mask = positions("port_royal", 3, 12)
-    net = MLPEvaluator.for_game(game, hidden=(16,), seed=3)
-    cache = CachedEvaluator(net, max_entries=7)
-    cache(obs, mask)
-    adapter = TorchEvaluator(torch_mlp(game, hidden=8, blocks=1, seed=0), batch_size=5)
-    for original in (net, cache, adapter):
+def _copies_and_pickles_give_the_same_outputs(originals, obs, mask):
+    for original in originals:
         for clone in (pickle.loads(pickle.dumps(original)), copy.deepcopy(original), copy.copy(original)):
             assert type(clone) is type(original)
             for x, y in zip(clone(obs, mask), original(obs, mask)):
                 np.testing.assert_allclose(x, y, rtol=1e-6, atol=1e-6)
+
+
+def test_copies_and_pickles_of_the_torch_evaluator():
+    need("nn")
+    game, obs, mask = positions("port_royal", 3, 12)
+    adapter = TorchEvaluator(torch_mlp(game, hidden=8, blocks=1, seed=0), batch_size=5)
+    _copies_and_pickles_give_the_same_outputs([adapter], obs, mask)
+    assert pickle.loads(pickle.dumps(adapter)).batch_size == 5
+
+
+def test_copies_and_pickles_of_the_evaluators():
+    game, obs, mask = positions("port_royal", 3, 12)
+    net = MLPEvaluator.for_game(game, hidden=(16,), seed=3)
+    cache = CachedEvaluator(net, max_entries=7)
+    cache(obs, mask)
+    _copies_and_pickles_give_the_same_outputs([net, cache], obs, mask)
     fresh = pickle.loads(pickle.dumps(cache))
     assert len(fresh) == 0 and fresh.max_entries == 7 and fresh.stats()["hits"] == 0
-    assert pickle.loads(pickle.dumps(adapter)).batch_size == 5
     twin = copy.deepcopy(net)
     twin.fit({"observation": obs, "legal_mask": mask, "policy": mask / mask.sum(1, keepdims=True),
               "returns": np.full((12, 3), 1 / 3, np.float32)}, epochs=1)

@@ -3,22 +3,22 @@ roots over a batched evaluator and the C rollout evaluator. Known best moves, pr
 values steering the search, Sequential Halving and the improved policy, determinism with
 batching, one batch against separate runs, hidden information, bad evaluator outputs,
 bad options, threads and memory."""
+import contextlib
 import gc
 import math
 import os
 import random
 import threading
-import time
 
 import numpy as np
 import pytest
+from cuba_scenario import act as cuba_act
+from cuba_scenario import edit, empty_board, start, to_parliament
+from test_search import LARGE, captain_blocking_position, final_build_position
 
 import caribsim
 import caribsim._game
 from caribsim.search import _guided, guided
-from cuba_scenario import act as cuba_act, edit, empty_board, start, to_parliament
-from pr_scenario import act
-from test_search import LARGE, captain_blocking_position, final_build_position
 
 ROLLOUT = guided.RolloutEvaluator()
 
@@ -368,7 +368,7 @@ class Recorder(HashEvaluator):
 
 def cuba_bidding():
     """3p Cuba in the parliament: two seats have made their secret bids, the third bids."""
-    game, s = start(3)
+    _game, s = start(3)
     s = edit(s, lambda d: [empty_board(b) for b in d["boards"]])
     s = to_parliament(s, ["mayor", "worker", "foreman"])
     cuba_act(s, "bid 6", "bid 2")
@@ -680,10 +680,8 @@ def test_many_runs_do_not_grow_the_resident_set():
             bs.run(states)
             guided.search(states[i % len(states)], ROLLOUT, simulations=100, seed=i)
             guided.BatchSearch(ev, simulations=20, gumbel=True).run(states[:2])
-            try:
+            with contextlib.suppress(ValueError):
                 guided.BatchSearch(_bad(values_fn=lambda o, m: _values(o, v=2.0)), simulations=20).run(states)
-            except ValueError:
-                pass
 
     burst()
     gc.collect()

@@ -12,8 +12,6 @@ import pytest
 
 import caribsim
 from caribsim import arena, bots, mcts
-from caribsim._game import GameState
-from caribsim._mcts import Forest
 
 GAMES = ("puerto_rico", "port_royal", "cuba")
 SRC = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "src")

@@ -3,10 +3,10 @@ tree reuse, bad options."""
 import json
 
 import pytest
+from pr_scenario import Scenario, act, legal
 
 import caribsim
 from caribsim import arena, bots, mcts
-from pr_scenario import Scenario, act, legal
 
 ALL_BUT_BUILDER = ("settler", "mayor", "craftsman", "trader", "captain")
 ALL_BUT_CAPTAIN = ("settler", "mayor", "builder", "craftsman", "trader")

@@ -12,7 +12,9 @@ import sys
 
 import numpy as np
 import pytest
-import torch
+from extras import need
+
+torch = need("nn")
 
 import caribsim
 from caribsim import selfplay

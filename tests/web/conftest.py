@@ -11,8 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from caribsim.web.app import create_app
-
 BOT_DELAY = 0.02      # seconds before each bot move: short, but the bots still move by themselves
 HINT_ITERATIONS = 50
 ANALYSIS_ITERATIONS = 20   # the post-game analysis a finished game's page asks for
@@ -59,6 +57,8 @@ def serving(app, port: int = 0):
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     """caribsim.web over a fresh games folder, served for the module."""
+    from caribsim.web.app import create_app  # each test module asks for the web extra first
+
     folder = tmp_path_factory.mktemp("games")
     app = create_app(folder, bot_delay=BOT_DELAY, hint_iterations=HINT_ITERATIONS,
                      analysis_iterations=ANALYSIS_ITERATIONS)

@@ -11,6 +11,10 @@ import urllib.request
 import warnings
 
 import pytest
+from extras import need
+
+need("web")   # a test of caribsim.web: skips without the extra
+
 from selenium.webdriver.support.ui import WebDriverWait
 
 from caribsim.human import boards, records

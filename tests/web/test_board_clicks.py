@@ -11,6 +11,10 @@ import random
 import time
 
 import pytest
+from extras import need
+
+need("web")   # a test of caribsim.web: skips without the extra
+
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait

@@ -9,6 +9,10 @@ import time
 import urllib.request
 
 import pytest
+from extras import need
+
+need("web")   # a test of caribsim.web: skips without the extra
+
 
 from caribsim.human import records
 from caribsim.web.app import create_app

@@ -8,13 +8,25 @@ from __future__ import annotations
 import random
 
 import pytest
+from extras import need
+
+need("web")   # a test of caribsim.web: skips without the extra
+
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
 import caribsim
 from caribsim.human import records, viewer
 from tests.web.conftest import wait_for
-from tests.web.test_browser import _PAGE_NUMBERS, _check_board, _click_move, _get, _post, _status, _your_turn
+from tests.web.test_browser import (
+    _PAGE_NUMBERS,
+    _check_board,
+    _click_move,
+    _get,
+    _post,
+    _status,
+    _your_turn,
+)
 
 
 def _random_record(game: str, seed: int) -> dict:

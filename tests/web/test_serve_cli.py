@@ -11,6 +11,10 @@ import sys
 import urllib.request
 
 import pytest
+from extras import need
+
+need("web")   # a test of caribsim.web: skips without the extra
+
 
 from caribsim.human import records
 from tests.web.conftest import free_socket, wait_for

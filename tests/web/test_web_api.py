@@ -9,6 +9,10 @@ import random
 import warnings
 
 import pytest
+from extras import need
+
+need("web")   # a test of caribsim.web: skips without the extra
+
 
 import caribsim
 from caribsim.human import boards, records, viewer
