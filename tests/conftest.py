@@ -49,3 +49,25 @@ def browser():
     yield driver
     driver.quit()
 
+
+
+# --- CI's first run: a quick subset ----------------------------------------------------
+
+def pytest_collection_modifyitems(config, items):
+    """``CARIBSIM_TEST_SUBSET=quick`` (CI's first run, on ``pip install -e '.[test]'`` alone):
+    every test file is still collected and imported; of a file that asks for an optional part
+    (``need(...)``) every test runs, of the others the first three; the rest are deselected. The
+    full suite runs in CI's later runs."""
+    if os.environ.get("CARIBSIM_TEST_SUBSET") != "quick":
+        return
+    keep, drop, seen, asks = [], [], {}, {}
+    for item in items:
+        path = str(item.path)
+        if path not in asks:
+            with open(path, encoding="utf-8") as f:
+                asks[path] = "need(" in f.read()
+        seen[path] = seen.get(path, 0) + 1
+        (keep if asks[path] or seen[path] <= 3 else drop).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
