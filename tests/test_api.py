@@ -226,7 +226,7 @@ def test_random_playouts_bad_state_and_edge_counts():
         caribsim.random_playouts(object(), 3)
     with pytest.raises(TypeError):
         caribsim.random_playouts(game_of(3).new_initial_state(0).to_dict(), 3)
-    game, s = decision_state()
+    _game, s = decision_state()
     r = caribsim.random_playouts(s, 0)
     assert r.returns.shape == (0, 4) and r.lengths.shape == (0,) and r.decisions == 0
     _game, t = terminal_state()
@@ -543,12 +543,12 @@ def _fuzz_bases():
 def _paths(obj, pre=()):
     if isinstance(obj, dict):
         for k, v in obj.items():
-            yield pre + (k,)
-            yield from _paths(v, pre + (k,))
+            yield (*pre, k)
+            yield from _paths(v, (*pre, k))
     elif isinstance(obj, list):
         for i, v in enumerate(obj):
-            yield pre + (i,)
-            yield from _paths(v, pre + (i,))
+            yield (*pre, i)
+            yield from _paths(v, (*pre, i))
 
 
 _FUZZ_VALUES = st.one_of(

@@ -177,7 +177,7 @@ def _probe(idle, why=""):
 
 
 def test_speedup_is_asserted_on_an_idle_machine():
-    with pytest.raises(AssertionError, match="below the floor 1.5 on an idle machine"):
+    with pytest.raises(AssertionError, match=r"below the floor 1\.5 on an idle machine"):
         bh.report_speedup(FakeBenchmark(), "speedup", 1.1, 1.5, _probe(True), _probe(True))
     fb = FakeBenchmark()
     bh.report_speedup(fb, "speedup", 1.8, 1.5, _probe(True), _probe(True))
@@ -216,7 +216,7 @@ TARGETS = {"test_bench_web_move_latency_20_games"}
 def test_a_collapse_guard_says_so_and_still_asserts():
     fb = FakeBenchmark("guarded")
     bh.SUMMARY.clear()
-    with pytest.raises(AssertionError, match="below the floor 2.0"):
+    with pytest.raises(AssertionError, match=r"below the floor 2\.0"):
         bh.report(fb, "fakes_per_second", 1.0, bh.c_calibration(), 1.0, 1.0, 2.0, guard=True)
     assert fb.extra_info["floor_is_a_collapse_guard"] is True
     assert bh.SUMMARY[-1].endswith("(floor 2.0, a collapse guard) BELOW FLOOR"), bh.SUMMARY[-1]

@@ -51,7 +51,7 @@ def test_listed_or_not_every_action_gives_the_same_result(name, options):
             assert (got[0] == "ok") == (a in legal)
             child = st.child(a) if a in legal else None
             if child is not None:
-                assert child.serialize() == got[1] and child.history() == st.history() + [a]
+                assert child.serialize() == got[1] and child.history() == [*st.history(), a]
 
 
 @pytest.mark.parametrize("name,options", GAMES)
@@ -151,7 +151,7 @@ def test_clones_that_go_on_from_one_position_keep_their_own_histories(name, opti
         else:
             a = rng.choice(st.legal_actions())
             if r < 0.3:
-                states.append((st.child(a), hist + [a]))
+                states.append((st.child(a), [*hist, a]))
             else:
                 st.apply_action(a)
                 hist.append(a)

@@ -93,7 +93,7 @@ def _containers(d, path=()):
     items = d.items() if isinstance(d, dict) else enumerate(d)
     for k, v in items:
         if isinstance(v, (dict, list)):
-            yield from _containers(v, path + (k,))
+            yield from _containers(v, (*path, k))
 
 
 def mutate(d, choose):
@@ -136,7 +136,7 @@ def mutate(d, choose):
             j = choose(len(c))
             c[k], c[j] = c[j], c[k]
         elif op == 7:
-            others = [(p, x) for p, x in conts if type(x) is type(v) and p != path + (k,)]
+            others = [(p, x) for p, x in conts if type(x) is type(v) and p != (*path, k)]
             if others:                                                # a list / dict from elsewhere
                 c[k] = copy.deepcopy(others[choose(len(others))][1])
         elif op == 8:

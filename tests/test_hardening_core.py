@@ -20,7 +20,7 @@ SRC = os.path.dirname(os.path.dirname(os.path.abspath(caribsim.__file__)))
 GAMES = ["puerto_rico", "port_royal", "cuba"]
 TESTS = os.path.dirname(os.path.abspath(__file__))
 # the folders of the test modules (each layer's tests sit in their own), for a child's imports
-TEST_FOLDERS = [TESTS] + sorted({os.path.dirname(p) for p in glob.glob(os.path.join(TESTS, "*", "test_*.py"))})
+TEST_FOLDERS = [TESTS, *sorted({os.path.dirname(p) for p in glob.glob(os.path.join(TESTS, "*", "test_*.py"))})]
 
 
 def run_py(code, timeout=120):

@@ -27,7 +27,7 @@ def run_main(capsys, *argv):
 def test_games_lists_puerto_rico_with_player_counts_and_options(capsys):
     code, out, _ = run_main(capsys, "games")
     assert code == 0
-    line = next(l for l in out.splitlines() if l.startswith("puerto_rico"))
+    line = next(ln for ln in out.splitlines() if ln.startswith("puerto_rico"))
     assert "players 2-5" in line
     assert "all_colonists_and_vp=False" in line
     assert "expansion=False" in line
@@ -104,7 +104,7 @@ def test_simulate_text_output(capsys):
     assert code == 0
     for label in ("games/s", "decisions/s", "mean decisions per game", "mean score", "win rate"):
         assert label in out
-    seat_rows = [l.split() for l in out.splitlines() if l.strip()[:1].isdigit()]
+    seat_rows = [ln.split() for ln in out.splitlines() if ln.strip()[:1].isdigit()]
     assert [int(r[0]) for r in seat_rows] == [0, 1]
     assert sum(float(r[2]) for r in seat_rows) == pytest.approx(1.0, abs=2e-3)
 
@@ -156,7 +156,7 @@ def test_readme_command_runs_as_module():
     assert proc.returncode == 0, proc.stderr
     assert "10,000 random games" in proc.stdout
     assert "decisions/s" in proc.stdout
-    rows = [l.split() for l in proc.stdout.splitlines() if l.strip()[:1].isdigit()]
+    rows = [ln.split() for ln in proc.stdout.splitlines() if ln.strip()[:1].isdigit()]
     assert [int(r[0]) for r in rows] == [0, 1, 2, 3]
     assert all(0 < float(r[1]) < 80 for r in rows)  # mean VP per seat
 

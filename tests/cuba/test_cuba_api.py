@@ -100,7 +100,7 @@ def test_bad_actions_leave_the_state_unchanged():
 
 def test_bid_range_is_zero_to_pesos():
     from cuba_scenario import to_parliament
-    game, s = start(3)
+    _game, s = start(3)
     s = edit(s, lambda d: [empty_board(b) for b in d["boards"]] and None)
     s = edit(s, lambda d: d["boards"][0].update(pesos=4))
     s = to_parliament(s, ["mayor", "worker", "trader"])

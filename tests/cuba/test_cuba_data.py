@@ -54,7 +54,8 @@ def test_E5_shipped_data_status_lists_provisional_rows():
 
 def test_E5_shipped_numbers_are_read_from_the_files():
     spec = caribsim.load_game("cuba").component_data()
-    rows = {r["id"]: r for r in csv.DictReader(open(DATA / "cuba_buildings.csv"))}
+    with open(DATA / "cuba_buildings.csv") as f:
+        rows = {r["id"]: r for r in csv.DictReader(f)}
     from caribsim.cuba import BUILDINGS
     for b, data in zip(BUILDINGS, spec["buildings"]):
         assert data["cost"] == [int(rows[b][c]) for c in ("cost_wood", "cost_stone", "cost_water", "cost_pesos")]
@@ -146,7 +147,7 @@ def test_E5_bad_data_refused_with_file_row_column(folder, file, edit_fn, message
 
 def test_E5_bad_header_and_folder(folder, tmp_path):
     (folder / "cuba_ships.csv").write_text("id,slots,accepts,status\n")
-    with pytest.raises(DataError, match="cuba_ships.csv .*header"):
+    with pytest.raises(DataError, match=r"cuba_ships\.csv .*header"):
         caribsim.load_game("cuba", data=folder)
     with pytest.raises(ValueError, match="not a folder"):
         caribsim.load_game("cuba", data=str(tmp_path / "nope"))

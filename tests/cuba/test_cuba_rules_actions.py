@@ -504,7 +504,6 @@ def test_T27_one_ship_per_mayor():
 
 def test_T28_mayor_alternative_in_order():
     s = _mayor()
-    vp = []
     for seat, gain in ((0, 4), (1, 2)):
         act(s, "play mayor", "mayor alternative")
         assert board(s, seat)["pesos"] == 10 + gain

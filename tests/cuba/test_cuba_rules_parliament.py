@@ -344,7 +344,7 @@ def test_T47_free_fields_and_buildings():
     for law, gain in (("subsidy_free_crop_fields", 4), ("subsidy_free_material_fields", 4), ("subsidy_buildings", 3)):
         s = fresh(2)
 
-        def f(d):
+        def f(d, law=law):
             set_law(d, "III", law)
             d["boards"][0]["buildings"].update(hotel="2,2", inn="2,4", dam="3,2")
         s = at_enact(s, winner=0, round=2, fn=f)

@@ -143,7 +143,7 @@ def test_pettingzoo_with_bots_in_some_seats(name):
         turns += 1
     assert env.state.is_terminal() and turns > 10
     assert reward == env.state.returns()[0]
-    with pytest.raises(ValueError, match="bots must map seats 0..2"):
+    with pytest.raises(ValueError, match=r"bots must map seats 0\.\.2"):
         pettingzoo_env(name, players=3, bots={3: RandomBot()})
     with pytest.raises(ValueError, match="at least one seat must be an agent"):
         pettingzoo_env(name, players=2, bots={0: RandomBot(), 1: RandomBot()})
@@ -226,7 +226,7 @@ def test_gymnasium_make_and_check_env_silent(name):
             check_env(env.unwrapped)
         _obs, _info = env.reset(seed=0)
         assert env.unwrapped.state.current_player() == 1
-    with pytest.raises(ValueError, match="players must be 2..5"):
+    with pytest.raises(ValueError, match=r"players must be 2\.\.5"):
         gymnasium.make(env_id, players=9)
 
 
@@ -300,7 +300,7 @@ def test_gymnasium_bad_arguments():
         gym_env("puerto_rico", players=4, opponents=[UniformRandomOpponent()])
     with pytest.raises(TypeError, match="step\\(state\\)"):
         gym_env("puerto_rico", players=2, opponents=[object()])
-    with pytest.raises(ValueError, match="seat must be in 0..1 or 'random'"):
+    with pytest.raises(ValueError, match=r"seat must be in 0\.\.1 or 'random'"):
         gym_env("puerto_rico", players=2, seat=2)
     with pytest.raises(ValueError, match="illegal_action"):
         gym_env("puerto_rico", players=2, illegal_action="ignore")

@@ -98,7 +98,7 @@ def test_game_parameters_and_info():
     assert gtype.provides_information_state_string and gtype.provides_information_state_tensor
     assert game.max_game_length() == cos.MAX_GAME_LENGTH
     assert (gtype.min_num_players, gtype.max_num_players) == (2, 5)
-    with pytest.raises(Exception, match="players must be 2..5"):
+    with pytest.raises(Exception, match=r"players must be 2\.\.5"):
         pyspiel.load_game("caribsim_puerto_rico", {"players": 7})
 
 
@@ -369,7 +369,7 @@ def test_observation_string_is_the_players_readable_view(name):
 def test_resample_from_infostate_bad_player():
     game = pyspiel.load_game("caribsim_cuba", {"players": 3})
     state = game.new_initial_state()
-    with pytest.raises(ValueError, match="seat in 0..2"):
+    with pytest.raises(ValueError, match=r"seat in 0\.\.2"):
         state.resample_from_infostate(3, lambda: 0.5)
     with pytest.raises(TypeError, match="int seat"):
         state.resample_from_infostate("p0", lambda: 0.5)
@@ -443,7 +443,7 @@ def test_cuba_every_secret_bid_is_revealed_with_its_amount():
         while not state.is_terminal():
             _random_walk(state, rng, 1)
         open_bids = {}
-        for actor, action, hidden, label in state.events.list():
+        for actor, action, _hidden, label in state.events.list():
             if actor == cos.infostate.REVEAL:
                 # a seat without pesos bids 0 automatically (no decision, no event of its own)
                 assert open_bids.pop(action, 0) == label

@@ -133,7 +133,7 @@ def test_card_table_matches_the_deck_csv():
 
 
 def test_card_name_of_an_unknown_id_says_where_the_ids_are():
-    with pytest.raises(ValueError, match="no Port Royal card 'priest'.*port_royal_deck.csv"):
+    with pytest.raises(ValueError, match=r"no Port Royal card 'priest'.*port_royal_deck\.csv"):
         board.card_name("priest")
 
 
@@ -216,7 +216,7 @@ def test_events(browser, page, rec, states, kinds, kind, says):
     assert says in effect
     drawn = _cards_in(browser, "pry-drawn")
     if kind == "draw":                         # a drawn coin's face stays hidden
-        assert drawn == [] and "seat %d" % states[n - 1].chance_event()[1] in effect
+        assert drawn == [] and f"seat {states[n - 1].chance_event()[1]:d}" in effect
         return
     card = before["pending"] if kind in ("repel", "dock") else step["name"].split()[1]
     assert drawn == [card] and board.card_name(card) in effect
@@ -257,7 +257,7 @@ def test_the_move_line_never_names_a_coin_card(rec, states):
     for i, (step, move) in enumerate(zip(rec["steps"], moves)):
         before = states[i]
         if before.is_chance_node() and before.chance_event()[0] in ("draw", "pay", "fee"):
-            kind, seat = before.chance_event()
+            _kind, seat = before.chance_event()
             coins += 1
             assert step["name"].split()[1] not in move and f"to seat {seat}, face down" in move, move
         else:

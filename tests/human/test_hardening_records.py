@@ -160,7 +160,7 @@ def test_deserialize_state_of_bad_bytes_and_text(name):
     assert game.deserialize_state(s.serialize().encode()) == s
     with pytest.raises(ValueError, match=r"^serialized state is not UTF-8 text \(byte 0: invalid start byte\)$"):
         game.deserialize_state(b"\xff" + s.serialize().encode())
-    with pytest.raises(ValueError, match="^serialized state is not valid JSON: "):
+    with pytest.raises(ValueError, match=r"^serialized state is not valid JSON: "):
         game.deserialize_state(s.serialize()[:-1])
 
 
@@ -185,11 +185,11 @@ def test_load_names_the_file_for_nested_non_utf8_and_bad_json(tmp_path, content,
 def test_load_of_a_folder_a_missing_file_and_a_bad_path(tmp_path):
     with pytest.raises(records.RecordError, match=f"^cannot read record '{tmp_path}': Is a directory$"):
         records.load(tmp_path)
-    with pytest.raises(records.RecordError, match="^cannot read record .*: No such file or directory$"):
+    with pytest.raises(records.RecordError, match=r"^cannot read record .*: No such file or directory$"):
         records.load(tmp_path / "missing.json")
-    with pytest.raises(records.RecordError, match="^cannot read record 'a\\\\x00b': embedded null byte$"):
+    with pytest.raises(records.RecordError, match=r"^cannot read record 'a\\x00b': embedded null byte$"):
         records.load("a\0b")
-    with pytest.raises(TypeError, match="^record path must be a str or path object, got int$"):
+    with pytest.raises(TypeError, match=r"^record path must be a str or path object, got int$"):
         records.load(0)        # not file descriptor 0
 
 

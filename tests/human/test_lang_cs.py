@@ -99,8 +99,9 @@ def czech_game(request, tmp_path_factory):
     game = request.param
     path = tmp_path_factory.mktemp(game) / "game.json"
     bots = ",".join(["random"] * (GAMES[game][1] - 1))
-    player = Player("play", game, *GAMES[game], "--bots", bots, "--no-color", "--record", path, "--lang", "cs")
-    played = drive(player, _typing)
+    with Player("play", game, *GAMES[game], "--bots", bots, "--no-color", "--record", path,
+                "--lang", "cs") as player:
+        played = drive(player, _typing)
     return game, played, records.load(path), player.text.replace(str(path), "FILE")    # a path is no word
 
 
@@ -281,7 +282,9 @@ def test_the_data_file_names_every_cuba_character_building_item_and_law():
 
 
 def test_every_czech_message_keeps_the_placeholders_of_its_english_one():
-    fields = lambda t: sorted((f, c) for _, f, _, c in string.Formatter().parse(t) if f is not None)
+    def fields(t):
+        return sorted((f, c) for _, f, _, c in string.Formatter().parse(t) if f is not None)
+
     assert MSG and all(fields(k) == fields(v) for k, v in MSG.items())
     keys = [(r["game"], r["kind"], r["key"]) for r in CS]
     assert len(keys) == len(set(keys))

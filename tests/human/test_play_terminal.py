@@ -27,13 +27,27 @@ def data_rows(name):
 
 
 class Player:
-    """`python -m caribsim play ...` in a subprocess: read up to each prompt, answer by number."""
+    """`python -m caribsim play ...` in a subprocess: read up to each prompt, answer by number.
+    Used as ``with Player(...) as player:``, which starts the program and closes its pipes
+    and stderr file at the end (killing it if it still runs)."""
 
     def __init__(self, *args):
-        self.err = tempfile.TemporaryFile()
-        self.proc = subprocess.Popen(CLI + [str(a) for a in args], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=self.err)
+        self.args = [str(a) for a in args]
         self.text = ""          # everything printed so far
+
+    def __enter__(self):
+        self.err = tempfile.TemporaryFile()
+        self.proc = subprocess.Popen([*CLI, *self.args], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=self.err)
+        return self
+
+    def __exit__(self, *exc):
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+        self.proc.stdin.close()
+        self.proc.stdout.close()
+        self.err.close()
 
     def prompt(self):
         """The text printed up to the next prompt, or None when the program ended."""
@@ -97,9 +111,9 @@ def _pr_choice(labels, _text):
 @pytest.fixture(scope="module")
 def pr_game(tmp_path_factory):
     path = tmp_path_factory.mktemp("pr") / "game.json"
-    player = Player("play", "puerto_rico", "--players", 3, "--bots", "random,random", "--seed", 12,
-                    "--no-color", "--record", path)
-    played = drive(player, _pr_choice)
+    with Player("play", "puerto_rico", "--players", 3, "--bots", "random,random", "--seed", 12,
+                "--no-color", "--record", path) as player:
+        played = drive(player, _pr_choice)
     rec = records.load(path)
     return played, rec, records.states(rec), player.text
 
@@ -110,7 +124,7 @@ def test_puerto_rico_build_prices_are_what_the_doubloons_drop_by(pr_game):
     steps = my_steps(rec)
     assert len(steps) == len(played)
     checked = discounted = 0
-    for (text, label), i in zip(played, steps):
+    for (_text, label), i in zip(played, steps):
         m = re.match(r"build (.+?): (\d+) doubloons?.*, (\d+) VP, (\d+) left$", label)
         if not m:
             continue
@@ -164,9 +178,9 @@ def test_puerto_rico_board_has_its_legend_and_the_engine_board(pr_game):
 @pytest.fixture(scope="module")
 def pry_game(tmp_path_factory):
     path = tmp_path_factory.mktemp("pry") / "game.json"
-    player = Player("play", "port_royal", "--players", 3, "--bots", "random,random", "--seed", 4,
-                    "--no-color", "--record", path)
-    played = drive(player, lambda labels, text: 0)     # always reveal, never take: many busts
+    with Player("play", "port_royal", "--players", 3, "--bots", "random,random", "--seed", 4,
+                "--no-color", "--record", path) as player:
+        played = drive(player, lambda labels, text: 0)     # always reveal, never take: many busts
     rec = records.load(path)
     return played, rec, records.states(rec), player.text
 
@@ -259,9 +273,9 @@ def _cuba_choice(labels, _text):
 @pytest.fixture(scope="module")
 def cuba_game(tmp_path_factory):
     path = tmp_path_factory.mktemp("cuba") / "game.json"
-    player = Player("play", "cuba", "--players", 3, "--bots", "random,random", "--seed", 8,
-                    "--no-color", "--record", path)
-    played = drive(player, _cuba_choice)
+    with Player("play", "cuba", "--players", 3, "--bots", "random,random", "--seed", 8,
+                "--no-color", "--record", path) as player:
+        played = drive(player, _cuba_choice)
     rec = records.load(path)
     return played, rec, records.states(rec), player.text
 
@@ -280,7 +294,7 @@ def _shown_grid(text, seat):
     """The cells of a seat's printed grid, cut at the columns of its header."""
     header, *rows = text.split(f"Plantation of seat {seat}:\n", 1)[1].split("\n")[:4]
     starts = [m.start() for m in re.finditer(r"col \d", header)]
-    return [[row[a:b].strip() for a, b in zip(starts, starts[1:] + [None])] for row in rows]
+    return [[row[a:b].strip() for a, b in zip(starts, [*starts[1:], None])] for row in rows]
 
 
 def test_cuba_grids_show_every_field_building_and_pawn(cuba_game):

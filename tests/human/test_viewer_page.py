@@ -158,7 +158,6 @@ def test_expansion_buildings_in_the_supply_and_on_the_boards(browser, tmp_path):
 
 
 def test_mayor_shows_the_colonists_each_seat_still_has_to_place(browser, pr_record, pr_page):
-    n = len(pr_record["steps"])
     mayor = _steps(pr_record, lambda d: d["step"] == "mayor" and d["turns_done"] > 0)
     other = _steps(pr_record, lambda d: d["phase"] != "mayor")
     for step in (mayor[0], mayor[len(mayor) // 2]):
@@ -379,7 +378,8 @@ def test_screenshots_of_a_finished_game(browser, tmp_path, game_name):
         for folder in out_dirs:
             shot = os.path.join(folder, f"viewer_{game_name}{suffix}.png")
             full_page_screenshot(browser, shot)
-            data = open(shot, "rb").read()
+            with open(shot, "rb") as f:
+                data = f.read()
             assert len(data) > 20_000
             width, height, rows = png_pixels(data)
             assert 600 <= width <= WINDOW[0] and height >= 600

@@ -69,7 +69,7 @@ def test_bad_action_ids(bad, exc):
 def test_illegal_action_names_the_legal_ones_and_keeps_the_state():
     st = make(2)
     before = st.to_dict()
-    with pytest.raises(ValueError, match="not legal.*legal: 0 \\(reveal\\), 1 \\(stop\\)"):
+    with pytest.raises(ValueError, match=r"not legal.*legal: 0 \(reveal\), 1 \(stop\)"):
         st.apply_action(st.string_to_action("pass"))
     with pytest.raises(ValueError, match="not a chance node"):
         st.resolve_chance()

@@ -759,7 +759,7 @@ def test_T25_variant_end_requires_an_expedition():
     assert not st.to_dict()["end_triggered"]
     # at the end: P2 14 VP without expedition, P3 12 VP with one -> P3 wins
     st = make(4, active=3, end_triggered=True, require_expedition=True,
-              display={1: ELEVEN + ["pirate_c7", "jester_c5"], 2: ["expedition_cross_cross_house", "mademoiselle_c9", "jester_c9"]},
+              display={1: [*ELEVEN, "pirate_c7", "jester_c5"], 2: ["expedition_cross_cross_house", "mademoiselle_c9", "jester_c9"]},
               coins={1: 9})
     assert st.scores()[1]["total"] == 14 and st.scores()[2]["total"] == 12
     act(st, "stop")
@@ -776,7 +776,7 @@ def test_s9_2_variant_trigger_with_expedition():
 
 
 def test_T26_tie_breaks_most_coins_then_shared():
-    thirteen = ELEVEN + ["sailor_c5"]
+    thirteen = [*ELEVEN, "sailor_c5"]
     st = make(4, active=3, end_triggered=True, display={0: thirteen, 1: ["admiral_c7", "admiral_c7", "admiral_c7", "pirate_c7", "mademoiselle_c9", "mademoiselle_c7"]},
               coins={0: 4, 1: 2})
     assert st.scores()[0]["total"] == st.scores()[1]["total"] == 13

@@ -23,7 +23,7 @@ import os
 import caribsim
 
 GOODS = ("corn", "indigo", "sugar", "tobacco", "coffee")
-TILE_KINDS = GOODS + ("quarry",)
+TILE_KINDS = (*GOODS, "quarry")
 
 _DATA = os.path.join(os.path.dirname(caribsim.__file__), "data")
 
@@ -176,7 +176,7 @@ class Scenario:
     def ships(self, *contents):
         """One entry per cargo ship (smallest first): None (empty) or (good, load)."""
         assert len(contents) == len(self.d["cargo_ships"])
-        for ship, c in zip(self.d["cargo_ships"], contents):
+        for ship in self.d["cargo_ships"]:
             if ship["good"] is not None:
                 self.d["goods"][ship["good"]] += ship["load"]
             ship["good"], ship["load"] = None, 0

@@ -166,7 +166,7 @@ def test_s4_2_held_bonus_round_trips_and_is_validated():
     with pytest.raises(ValueError, match="held_bonus_vp"):
         st.game.state_from_dict(dict(d, turn=dict(d["turn"], held_bonus_vp=-1)))
     old = dict(d, turn={k: v for k, v in d["turn"].items() if k != "held_bonus_vp"})
-    with pytest.raises(ValueError, match="missing key 'held_bonus_vp' .needed at the mayor step"):
+    with pytest.raises(ValueError, match=r"missing key 'held_bonus_vp' \(needed at the mayor step"):
         st.game.state_from_dict(old)
     while st.step_name() == "mayor":
         st.apply_action(st.legal_actions()[0])

@@ -461,7 +461,7 @@ def test_same_seed_and_actions_same_game(n):
         state = game.new_initial_state(seed=77)
         rng = random.Random(5)
         trace = []
-        play_random(state, rng, on_step=lambda a, s: trace.append(s.serialize()))
+        play_random(state, rng, on_step=lambda a, s, trace=trace: trace.append(s.serialize()))
         runs.append((trace, state.returns(), state.scores()))
     assert runs[0] == runs[1]
     # replaying the history (chance outcomes applied explicitly) reproduces the game except the RNG
@@ -506,10 +506,10 @@ def test_round_trips_mid_game_continue_identically(n):
             # continue the original and every copy with the same decisions (chance from each own RNG)
             seed = rng.randrange(2**32)
             ends = {}
-            for name, c in list(copies_.items()) + [("original", state.clone())]:
+            for name, c in [*copies_.items(), ("original", state.clone())]:
                 r = random.Random(seed)
                 trace = []
-                play_random(c, r, on_step=lambda a, s: trace.append(a))
+                play_random(c, r, on_step=lambda a, s, trace=trace: trace.append(a))
                 ends[name] = (trace, c.serialize(), c.returns(), c.scores())
             first = ends.pop("original")
             for name, e in ends.items():

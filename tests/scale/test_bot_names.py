@@ -58,7 +58,7 @@ def test_the_arena_names_agree_in_console_json_records_and_plot(tmp_path, capsys
     need("plot")
     spec = "mcts:3,random,mcts:3"
     args = ["arena", "cuba", "--bots", spec, "--games", "3", "--seed", "4", "--no-progress"]
-    assert main(args + ["--save", str(tmp_path / "m.json"), "--save-games", str(tmp_path / "g"),
+    assert main([*args, "--save", str(tmp_path / "m.json"), "--save-games", str(tmp_path / "g"),
                         "--plot", str(tmp_path / "p.png")]) == 0
     console = [m.group(1) for m in map(ROW.match, capsys.readouterr().out.splitlines()) if m]
     saved = json.loads((tmp_path / "m.json").read_text())

@@ -160,7 +160,7 @@ def test_arena_survives_a_killed_worker(tmp_path, monkeypatch):
 
 def test_workers_that_keep_dying_give_a_clear_error(tmp_path, monkeypatch):
     monkeypatch.setenv(distributed.FAULT_ENV, f"0:{tmp_path / 'killed'}")
-    with pytest.raises(RuntimeError, match="died 1 times.*retries=0"):
+    with pytest.raises(RuntimeError, match=r"died 1 times.*retries=0"):
         caribsim.simulate("puerto_rico", 2000, players=3, backend="processes", workers=2, chunk_size=1000,
                           retries=0)
 
@@ -199,14 +199,14 @@ def test_an_interrupted_run_resumes_from_its_finished_chunks(resume_backend, tmp
 
 def test_resume_refuses_a_folder_of_another_run(tmp_path):
     caribsim.simulate("puerto_rico", 600, players=3, seed=1, chunk_size=300, resume=tmp_path)
-    with pytest.raises(ValueError, match="another run.*seed"):
+    with pytest.raises(ValueError, match=r"another run.*seed"):
         caribsim.simulate("puerto_rico", 600, players=3, seed=2, chunk_size=300, resume=tmp_path)
     with pytest.raises(ValueError, match="chunk_size"):
         caribsim.simulate("puerto_rico", 600, players=3, seed=1, chunk_size=200, resume=tmp_path)
     stray = tmp_path / "stray"
     stray.mkdir()
     (stray / "chunk_000000.npz").write_bytes(b"")
-    with pytest.raises(ValueError, match="no run.json"):
+    with pytest.raises(ValueError, match=r"no run\.json"):
         caribsim.simulate("puerto_rico", 600, players=3, resume=stray)
 
 

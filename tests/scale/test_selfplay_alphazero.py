@@ -121,7 +121,7 @@ def test_batch_needs_a_guided_bot(tmp_path):
         selfplay.generate("cuba", "mcts:10", 2, tmp_path / "x", batch=2)
     with pytest.raises(ValueError, match="batch must be"):
         selfplay.generate("cuba", "puct:10", 2, tmp_path / "y", batch=0)
-    with pytest.raises(TypeError, match="needs an MCTS bot .* or an AlphaZeroBot"):
+    with pytest.raises(TypeError, match=r"needs an MCTS bot .* or an AlphaZeroBot"):
         selfplay.generate("cuba", "greedy", 2, tmp_path / "z")
 
 

@@ -134,7 +134,7 @@ def test_ratings_put_a_bot_that_always_wins_first():
     assert [b.rank for b in result.leaderboard()] == [1, 2, 3, 4, 5]
     assert [b.ordinal for b in result.leaderboard()] == sorted(ordinals, reverse=True)
     # a sixth bot that sat in no game keeps the prior rating and has no win rate
-    idle = tournament.summarize("cuba", {}, names + ["f"], [g["seat_bot"] for g in games], games, "random", 0)
+    idle = tournament.summarize("cuba", {}, [*names, "f"], [g["seat_bot"] for g in games], games, "random", 0)
     f = idle.bots[5]
     assert (f.games, f.win_rate, f.ci95, f.mean_score, f.seat_games) == (0, None, None, None, [0, 0, 0])
     assert (f.mu, f.sigma) == pytest.approx((25.0, 25.0 / 3))

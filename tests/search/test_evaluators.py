@@ -197,7 +197,7 @@ def test_load_gives_clear_errors_for_bad_files(tmp_path):
     game = caribsim.load_game("puerto_rico", players=3)
     good = str(tmp_path / "good.npz")
     MLPEvaluator.for_game(game, hidden=(8,), seed=0).save(good)
-    data = open(good, "rb").read()
+    data = (tmp_path / "good.npz").read_bytes()
     (tmp_path / "truncated.npz").write_bytes(data[: len(data) // 2])
     corrupt = bytearray(data)
     corrupt[len(data) // 3: len(data) // 3 + 64] = b"\xff" * 64     # inside w0's data
@@ -323,7 +323,7 @@ def test_calls_during_a_fit_see_whole_epochs(pr_data):
     worker.join()
     assert len(published) == 4
     for out in seen:
-        assert any(np.array_equal(out, ok) for ok in [initial] + published)
+        assert any(np.array_equal(out, ok) for ok in [initial, *published])
 
 
 def test_training_data_errors(pr_data, tmp_path):
@@ -446,7 +446,7 @@ def test_torch_conversion_gives_the_numpy_outputs(pr_data):
     assert back.hidden == (32, 16)
     for x, y in zip(back(obs, mask), net(obs, mask)):
         assert np.array_equal(x, y)
-    with pytest.raises(TypeError, match="made by MLPEvaluator.to_torch"):
+    with pytest.raises(TypeError, match=r"made by MLPEvaluator\.to_torch"):
         MLPEvaluator.from_torch(torch_mlp(game))
 
 

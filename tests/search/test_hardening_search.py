@@ -359,7 +359,7 @@ def test_searcher_options_are_read_only_and_checked_once():
 
 def test_uninitialised_or_reinitialised_searcher_and_bot():
     st = decision("puerto_rico")
-    with pytest.raises(RuntimeError, match="Searcher.__init__ was not called"):
+    with pytest.raises(RuntimeError, match=r"Searcher\.__init__ was not called"):
         mcts.Searcher.__new__(mcts.Searcher).search(st)
 
     class Sub(mcts.Searcher):
@@ -371,7 +371,7 @@ def test_uninitialised_or_reinitialised_searcher_and_bot():
 
     with pytest.raises(RuntimeError, match="not initialised"):
         Sub().search(st)
-    with pytest.raises(RuntimeError, match="MCTSBot.__init__ was not called"):
+    with pytest.raises(RuntimeError, match=r"MCTSBot\.__init__ was not called"):
         bots.MCTSBot.__new__(bots.MCTSBot).step(st)
     se = mcts.Searcher(iterations=30, seed=4)
     with pytest.raises(ValueError, match="c must be"):

@@ -325,13 +325,13 @@ def test_bad_folders(run, tmp_path):
     a_file.write_text("x")
     with pytest.raises(ValueError, match="is a file, not a folder"):
         loop.train(GAME, a_file, rounds=1, **TINY)
-    with pytest.raises(ValueError, match="holds no training run .no config.json.; start one without resume"):
+    with pytest.raises(ValueError, match=r"holds no training run \(no config\.json\); start one without resume"):
         loop.train(GAME, tmp_path / "empty", rounds=1, resume=True, **TINY)
     (tmp_path / "busy").mkdir()
     (tmp_path / "busy" / "notes.txt").write_text("x")
     with pytest.raises(ValueError, match="is not empty and holds no training run"):
         loop.train(GAME, tmp_path / "busy", rounds=1, **TINY)
-    with pytest.raises(ValueError, match="already holds a training run .config.json.: continue it with resume=True"):
+    with pytest.raises(ValueError, match=r"already holds a training run \(config\.json\): continue it with resume=True"):
         loop.train(GAME, full, rounds=3, threshold=0.0, **TINY)
     with pytest.raises(ValueError, match=r"another config \(differs in game \('puerto_rico' there, 'port_royal' now\)"):
         loop.train("port_royal", full, rounds=3, threshold=0.0, resume=True, **TINY)
@@ -375,8 +375,8 @@ def test_fit_restores_torch_settings(run):
 def test_a_teacher_trains_round_zero_on_its_games_and_stays_in_the_window(run, tmp_path):
     out = tmp_path / "taught"
     result = loop.train(GAME, out, rounds=1, threshold=0.0, teacher="mcts:8", teacher_games=3, **TINY)
-    teacher = json.load(open(out / "round_0000" / "teacher.json"))
-    manifest = json.load(open(out / "round_0000" / "selfplay" / "manifest.json"))
+    teacher = json.loads((out / "round_0000" / "teacher.json").read_text())
+    manifest = json.loads((out / "round_0000" / "selfplay" / "manifest.json").read_text())
     assert teacher["teacher"] == "mcts:8" and teacher["games"] == manifest["n_games"] == 3
     assert teacher["decisions"] == manifest["decisions"] > 0
     # round 0 is trained, not the network drawn from the seed (the untaught run's round 0)
@@ -384,9 +384,9 @@ def test_a_teacher_trains_round_zero_on_its_games_and_stays_in_the_window(run, t
     assert not _same_arrays(_npz(out / "round_0000" / "network.npz"), _npz(untaught))
     entry = result["log"][0]
     assert entry["train"]["window"] == [0, 1]                  # the teacher's games are in it
-    own = json.load(open(out / "round_0001" / "selfplay" / "manifest.json"))["decisions"]
+    own = json.loads((out / "round_0001" / "selfplay" / "manifest.json").read_text())["decisions"]
     assert entry["train"]["samples"] == teacher["decisions"] + own
-    assert json.load(open(out / "config.json"))["teacher"] == "mcts:8"
+    assert json.loads((out / "config.json").read_text())["teacher"] == "mcts:8"
 
 
 def test_rounds_zero_is_the_teachers_warm_start_alone(tmp_path):
@@ -396,7 +396,7 @@ def test_rounds_zero_is_the_teachers_warm_start_alone(tmp_path):
     assert not (out / "round_0001").exists()                   # no self-play round was played
     # the best network is round 0's, trained on the teacher's games
     assert _same_arrays(_npz(out / "best.npz"), _npz(out / "round_0000" / "network.npz"))
-    assert json.load(open(out / "round_0000" / "teacher.json"))["games"] == 2
+    assert json.loads((out / "round_0000" / "teacher.json").read_text())["games"] == 2
     # and a later call goes on from it: rounds=1 plays round 1 on top
     again = loop.train(GAME, out, rounds=1, threshold=0.0, teacher="mcts:8", teacher_games=2, resume=True, **TINY)
     assert [e["round"] for e in again["log"]] == [1]

@@ -167,7 +167,7 @@ def test_the_czech_analysis_is_the_same_with_the_terminals_czech_labels(tmp_path
 def _play_to_the_end(c, gid, token, rng) -> dict:
     """Seat 0 plays random legal moves until the game is over; the last view."""
     while True:
-        v = wait_for(lambda: (lambda v: v if v["over"] or v["moves"] else None)(
+        v = wait_for(lambda: (lambda view: view if view["over"] or view["moves"] else None)(
             c.get(f"/api/games/{gid}", params={"token": token}).json()), what="seat 0's turn")
         if v["over"]:
             return v

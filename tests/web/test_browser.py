@@ -200,7 +200,7 @@ def test_a_second_tab_joins_by_its_link_sees_the_moves_live_and_a_wrong_token_is
             played = browser.execute_script("return document.querySelector('#moves button.move').textContent")
             _click_move(browser, s["actions"][0])
             browser.switch_to.window(other)
-            WebDriverWait(browser, 30).until(lambda b: int(_status(b)["step"]) > int(s["step"]))
+            WebDriverWait(browser, 30).until(lambda b, s=s: int(_status(b)["step"]) > int(s["step"]))
             line = browser.execute_script(f"return document.querySelectorAll('#log li')[{s['step']}].textContent")
             assert line.startswith("seat ") and line.endswith(played.split(":")[0])
             WebDriverWait(browser, 30).until(lambda b: _status(b)["toAct"] != "2")    # the bot's turn passes

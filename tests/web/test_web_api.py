@@ -380,7 +380,7 @@ def test_a_record_is_played_on_from_a_step(client, folder, name):
 @pytest.mark.parametrize("change,words", [
     (lambda rec: {"record": rec, "step": len(rec["steps"]) + 1}, "step must be an integer in 0.."),
     (lambda rec: {"record": rec}, "the record's game is over at step"),
-    (lambda rec: {"record": {**rec, "steps": rec["steps"][:5] + [{"player": 0, "action": 9999, "name": "x"}]},
+    (lambda rec: {"record": {**rec, "steps": [*rec["steps"][:5], {"player": 0, "action": 9999, "name": "x"}]},
                   "step": 3}, "the record does not replay"),
     (lambda rec: {"record": "a record"}, "record must be a game record"),
     (lambda rec: {"record": rec, "step": 3, "seats": ["human"]}, "seats must be a list of 3 entries"),
