@@ -27,6 +27,7 @@ call benchmarks, whose ratios hold within a few percent.
 paired benchmark's timed rounds so that its throughput drops by the fraction F, as a
 regression would: with F = 0.3 every paired benchmark must fail, but the collapse guards.
 """
+
 from __future__ import annotations
 
 import os
@@ -48,14 +49,16 @@ def _slowdown() -> float:
     try:
         value = float(text)
     except ValueError:
-        raise ValueError(f"CARIBSIM_BENCH_SLOWDOWN must be a number in [0, 1), got {text!r}") from None
+        raise ValueError(
+            f"CARIBSIM_BENCH_SLOWDOWN must be a number in [0, 1), got {text!r}"
+        ) from None
     if not 0.0 <= value < 1.0:
         raise ValueError(f"CARIBSIM_BENCH_SLOWDOWN must be in [0, 1), got {value}")
     return value
 
 
 SLOWDOWN = _slowdown()
-SUMMARY: list[str] = []          # one line per benchmark, printed by conftest at the end
+SUMMARY: list[str] = []  # one line per benchmark, printed by conftest at the end
 
 
 def rounds(full: int, short: int) -> int:
@@ -84,6 +87,7 @@ def cpu_timed(fn, *args, **kwargs):
 # --------------------------------------------------------------------------------------
 class _PyObj:
     """A stand-in for a game state in the Python calibration loop."""
+
     __slots__ = ("moves", "value")
 
     def __init__(self, value, moves):
@@ -115,10 +119,11 @@ def py_work(n: int, seed: int = 1) -> int:
 @dataclass
 class Calibration:
     """A fixed workload: ``run(units)`` does ``units`` units of it."""
+
     name: str
     unit: str
     run: object
-    units: int = 0                # per round, sized once per benchmark (see _size_calibration)
+    units: int = 0  # per round, sized once per benchmark (see _size_calibration)
 
 
 def c_calibration(states: int = 1) -> Calibration:
@@ -126,8 +131,9 @@ def c_calibration(states: int = 1) -> Calibration:
     (a batch of games, whose states do not all stay in the core's cache)."""
     if states == 1:
         return Calibration("c_work", "iterations", lambda n: _calibrate.c_work(n))
-    return Calibration(f"c_work_{states}_states", "iterations",
-                       lambda n: _calibrate.c_work(n, 512, 1, states))
+    return Calibration(
+        f"c_work_{states}_states", "iterations", lambda n: _calibrate.c_work(n, 512, 1, states)
+    )
 
 
 def py_calibration() -> Calibration:
@@ -185,6 +191,7 @@ class Slowed:
 @dataclass
 class Paired:
     """What ``paired`` measured: per round, the benchmark's and the calibration's rates."""
+
     rates: list = field(default_factory=list)
     calibration_rates: list = field(default_factory=list)
     results: list = field(default_factory=list)
@@ -198,9 +205,20 @@ class Paired:
         return median(self.ratios)
 
 
-def paired(benchmark, work, *, units, calibration: Calibration, n_rounds: int, floor: float,
-           unit: str, warmup: int = 1, group: str | None = None, guard: bool = False,
-           **extra) -> Paired:
+def paired(
+    benchmark,
+    work,
+    *,
+    units,
+    calibration: Calibration,
+    n_rounds: int,
+    floor: float,
+    unit: str,
+    warmup: int = 1,
+    group: str | None = None,
+    guard: bool = False,
+    **extra,
+) -> Paired:
     """Time ``work`` against ``calibration`` in ``n_rounds`` alternating pairs (CPU time);
     report both rates and their ratio; assert the median of the rounds' ratios >= ``floor``.
 
@@ -217,7 +235,7 @@ def paired(benchmark, work, *, units, calibration: Calibration, n_rounds: int, f
         calibration.run(calibration.units)
 
     def one_pair():
-        order = len(out.rates) % 2            # calibration first in even rounds, last in odd
+        order = len(out.rates) % 2  # calibration first in even rounds, last in odd
         if order == 0:
             _, tc = cpu_timed(calibration.run, calibration.units)
         c0 = time.process_time()
@@ -234,35 +252,60 @@ def paired(benchmark, work, *, units, calibration: Calibration, n_rounds: int, f
     assert len(out.rates) == n_rounds, "the benchmark function did not run every round"
     if group:
         benchmark.group = group
-    report(benchmark, unit, median(out.rates), calibration, median(out.calibration_rates),
-           out.ratio, floor, guard=guard,
-           ratio_of_medians=median(out.rates) / median(out.calibration_rates), rounds=n_rounds, **extra)
+    report(
+        benchmark,
+        unit,
+        median(out.rates),
+        calibration,
+        median(out.calibration_rates),
+        out.ratio,
+        floor,
+        guard=guard,
+        ratio_of_medians=median(out.rates) / median(out.calibration_rates),
+        rounds=n_rounds,
+        **extra,
+    )
     return out
 
 
-def playouts(benchmark, state, n_games: int, *, floor: float, group: str, n_rounds: int,
-             seed: int = 2024) -> Paired:
+def playouts(
+    benchmark, state, n_games: int, *, floor: float, group: str, n_rounds: int, seed: int = 2024
+) -> Paired:
     """The C random-playout benchmark of every game: ``n_games`` games from ``state`` per
     round (the same games each round), games/s against the C calibration."""
+
     def run():
         return caribsim.random_playouts(state, n_games, seed=seed, threads=1)
 
     first = run()
-    m = paired(benchmark, run, units=n_games, calibration=c_calibration(), n_rounds=n_rounds,
-               floor=floor, unit="games_per_second", group=group, games_per_round=n_games,
-               players=state.num_players(), mean_decisions_per_game=first.decisions / n_games)
-    assert all(r.decisions == first.decisions for r in m.results), "playouts are not deterministic per seed"
+    m = paired(
+        benchmark,
+        run,
+        units=n_games,
+        calibration=c_calibration(),
+        n_rounds=n_rounds,
+        floor=floor,
+        unit="games_per_second",
+        group=group,
+        games_per_round=n_games,
+        players=state.num_players(),
+        mean_decisions_per_game=first.decisions / n_games,
+    )
+    assert all(r.decisions == first.decisions for r in m.results), (
+        "playouts are not deterministic per seed"
+    )
     return m
 
 
-def report(benchmark, unit, rate, calibration, calibration_rate, ratio, floor, guard: bool = False,
-           **extra) -> None:
+def report(
+    benchmark, unit, rate, calibration, calibration_rate, ratio, floor, guard: bool = False, **extra
+) -> None:
     """Store the absolute figures and the ratio in extra_info; assert the ratio (``guard``:
     the floor of a memory-bound benchmark, a collapse guard; see the module's docstring)."""
     info = benchmark.extra_info
     info[unit] = _round(rate)
     info[f"calibration_{calibration.name}_{calibration.unit}_per_second"] = _round(calibration_rate)
-    info.setdefault("ratio_to_calibration", round(ratio, 5))     # the benchmark's first figure
+    info.setdefault("ratio_to_calibration", round(ratio, 5))  # the benchmark's first figure
     info[f"ratio_{unit}"] = round(ratio, 5)
     info["floor_ratio"] = floor
     info["floor_is_a_collapse_guard"] = guard
@@ -274,8 +317,10 @@ def report(benchmark, unit, rate, calibration, calibration_rate, ratio, floor, g
     name = getattr(benchmark, "name", "?")
     verdict = "ok" if ratio >= floor else "BELOW FLOOR"
     kind = ", a collapse guard" if guard else ""
-    SUMMARY.append(f"{name}: {unit} {rate:,.4g}; {calibration.name} {calibration_rate:,.4g} "
-                   f"{calibration.unit}/s; ratio {ratio:.4g} (floor {floor}{kind}) {verdict}")
+    SUMMARY.append(
+        f"{name}: {unit} {rate:,.4g}; {calibration.name} {calibration_rate:,.4g} "
+        f"{calibration.unit}/s; ratio {ratio:.4g} (floor {floor}{kind}) {verdict}"
+    )
     assert ratio >= floor, (
         f"{unit}: ratio to the {calibration.name} calibration {ratio:.4g} is below the floor {floor} "
         f"(benchmark {rate:,.4g}/s, calibration {calibration_rate:,.4g} {calibration.unit}/s, "
@@ -293,7 +338,9 @@ def report_ratio(benchmark, name: str, ratio: float, floor: float, **extra) -> N
     for key, value in extra.items():
         info[key] = _round(value) if isinstance(value, float) else value
     verdict = "ok" if ratio >= floor else "BELOW FLOOR"
-    SUMMARY.append(f"{getattr(benchmark, 'name', '?')}: {name} {ratio:.4g} (floor {floor}) {verdict}")
+    SUMMARY.append(
+        f"{getattr(benchmark, 'name', '?')}: {name} {ratio:.4g} (floor {floor}) {verdict}"
+    )
     assert ratio >= floor, f"{name}: median of paired rounds {ratio:.4g} is below the floor {floor}"
 
 
@@ -308,23 +355,25 @@ def _cpu_times():
     with open("/proc/stat") as f:
         fields = f.readline().split()[1:]
     values = [int(x) for x in fields]
-    idle = values[3] + (values[4] if len(values) > 4 else 0)     # idle + iowait
+    idle = values[3] + (values[4] if len(values) > 4 else 0)  # idle + iowait
     return sum(values[:8]), idle
 
 
 @dataclass
 class IdleProbe:
-    cores: int                  # CPUs this process may run on
-    busy_cores: float           # CPUs busy with other work while this process slept
-    scaling: float              # wall-clock speed-up of the C calibration on `needed` threads
+    cores: int  # CPUs this process may run on
+    busy_cores: float  # CPUs busy with other work while this process slept
+    scaling: float  # wall-clock speed-up of the C calibration on `needed` threads
     needed: int
     idle: bool
     why: str
 
     def as_dict(self, prefix):
-        return {f"{prefix}_busy_cores": round(self.busy_cores, 3),
-                f"{prefix}_thread_scaling": round(self.scaling, 3),
-                f"{prefix}_idle": self.idle}
+        return {
+            f"{prefix}_busy_cores": round(self.busy_cores, 3),
+            f"{prefix}_thread_scaling": round(self.scaling, 3),
+            f"{prefix}_idle": self.idle,
+        }
 
 
 def idle_cores(needed: int, *, sleep: float = 0.3, min_scaling: float | None = None) -> IdleProbe:
@@ -332,7 +381,9 @@ def idle_cores(needed: int, *, sleep: float = 0.3, min_scaling: float | None = N
     sleeps (from /proc/stat; where that file is missing, the load average), then the C
     calibration on ``needed`` threads at once against one (it must scale nearly
     linearly)."""
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    cores = (
+        len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    )
     ncpu = os.cpu_count() or cores
     try:
         t0, i0 = _cpu_times()
@@ -364,8 +415,9 @@ def _wall(fn) -> float:
     return time.perf_counter() - t0
 
 
-def report_speedup(benchmark, name: str, speedup: float, floor: float, before: IdleProbe,
-                   after: IdleProbe, **extra) -> None:
+def report_speedup(
+    benchmark, name: str, speedup: float, floor: float, before: IdleProbe, after: IdleProbe, **extra
+) -> None:
     """Report a speed-up; assert it only if the machine had the cores it needs at the start
     and at the end of the measurement. Otherwise say why it was not asserted."""
     info = benchmark.extra_info

@@ -23,6 +23,7 @@ Workloads per game: random playouts in C (games/s), the Python loop (decisions/s
 Puerto Rico 3p opening (simulations/s, 1 and 2 threads, wall time), the older ``_mcts``
 bound to the older ``_game``.
 """
+
 from __future__ import annotations
 
 import os
@@ -42,9 +43,14 @@ from pathlib import Path
 
 import caribsim
 
-GAMES = {"puerto_rico": ("PuertoRicoState", [{"players": 3}, {"players": 5}, {"players": 4, "expansion": True}]),
-         "port_royal": ("PortRoyalState", [{"players": 3}]),
-         "cuba": ("CubaState", [{"players": 4}])}
+GAMES = {
+    "puerto_rico": (
+        "PuertoRicoState",
+        [{"players": 3}, {"players": 5}, {"players": 4, "expansion": True}],
+    ),
+    "port_royal": ("PortRoyalState", [{"players": 3}]),
+    "cuba": ("CubaState", [{"players": 4}]),
+}
 
 
 def _load(name: str, path: Path):
@@ -63,20 +69,33 @@ def _older(folder: Path, pattern: str):
 def load_old(folder: Path, game: str):
     """The older build's state module of ``game``, loaded under its own name (bound to the
     older ``_game`` and ``_core`` when the folder has them)."""
-    for pattern, candidate in ((f"_{game}.*.so", f"caribsim._{game}"), (f"{game}/_state.*.so", f"caribsim.{game}._state")):
+    for pattern, candidate in (
+        (f"_{game}.*.so", f"caribsim._{game}"),
+        (f"{game}/_state.*.so", f"caribsim.{game}._state"),
+    ):
         found = _older(folder, pattern)
         if found:
             name = candidate
             break
     else:
-        raise SystemExit(f"--old {folder}: no build of {game} there (_{game}*.so or {game}/_state*.so)")
-    importlib.import_module(f"caribsim.{game}")      # today's modules first: they keep their names
-    stand_ins = [(n, p) for n, p in (("caribsim._game", _older(folder, "_game.*.so")),
-                                     (f"caribsim.{game}._core", _older(folder, f"{game}/_core.*.so"))) if p]
+        raise SystemExit(
+            f"--old {folder}: no build of {game} there (_{game}*.so or {game}/_state*.so)"
+        )
+    importlib.import_module(f"caribsim.{game}")  # today's modules first: they keep their names
+    stand_ins = [
+        (n, p)
+        for n, p in (
+            ("caribsim._game", _older(folder, "_game.*.so")),
+            (f"caribsim.{game}._core", _older(folder, f"{game}/_core.*.so")),
+        )
+        if p
+    ]
     saved = {n: sys.modules.get(n) for n, _ in stand_ins}
     try:
         for n, p in stand_ins:
-            sys.modules[n] = _OLD_SHARED[p] if p in _OLD_SHARED else _OLD_SHARED.setdefault(p, _load(n, p))
+            sys.modules[n] = (
+                _OLD_SHARED[p] if p in _OLD_SHARED else _OLD_SHARED.setdefault(p, _load(n, p))
+            )
         return _load(name, found)
     finally:
         for n, m in saved.items():
@@ -86,7 +105,7 @@ def load_old(folder: Path, game: str):
                 sys.modules[n] = m
 
 
-_OLD_SHARED = {}      # path -> the older shared module, loaded once for every game
+_OLD_SHARED = {}  # path -> the older shared module, loaded once for every game
 
 
 def load_old_mcts(folder: Path):
@@ -96,12 +115,16 @@ def load_old_mcts(folder: Path):
     if found is None:
         return None
     import caribsim.search._mcts  # noqa: F401  (today's first: it keeps its name)
+
     game_so = _older(folder, "_game.*.so")
     saved = sys.modules.get("caribsim._game")
     try:
         if game_so:
-            sys.modules["caribsim._game"] = _OLD_SHARED[game_so] if game_so in _OLD_SHARED \
+            sys.modules["caribsim._game"] = (
+                _OLD_SHARED[game_so]
+                if game_so in _OLD_SHARED
                 else _OLD_SHARED.setdefault(game_so, _load("caribsim._game", game_so))
+            )
         name = "caribsim._mcts" if found.parent == folder else "caribsim.search._mcts"
         return _load(name, found)
     finally:
@@ -200,26 +223,39 @@ def main(argv=None) -> int:
     p.add_argument("--games", type=int, default=4000, help="playouts per round (Cuba: a quarter)")
     p.add_argument("--decisions", type=int, default=60000, help="Python-loop decisions per round")
     p.add_argument("--children", type=int, default=100000, help="child(a) calls per round")
-    p.add_argument("--game", choices=sorted(GAMES), action="append", help="only these games (repeatable)")
+    p.add_argument(
+        "--game", choices=sorted(GAMES), action="append", help="only these games (repeatable)"
+    )
     p.add_argument("--mcts-iterations", type=int, default=2000, help="simulations per MCTS search")
-    p.add_argument("--only", choices=("playouts", "loop", "child", "mcts"), action="append",
-                   help="run only these workloads (repeatable; default all)")
+    p.add_argument(
+        "--only",
+        choices=("playouts", "loop", "child", "mcts"),
+        action="append",
+        help="run only these workloads (repeatable; default all)",
+    )
     args = p.parse_args(argv)
-    print(f"{'workload':<52} {'old':>12} {'new':>12}  new/old (median of {args.rounds} paired rounds)")
+    print(
+        f"{'workload':<52} {'old':>12} {'new':>12}  new/old (median of {args.rounds} paired rounds)"
+    )
     if "mcts" in (args.only or ()):
         old_mcts = load_old_mcts(args.old)
         if old_mcts is None:
             raise SystemExit(f"--old {args.old}: no _mcts*.so or search/_mcts*.so there")
         import caribsim.search._mcts as new_mcts
+
         module = load_old(args.old, "puerto_rico")
         old, new = old_state(module, "puerto_rico", {"players": 3}, seed=1)
-        while new.is_chance_node():             # the face-up draws: to the first decision
+        while new.is_chance_node():  # the face-up draws: to the first decision
             assert old.resolve_chance() == new.resolve_chance()
         for threads in (1, 2):
-            ratio, o, w = paired(functools.partial(mcts_rate, old_mcts, old, args.mcts_iterations, threads, 10),
-                                 functools.partial(mcts_rate, new_mcts, new, args.mcts_iterations, threads, 10),
-                                 args.rounds)
-            print(f"{'puerto_rico 3p opening MCTS, ' + str(threads) + ' thread(s), sims/s':<52} {o:>12,.0f} {w:>12,.0f}  {ratio:.3f}")
+            ratio, o, w = paired(
+                functools.partial(mcts_rate, old_mcts, old, args.mcts_iterations, threads, 10),
+                functools.partial(mcts_rate, new_mcts, new, args.mcts_iterations, threads, 10),
+                args.rounds,
+            )
+            print(
+                f"{'puerto_rico 3p opening MCTS, ' + str(threads) + ' thread(s), sims/s':<52} {o:>12,.0f} {w:>12,.0f}  {ratio:.3f}"
+            )
         if args.only == ["mcts"]:
             return 0
     for game, (_, option_sets) in GAMES.items():
@@ -232,12 +268,16 @@ def main(argv=None) -> int:
             n = args.games // 4 if game == "cuba" else args.games
             keys = [k for k in args.only or ("playouts", "loop", "child") if k != "mcts"]
             po, pn = (_positions(old), _positions(new)) if "child" in keys else (None, None)
-            work = {"playouts": ("random playouts, games/s", lambda st, _, n=n: playouts(st, n)),
-                    "loop": ("Python loop, decisions/s", lambda st, _: python_loop(st, args.decisions)),
-                    "child": ("child(a), calls/s", lambda _, pos: children(pos, args.children))}
+            work = {
+                "playouts": ("random playouts, games/s", lambda st, _, n=n: playouts(st, n)),
+                "loop": ("Python loop, decisions/s", lambda st, _: python_loop(st, args.decisions)),
+                "child": ("child(a), calls/s", lambda _, pos: children(pos, args.children)),
+            }
             for key in keys:
                 what, f = work[key]
-                ratio, o, w = paired(functools.partial(f, old, po), functools.partial(f, new, pn), args.rounds)
+                ratio, o, w = paired(
+                    functools.partial(f, old, po), functools.partial(f, new, pn), args.rounds
+                )
                 print(f"{label + ' ' + what:<52} {o:>12,.0f} {w:>12,.0f}  {ratio:.3f}")
                 sys.stdout.flush()
     return 0

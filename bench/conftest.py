@@ -7,6 +7,7 @@ it stores its absolute throughput, the calibration's and their ratio in
 
 ``CARIBSIM_BENCH_SHORT=1`` selects the short mode used by CI (fewer, smaller rounds).
 """
+
 import pytest
 from _bench_helpers import SHORT, SLOWDOWN, SUMMARY, sample_positions
 

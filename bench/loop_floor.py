@@ -6,6 +6,7 @@ nodes and its mean legal-list length, against the real loop of today's build.
 
 What is left between the two is the engine's part of the loop (docs/performance.md).
 """
+
 import itertools
 import random
 import statistics
@@ -32,7 +33,12 @@ def stand_in(chance_share, legal_len, game_len):
     return s
 
 
-for game, opts in (("puerto_rico", {"players": 3}), ("puerto_rico", {"players": 5}), ("port_royal", {"players": 3}), ("cuba", {"players": 4})):
+for game, opts in (
+    ("puerto_rico", {"players": 3}),
+    ("puerto_rico", {"players": 5}),
+    ("port_royal", {"players": 3}),
+    ("cuba", {"players": 4}),
+):
     st = caribsim.load_game(game, **opts).new_initial_state(seed=1)
     rng = random.Random(3)
     c = st.clone()
@@ -57,6 +63,8 @@ for game, opts in (("puerto_rico", {"players": 3}), ("puerto_rico", {"players": 
     for _ in range(7):
         real.append(loop(st, 100000, lambda x: x.clone()))
         floor.append(loop(s, 100000, lambda x: x))
-    print(f"{game} {opts}: chance share {share:.2f}, legal {nl/dec:.1f}: real {statistics.median(real):,.0f}/s, "
-          f"stand-in floor {statistics.median(floor):,.0f}/s; today's engine share of the loop "
-          f"{1 - statistics.median(real)/statistics.median(floor):.2f}")
+    print(
+        f"{game} {opts}: chance share {share:.2f}, legal {nl / dec:.1f}: real {statistics.median(real):,.0f}/s, "
+        f"stand-in floor {statistics.median(floor):,.0f}/s; today's engine share of the loop "
+        f"{1 - statistics.median(real) / statistics.median(floor):.2f}"
+    )

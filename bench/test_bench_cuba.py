@@ -7,6 +7,7 @@ Same method as test_bench_puerto_rico.py: each benchmark alternates with a calib
 workload of its kind and asserts the median of the rounds' ratios against a FLOOR; the
 absolute figures (per CPU second) are reported, never asserted.
 """
+
 from __future__ import annotations
 
 import random
@@ -23,15 +24,15 @@ import caribsim
 # core beside it; runs spread +-5% around the median): a 30% regression (0.7x) fails.
 FLOORS = {
     # C random playouts from the initial state: games/s over c_work iterations/s
-    "playouts_2p": 0.00929,             # measured 0.01161 after issue 22's speed-ups (median of 3 short runs, one beside 2 CPU-bound processes); before: measured 0.01069
-    "playouts_3p": 0.00652,             # measured 0.008147 after issue 22's speed-ups (median of 3 short runs, one beside 2 CPU-bound processes); before: measured 0.007166
-    "playouts_4p": 0.00496,             # measured 0.006202 after issue 22's speed-ups (median of 3 short runs, one beside 2 CPU-bound processes); before: measured 0.00545
-    "playouts_5p": 0.00395,              # measured 0.00494 after issue 22's speed-ups (median of 3 short runs, one beside 2 CPU-bound processes); before: measured 0.004371
+    "playouts_2p": 0.00929,  # measured 0.01161 after issue 22's speed-ups (median of 3 short runs, one beside 2 CPU-bound processes); before: measured 0.01069
+    "playouts_3p": 0.00652,  # measured 0.008147 after issue 22's speed-ups (median of 3 short runs, one beside 2 CPU-bound processes); before: measured 0.007166
+    "playouts_4p": 0.00496,  # measured 0.006202 after issue 22's speed-ups (median of 3 short runs, one beside 2 CPU-bound processes); before: measured 0.00545
+    "playouts_5p": 0.00395,  # measured 0.00494 after issue 22's speed-ups (median of 3 short runs, one beside 2 CPU-bound processes); before: measured 0.004371
     # Python-driven random game loop (3p): decisions/s over py_work calls/s
-    "python_loop": 1.51,                # measured 1.889 after issue 22's speed-ups (median of 3 short runs, one beside 2 CPU-bound processes); before: measured 1.701 (1.167 before the Python call path in C)
+    "python_loop": 1.51,  # measured 1.889 after issue 22's speed-ups (median of 3 short runs, one beside 2 CPU-bound processes); before: measured 1.701 (1.167 before the Python call path in C)
     # clone() + apply_action(a) and observation_tensor(player) at 256 positions of 3p games
-    "clone_apply": 3.48,                # measured 4.346 (2.45 before the Python call path in C)
-    "observation_tensor": 0.398,        # measured 0.4979
+    "clone_apply": 3.48,  # measured 4.346 (2.45 before the Python call path in C)
+    "observation_tensor": 0.398,  # measured 0.4979
 }
 
 PLAYOUT_GAMES = {2: 3000, 3: 2000, 4: 1500, 5: 1200}
@@ -45,8 +46,14 @@ def _state(players, seed=0):
 def test_bench_cuba_random_playouts(benchmark, players):
     state = _state(players)
     n_games = size(PLAYOUT_GAMES[players], PLAYOUT_GAMES[players] // 4)
-    playouts(benchmark, state, n_games, floor=FLOORS[f"playouts_{players}p"], group="cuba playouts",
-             n_rounds=rounds(10, 5))
+    playouts(
+        benchmark,
+        state,
+        n_games,
+        floor=FLOORS[f"playouts_{players}p"],
+        group="cuba playouts",
+        n_rounds=rounds(10, 5),
+    )
 
 
 def _positions(count, seed=5):
@@ -82,9 +89,16 @@ def test_bench_cuba_python_loop(benchmark):
                     total += 1
         return total
 
-    paired(benchmark, run, units=lambda total: total, calibration=py_calibration(),
-           n_rounds=rounds(7, 5), floor=FLOORS["python_loop"], unit="decisions_per_second",
-           group="cuba python")
+    paired(
+        benchmark,
+        run,
+        units=lambda total: total,
+        calibration=py_calibration(),
+        n_rounds=rounds(7, 5),
+        floor=FLOORS["python_loop"],
+        unit="decisions_per_second",
+        group="cuba python",
+    )
 
 
 def test_bench_cuba_clone_apply(benchmark):
@@ -96,8 +110,16 @@ def test_bench_cuba_clone_apply(benchmark):
             for s, a in pairs:
                 s.clone().apply_action(a)
 
-    paired(benchmark, run, units=len(pairs) * reps, calibration=py_calibration(),
-           n_rounds=rounds(7, 5), floor=FLOORS["clone_apply"], unit="per_second", group="cuba python")
+    paired(
+        benchmark,
+        run,
+        units=len(pairs) * reps,
+        calibration=py_calibration(),
+        n_rounds=rounds(7, 5),
+        floor=FLOORS["clone_apply"],
+        unit="per_second",
+        group="cuba python",
+    )
 
 
 def test_bench_cuba_observation(benchmark):
@@ -111,6 +133,13 @@ def test_bench_cuba_observation(benchmark):
 
     obs = pairs[0][0].observation_tensor(0)
     assert obs.dtype == np.float32
-    paired(benchmark, run, units=len(pairs) * reps, calibration=py_calibration(),
-           n_rounds=rounds(7, 5), floor=FLOORS["observation_tensor"], unit="per_second",
-           group="cuba python")
+    paired(
+        benchmark,
+        run,
+        units=len(pairs) * reps,
+        calibration=py_calibration(),
+        n_rounds=rounds(7, 5),
+        floor=FLOORS["observation_tensor"],
+        unit="per_second",
+        group="cuba python",
+    )

@@ -11,6 +11,7 @@ and its workers warmed before timing, as on a cluster that is already up. The me
 rounds' ratios is asserted only when the machine has 2 idle cores at the start and at the
 end (see _bench_helpers.idle_cores); otherwise it is reported with the reason.
 """
+
 from __future__ import annotations
 
 import os
@@ -41,7 +42,7 @@ def ray_up():
         pytest.skip("Ray is not installed (pip install 'caribsim[ray]')")
     started = not ray.is_initialized()
     distributed.ray_connect(None, 2)
-    caribsim.simulate("puerto_rico", 4000, players=4, backend="ray")     # workers import caribsim
+    caribsim.simulate("puerto_rico", 4000, players=4, backend="ray")  # workers import caribsim
     yield ray
     if started:
         ray.shutdown()
@@ -64,7 +65,17 @@ def test_bench_ray_over_one_process(benchmark, ray_up):
     after = idle_cores(2)
     gl, gr = median(local), median(ray)
     benchmark.group = "scale-out"
-    report_speedup(benchmark, "ratio_ray_over_one_process_4p", median([rr / lr for lr, rr in zip(local, ray)]),
-                   FLOORS["ray_over_one_process_4p"], before, after,
-                   games_per_second_one_process=gl, games_per_second_ray=gr, ratio_of_medians=gr / gl,
-                   games=n, runs=len(local), ray_cpus=2)
+    report_speedup(
+        benchmark,
+        "ratio_ray_over_one_process_4p",
+        median([rr / lr for lr, rr in zip(local, ray)]),
+        FLOORS["ray_over_one_process_4p"],
+        before,
+        after,
+        games_per_second_one_process=gl,
+        games_per_second_ray=gr,
+        ratio_of_medians=gr / gl,
+        games=n,
+        runs=len(local),
+        ray_cpus=2,
+    )

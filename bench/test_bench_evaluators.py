@@ -13,6 +13,7 @@ machine the ratio varies 3x from run to run, and one thread is also the fastest 
 busy 2-core machine about 3x the default). Where the library is not OpenBLAS the thread
 count is left alone and the figure reported with ``blas_threads: "unknown"``.
 """
+
 from __future__ import annotations
 
 import random
@@ -28,9 +29,9 @@ from caribsim.search import evaluators
 # with another checkout's builds and tests (5 runs): a 30% regression (0.7x) fails. mlp_fit's,
 # memory-bound (2048 rows of training), is a collapse guard (see _bench_helpers).
 FLOORS = {
-    "mlp_forward": 0.211,     # rows/s over milli-products/s; measured 0.264
-    "mlp_fit": 0.038,         # a collapse guard (see _bench_helpers): training rows/s over milli-products/s, measured 0.073-0.079 on a quiet host, 0.0565 beside 2 CPU-bound processes while it was busy
-    "cache_hits": 0.65,       # rows/s over py_work calls/s; measured 0.755 (0.70-0.86 after issue 22; 0.60 let a 30% slowdown pass)
+    "mlp_forward": 0.211,  # rows/s over milli-products/s; measured 0.264
+    "mlp_fit": 0.038,  # a collapse guard (see _bench_helpers): training rows/s over milli-products/s, measured 0.073-0.079 on a quiet host, 0.0565 beside 2 CPU-bound processes while it was busy
+    "cache_hits": 0.65,  # rows/s over py_work calls/s; measured 0.755 (0.70-0.86 after issue 22; 0.60 let a 30% slowdown pass)
 }
 L = 256
 
@@ -43,6 +44,7 @@ def _matmul_calibration() -> Calibration:
     def run(n):
         for _ in range(n // 1000 + 1):
             a @ b
+
     # a unit is 1/1000 of a product, so that the calibration can be sized like the others
     return Calibration("np_matmul_256x512x256", "milli_products", run)
 
@@ -74,10 +76,20 @@ def test_bench_mlp_forward(benchmark):
     def run():
         for _ in range(calls):
             net(obs, mask)
+
     with one_blas_thread() as threads:
-        paired(benchmark, run, units=calls * L, calibration=_matmul_calibration(), n_rounds=rounds(7, 5),
-               floor=FLOORS["mlp_forward"], unit="rows_per_second", group="evaluators", batch=L,
-               blas_threads=threads)
+        paired(
+            benchmark,
+            run,
+            units=calls * L,
+            calibration=_matmul_calibration(),
+            n_rounds=rounds(7, 5),
+            floor=FLOORS["mlp_forward"],
+            unit="rows_per_second",
+            group="evaluators",
+            batch=L,
+            blas_threads=threads,
+        )
 
 
 def test_bench_mlp_fit(benchmark):
@@ -89,9 +101,19 @@ def test_bench_mlp_fit(benchmark):
     net = evaluators.MLPEvaluator.for_game(game, hidden=(128, 128), seed=0)
     epochs = size(2, 1)
     with one_blas_thread() as threads:
-        paired(benchmark, lambda: net.fit(data, epochs=epochs, batch_size=L), units=epochs * len(obs),
-               calibration=_matmul_calibration(), n_rounds=rounds(7, 5), floor=FLOORS["mlp_fit"], guard=True,
-               unit="training_rows_per_second", group="evaluators", batch=L, blas_threads=threads)
+        paired(
+            benchmark,
+            lambda: net.fit(data, epochs=epochs, batch_size=L),
+            units=epochs * len(obs),
+            calibration=_matmul_calibration(),
+            n_rounds=rounds(7, 5),
+            floor=FLOORS["mlp_fit"],
+            guard=True,
+            unit="training_rows_per_second",
+            group="evaluators",
+            batch=L,
+            blas_threads=threads,
+        )
 
 
 def test_bench_cache_hits(benchmark):
@@ -104,6 +126,16 @@ def test_bench_cache_hits(benchmark):
     def run():
         for _ in range(calls):
             cache(obs, mask)
-    paired(benchmark, run, units=calls * L, calibration=py_calibration(), n_rounds=rounds(7, 5),
-           floor=FLOORS["cache_hits"], unit="rows_per_second", group="evaluators", batch=L)
+
+    paired(
+        benchmark,
+        run,
+        units=calls * L,
+        calibration=py_calibration(),
+        n_rounds=rounds(7, 5),
+        floor=FLOORS["cache_hits"],
+        unit="rows_per_second",
+        group="evaluators",
+        batch=L,
+    )
     assert cache.stats()["inner_calls"] == 1

@@ -7,6 +7,7 @@ Same method as test_bench_puerto_rico.py: each benchmark alternates with a calib
 workload of its kind and asserts the median of the rounds' ratios against a FLOOR; the
 absolute figures (per CPU second) are reported, never asserted.
 """
+
 from __future__ import annotations
 
 import random
@@ -25,18 +26,18 @@ import caribsim
 # core beside it; runs spread +-5% around the median): a 30% regression (0.7x) fails.
 FLOORS = {
     # C random playouts from the initial state: games/s over c_work iterations/s
-    "playouts_2p": 0.0093,            # measured 0.0102-0.0125 with the expeditions each player meets kept as a mask (4 short runs, 2 beside 2 CPU-bound processes), 0.0074-0.0075 slowed 30% (0.00834 let it pass)
-    "playouts_3p": 0.0068,            # measured 0.0080-0.0096 (4 short runs, 2 beside 2 CPU-bound processes), 0.0055-0.0056 slowed 30% (0.0063 let it pass)
-    "playouts_4p": 0.0061,            # measured 0.0075-0.0079 (4 short runs, 2 beside 2 CPU-bound processes), 0.0046-0.0047 slowed 30% (0.00515 let it pass)
-    "playouts_5p": 0.0052,            # measured 0.0063-0.0070 (4 short runs, 2 beside 2 CPU-bound processes), 0.0040 slowed 30% (0.00465 let it pass)
+    "playouts_2p": 0.0093,  # measured 0.0102-0.0125 with the expeditions each player meets kept as a mask (4 short runs, 2 beside 2 CPU-bound processes), 0.0074-0.0075 slowed 30% (0.00834 let it pass)
+    "playouts_3p": 0.0068,  # measured 0.0080-0.0096 (4 short runs, 2 beside 2 CPU-bound processes), 0.0055-0.0056 slowed 30% (0.0063 let it pass)
+    "playouts_4p": 0.0061,  # measured 0.0075-0.0079 (4 short runs, 2 beside 2 CPU-bound processes), 0.0046-0.0047 slowed 30% (0.00515 let it pass)
+    "playouts_5p": 0.0052,  # measured 0.0063-0.0070 (4 short runs, 2 beside 2 CPU-bound processes), 0.0040 slowed 30% (0.00465 let it pass)
     # Python-driven random game loop (4p): steps/s (decisions and chance events) over py_work
-    "python_loop": 3.1,               # measured 3.70-3.97 with the history in chunks (4 short runs, 2 beside 2 CPU-bound processes), 2.51-2.75 slowed 30%; before: 3.589, 3.275 at the issue, 2.35 before the Python call path in C
+    "python_loop": 3.1,  # measured 3.70-3.97 with the history in chunks (4 short runs, 2 beside 2 CPU-bound processes), 2.51-2.75 slowed 30%; before: 3.589, 3.275 at the issue, 2.35 before the Python call path in C
     # clone() + apply_action(a), legal_actions(), observation_tensor(player) and
     # determinize(player) at positions spread over 4p games: per second over py_work
-    "clone_apply": 2.51,                # measured 3.133 after issue 22's speed-ups (median of 3 short runs, one beside 2 CPU-bound processes); before: measured 2.953 (1.938 before the Python call path in C)
-    "legal_actions": 4.14,              # measured 5.176 (3.506 before the prebuilt action ints)
-    "observation_tensor": 0.557,        # measured 0.6966
-    "determinize": 0.94,                # measured 1.252 (1.16-1.18 now; 0.987 beside 2 CPU-bound processes: 1.0 failed there)
+    "clone_apply": 2.51,  # measured 3.133 after issue 22's speed-ups (median of 3 short runs, one beside 2 CPU-bound processes); before: measured 2.953 (1.938 before the Python call path in C)
+    "legal_actions": 4.14,  # measured 5.176 (3.506 before the prebuilt action ints)
+    "observation_tensor": 0.557,  # measured 0.6966
+    "determinize": 0.94,  # measured 1.252 (1.16-1.18 now; 0.987 beside 2 CPU-bound processes: 1.0 failed there)
 }
 
 PLAYOUT_GAMES = {2: 4000, 3: 3000, 4: 3000, 5: 2000}
@@ -69,8 +70,15 @@ def pr_positions_4p():
 def test_bench_port_royal_random_playouts(benchmark, players):
     state = _initial_state(players)
     n_games = size(PLAYOUT_GAMES[players], PLAYOUT_GAMES[players] // 4)
-    playouts(benchmark, state, n_games, floor=FLOORS[f"playouts_{players}p"],
-             group="port-royal-playouts", n_rounds=rounds(12, 5), seed=PLAYOUT_SEED)
+    playouts(
+        benchmark,
+        state,
+        n_games,
+        floor=FLOORS[f"playouts_{players}p"],
+        group="port-royal-playouts",
+        n_rounds=rounds(12, 5),
+        seed=PLAYOUT_SEED,
+    )
 
 
 def test_bench_port_royal_python_random_loop(benchmark):
@@ -86,8 +94,12 @@ def test_bench_port_royal_python_random_loop(benchmark):
         steps = 0
         for g in range(n_games):
             state = game.new_initial_state(seed=base + g)
-            current, apply, legal, resolve = (state.current_player, state.apply_action,
-                                              state.legal_actions, state.resolve_chance)
+            current, apply, legal, resolve = (
+                state.current_player,
+                state.apply_action,
+                state.legal_actions,
+                state.resolve_chance,
+            )
             p = current()
             while p != caribsim.TERMINAL:
                 if p == caribsim.CHANCE:
@@ -98,9 +110,17 @@ def test_bench_port_royal_python_random_loop(benchmark):
                 p = current()
         return steps
 
-    paired(benchmark, run, units=lambda steps: steps, calibration=py_calibration(),
-           n_rounds=rounds(10, 5), floor=FLOORS["python_loop"], unit="steps_per_second",
-           group="port-royal-python-api", games_per_round=n_games)
+    paired(
+        benchmark,
+        run,
+        units=lambda steps: steps,
+        calibration=py_calibration(),
+        n_rounds=rounds(10, 5),
+        floor=FLOORS["python_loop"],
+        unit="steps_per_second",
+        group="port-royal-python-api",
+        games_per_round=n_games,
+    )
 
 
 def _per_call(benchmark, fn, items, passes, floor_key):
@@ -110,14 +130,24 @@ def _per_call(benchmark, fn, items, passes, floor_key):
                 fn(it)
 
     ops = passes * len(items)
-    paired(benchmark, run, units=ops, calibration=py_calibration(), n_rounds=rounds(20, 6),
-           floor=FLOORS[floor_key], unit="per_second", group="port-royal-python-api",
-           ops_per_round=ops)
+    paired(
+        benchmark,
+        run,
+        units=ops,
+        calibration=py_calibration(),
+        n_rounds=rounds(20, 6),
+        floor=FLOORS[floor_key],
+        unit="per_second",
+        group="port-royal-python-api",
+        ops_per_round=ops,
+    )
 
 
 def test_bench_port_royal_clone_apply(benchmark, pr_positions_4p):
     _, pairs = pr_positions_4p
-    _per_call(benchmark, lambda p: p[0].clone().apply_action(p[1]), pairs, size(100, 30), "clone_apply")
+    _per_call(
+        benchmark, lambda p: p[0].clone().apply_action(p[1]), pairs, size(100, 30), "clone_apply"
+    )
 
 
 def test_bench_port_royal_legal_actions(benchmark, pr_positions_4p):
@@ -128,7 +158,9 @@ def test_bench_port_royal_legal_actions(benchmark, pr_positions_4p):
 def test_bench_port_royal_observation_tensor(benchmark, pr_positions_4p):
     _, pairs = pr_positions_4p
     jobs = [(s, max(s.current_player(), 0)) for s, _ in pairs]
-    _per_call(benchmark, lambda j: j[0].observation_tensor(j[1]), jobs, size(60, 25), "observation_tensor")
+    _per_call(
+        benchmark, lambda j: j[0].observation_tensor(j[1]), jobs, size(60, 25), "observation_tensor"
+    )
 
 
 def test_bench_port_royal_determinize(benchmark, pr_positions_4p):

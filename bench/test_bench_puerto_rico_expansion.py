@@ -12,6 +12,7 @@ in one CI run the VM's speed shifted between rounds and it fell to 0.79 while th
 median was 0.93).
 Each expansion game includes its 17 draft decisions (the draft is part of the game).
 """
+
 from __future__ import annotations
 
 import pytest
@@ -34,10 +35,10 @@ FLOORS = {
     # Guest-house tests, the draft, the Black market), and the ratio fell to 0.83-0.84 (idle
     # and loaded, 15 rounds). The floor is now 0.8x of that, as for the others; an
     # expansion-only slowdown of 30% still fails it.
-    "expansion_ratio_3p": 0.67,           # measured 0.83-0.84                       | was >= 0.85
+    "expansion_ratio_3p": 0.67,  # measured 0.83-0.84                       | was >= 0.85
     # expansion playouts: games/s over c_work iterations/s (see _bench_helpers)
-    "expansion_playouts_3p": 0.00678,   # measured 0.008478 after issue 22's speed-ups (median of 3 short runs, one beside 2 CPU-bound processes); before: measured 0.00581
-    "expansion_playouts_5p": 0.00346,   # measured 0.004322 after issue 22's speed-ups (median of 3 short runs, one beside 2 CPU-bound processes); before: measured 0.00276
+    "expansion_playouts_3p": 0.00678,  # measured 0.008478 after issue 22's speed-ups (median of 3 short runs, one beside 2 CPU-bound processes); before: measured 0.00581
+    "expansion_playouts_5p": 0.00346,  # measured 0.004322 after issue 22's speed-ups (median of 3 short runs, one beside 2 CPU-bound processes); before: measured 0.00276
 }
 PLAYOUT_SEED = 2024
 
@@ -59,20 +60,33 @@ def test_bench_expansion_ratio_3p(benchmark):
         rb.append(n / tb)
         re.append(n / te)
 
-    run()                                            # warm-up, not counted
+    run()  # warm-up, not counted
     rb.clear(), re.clear()
     n_rounds = rounds(15, 7)
     benchmark.pedantic(run, rounds=n_rounds, iterations=1, warmup_rounds=0)
     benchmark.group = "playouts-expansion"
-    report_ratio(benchmark, "ratio_expansion_over_base_3p", median([e / b for b, e in zip(rb, re)]),
-                 FLOORS["expansion_ratio_3p"], games_per_second_base=median(rb),
-                 games_per_second_expansion=median(re), ratio_of_medians=median(re) / median(rb),
-                 runs=len(rb))
+    report_ratio(
+        benchmark,
+        "ratio_expansion_over_base_3p",
+        median([e / b for b, e in zip(rb, re)]),
+        FLOORS["expansion_ratio_3p"],
+        games_per_second_base=median(rb),
+        games_per_second_expansion=median(re),
+        ratio_of_medians=median(re) / median(rb),
+        runs=len(rb),
+    )
 
 
 @pytest.mark.parametrize("players", [3, 5])
 def test_bench_expansion_random_playouts(benchmark, players):
     state = _state(players, expansion=True)
     n_games = size(2000 if players == 3 else 1200, 400)
-    playouts(benchmark, state, n_games, floor=FLOORS[f"expansion_playouts_{players}p"],
-             group="playouts-expansion", n_rounds=rounds(10, 5), seed=PLAYOUT_SEED)
+    playouts(
+        benchmark,
+        state,
+        n_games,
+        floor=FLOORS[f"expansion_playouts_{players}p"],
+        group="playouts-expansion",
+        n_rounds=rounds(10, 5),
+        seed=PLAYOUT_SEED,
+    )

@@ -6,6 +6,7 @@ Single-thread figures alternate with the C calibration loop and assert the media
 simulations/s in alternating rounds, asserted only when the machine has 2 idle cores at the
 start and at the end (otherwise reported with the reason).
 """
+
 from __future__ import annotations
 
 import time
@@ -21,8 +22,8 @@ from caribsim import mcts
 # core beside it; runs spread +-5% around the median): a 30% regression (0.7x) fails.
 FLOORS = {
     # simulations/s over c_work iterations/s (1 thread, CPU time)
-    "mcts_3p": 0.00807,                 # measured 0.01009 after issue 22's speed-ups (median of 3 short runs, one beside 2 CPU-bound processes); before: measured 0.00633
-    "mcts_4p": 0.00562,                 # measured 0.007019 after issue 22's speed-ups (median of 3 short runs, one beside 2 CPU-bound processes); before: measured 0.004143
+    "mcts_3p": 0.00807,  # measured 0.01009 after issue 22's speed-ups (median of 3 short runs, one beside 2 CPU-bound processes); before: measured 0.00633
+    "mcts_4p": 0.00562,  # measured 0.007019 after issue 22's speed-ups (median of 3 short runs, one beside 2 CPU-bound processes); before: measured 0.004143
     # 2 threads over 1 thread, wall time, idle machine only (issue target >= 1.7)
     "mcts_2_threads_speedup": 1.5,
 }
@@ -39,9 +40,17 @@ def _opening(players):
 def test_bench_mcts_one_thread(benchmark, players):
     state = _opening(players)
     iterations = size(4000, 1000)
-    paired(benchmark, lambda: mcts.search(state, iterations=iterations, seed=0), units=iterations,
-           calibration=c_calibration(), n_rounds=rounds(7, 5), floor=FLOORS[f"mcts_{players}p"],
-           unit="sims_per_second", group="mcts", iterations_per_round=iterations)
+    paired(
+        benchmark,
+        lambda: mcts.search(state, iterations=iterations, seed=0),
+        units=iterations,
+        calibration=c_calibration(),
+        n_rounds=rounds(7, 5),
+        floor=FLOORS[f"mcts_{players}p"],
+        unit="sims_per_second",
+        group="mcts",
+        iterations_per_round=iterations,
+    )
 
 
 def test_bench_mcts_two_threads_speedup(benchmark):
@@ -59,7 +68,14 @@ def test_bench_mcts_two_threads_speedup(benchmark):
     benchmark.pedantic(run, rounds=rounds(5, 3), iterations=1)
     after = idle_cores(2)
     benchmark.group = "mcts"
-    report_speedup(benchmark, "speedup", median([b / a for a, b in zip(one, two)]),
-                   FLOORS["mcts_2_threads_speedup"], before, after,
-                   sims_per_s_1_thread=median(one), sims_per_s_2_threads=median(two),
-                   ratio_of_medians=median(two) / median(one))
+    report_speedup(
+        benchmark,
+        "speedup",
+        median([b / a for a, b in zip(one, two)]),
+        FLOORS["mcts_2_threads_speedup"],
+        before,
+        after,
+        sims_per_s_1_thread=median(one),
+        sims_per_s_2_threads=median(two),
+        ratio_of_medians=median(two) / median(one),
+    )

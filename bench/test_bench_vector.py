@@ -11,6 +11,7 @@ the C calibration loop and asserts the median ratio (see _bench_helpers); the ab
 throughputs (per CPU second) are reported. The parts are also timed on their own so the
 report can say where the time goes.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -31,15 +32,15 @@ PLAYERS = 4
 # median ratio measured in short mode on an AMD EPYC 2-vCPU VM (busy with other work, and
 # with one CPU-bound process per core beside it), so a 30% regression (0.7x) fails them.
 FLOORS = {
-    "env_steps": 0.16,                  # a collapse guard (see _bench_helpers): mask -> numpy pick -> step -> observations, measured 0.311-0.339 on a quiet host, 0.238-0.253 in CI runs while the host was busy
-    "env_steps_no_obs": 0.47,          # a collapse guard: mask -> numpy pick -> step, measured 0.92-0.975 on a quiet host, 0.736 in a CI run while the host was busy
-    "parts_loop": 0.16,                 # a collapse guard: the same loop with each part timed on its own, measured 0.295-0.334 on a quiet host, 0.209 in a CI run while the host was busy
-    "observations": 0.27,               # the parts, collapse guards like the loop: observations() (measured 0.5416)
-    "step": 0.8,                        # step(actions) (measured 1.612 after issue 22's speed-ups; 1.248 before)
-    "pick": 1.0,                        # the numpy pick (measured 2.039)
+    "env_steps": 0.16,  # a collapse guard (see _bench_helpers): mask -> numpy pick -> step -> observations, measured 0.311-0.339 on a quiet host, 0.238-0.253 in CI runs while the host was busy
+    "env_steps_no_obs": 0.47,  # a collapse guard: mask -> numpy pick -> step, measured 0.92-0.975 on a quiet host, 0.736 in a CI run while the host was busy
+    "parts_loop": 0.16,  # a collapse guard: the same loop with each part timed on its own, measured 0.295-0.334 on a quiet host, 0.209 in a CI run while the host was busy
+    "observations": 0.27,  # the parts, collapse guards like the loop: observations() (measured 0.5416)
+    "step": 0.8,  # step(actions) (measured 1.612 after issue 22's speed-ups; 1.248 before)
+    "pick": 1.0,  # the numpy pick (measured 2.039)
     # random actions drawn in C (measured on a quieter machine: load ~1.5 on 2 vCPUs)
-    "sample_legal_env_steps": 0.28,     # sample_legal -> step -> observations (measured 0.3349; 0.31-0.38 after issue 22, when 0.268 let a 30% slowdown pass)
-    "sample_legal_no_obs": 0.96,       # measured 1.2 after issue 22's speed-ups (median of 3 short runs, one beside 2 CPU-bound processes); before: sample_legal -> step (measured 0.9530)
+    "sample_legal_env_steps": 0.28,  # sample_legal -> step -> observations (measured 0.3349; 0.31-0.38 after issue 22, when 0.268 let a 30% slowdown pass)
+    "sample_legal_no_obs": 0.96,  # measured 1.2 after issue 22's speed-ups (median of 3 short runs, one beside 2 CPU-bound processes); before: sample_legal -> step (measured 0.9530)
 }
 
 
@@ -105,9 +106,21 @@ def test_bench_vector_env_steps(benchmark):
             vg.step(pick(vg.legal_mask()))
             vg.observations()
 
-    paired(benchmark, run, units=N * steps, calibration=c_calibration(N), n_rounds=rounds(7, 5),
-           floor=FLOORS["env_steps"], unit="env_steps_per_second", group="vector", n=N, guard=True,
-           players=PLAYERS, batch_steps_per_round=steps, observation_size=vg.observation_size)
+    paired(
+        benchmark,
+        run,
+        units=N * steps,
+        calibration=c_calibration(N),
+        n_rounds=rounds(7, 5),
+        floor=FLOORS["env_steps"],
+        unit="env_steps_per_second",
+        group="vector",
+        n=N,
+        guard=True,
+        players=PLAYERS,
+        batch_steps_per_round=steps,
+        observation_size=vg.observation_size,
+    )
 
 
 def test_bench_vector_env_steps_no_observations(benchmark):
@@ -120,9 +133,20 @@ def test_bench_vector_env_steps_no_observations(benchmark):
         for _ in range(steps):
             vg.step(pick(vg.legal_mask()))
 
-    paired(benchmark, run, units=N * steps, calibration=c_calibration(N), n_rounds=rounds(7, 5),
-           floor=FLOORS["env_steps_no_obs"], unit="env_steps_per_second", group="vector", n=N, guard=True,
-           players=PLAYERS, batch_steps_per_round=steps)
+    paired(
+        benchmark,
+        run,
+        units=N * steps,
+        calibration=c_calibration(N),
+        n_rounds=rounds(7, 5),
+        floor=FLOORS["env_steps_no_obs"],
+        unit="env_steps_per_second",
+        group="vector",
+        n=N,
+        guard=True,
+        players=PLAYERS,
+        batch_steps_per_round=steps,
+    )
 
 
 def test_bench_vector_parts(benchmark):
@@ -147,24 +171,43 @@ def test_bench_vector_parts(benchmark):
         t_obs.append(to)
 
     cal = c_calibration(N)
-    m = paired(benchmark, run, units=steps * N, calibration=cal, n_rounds=rounds(7, 5),
-               floor=FLOORS["parts_loop"], unit="loop_env_steps_per_second", group="vector", guard=True)
+    m = paired(
+        benchmark,
+        run,
+        units=steps * N,
+        calibration=cal,
+        n_rounds=rounds(7, 5),
+        floor=FLOORS["parts_loop"],
+        unit="loop_env_steps_per_second",
+        group="vector",
+        guard=True,
+    )
     work = N * steps
-    t_pick, t_step, t_obs = (x[-len(m.rates):] for x in (t_pick, t_step, t_obs))
-    benchmark.extra_info.update(ns_per_env_step_numpy_pick=round(median(t_pick) / work * 1e9, 1),
-                                ns_per_env_step_step=round(median(t_step) / work * 1e9, 1),
-                                ns_per_env_step_observation=round(median(t_obs) / work * 1e9, 1))
+    t_pick, t_step, t_obs = (x[-len(m.rates) :] for x in (t_pick, t_step, t_obs))
+    benchmark.extra_info.update(
+        ns_per_env_step_numpy_pick=round(median(t_pick) / work * 1e9, 1),
+        ns_per_env_step_step=round(median(t_step) / work * 1e9, 1),
+        ns_per_env_step_observation=round(median(t_obs) / work * 1e9, 1),
+    )
     # each part against the calibration of its own round
     for part, times in (("step", t_step), ("pick", t_pick), ("observations", t_obs)):
         rates = [work / max(t, 1e-9) for t in times]
         ratio = median([r / c for r, c in zip(rates, m.calibration_rates)])
-        report(benchmark, f"{part}_per_second", median(rates), cal, median(m.calibration_rates),
-               ratio, FLOORS[part], guard=True)
+        report(
+            benchmark,
+            f"{part}_per_second",
+            median(rates),
+            cal,
+            median(m.calibration_rates),
+            ratio,
+            FLOORS[part],
+            guard=True,
+        )
 
 
 def _sample_legal_loop(benchmark, steps, floor, observations):
     vg = VectorGame("puerto_rico", n=N, players=PLAYERS, seed=0)
-    for _ in range(400):                 # into the middle of games, as _warm
+    for _ in range(400):  # into the middle of games, as _warm
         vg.step(vg.sample_legal())
 
     def run():
@@ -173,9 +216,20 @@ def _sample_legal_loop(benchmark, steps, floor, observations):
             if observations:
                 vg.observations()
 
-    paired(benchmark, run, units=N * steps, calibration=c_calibration(N), n_rounds=rounds(7, 5),
-           floor=floor, unit="env_steps_per_second", group="vector", n=N, players=PLAYERS,
-           batch_steps_per_round=steps, observation_size=vg.observation_size if observations else 0)
+    paired(
+        benchmark,
+        run,
+        units=N * steps,
+        calibration=c_calibration(N),
+        n_rounds=rounds(7, 5),
+        floor=floor,
+        unit="env_steps_per_second",
+        group="vector",
+        n=N,
+        players=PLAYERS,
+        batch_steps_per_round=steps,
+        observation_size=vg.observation_size if observations else 0,
+    )
 
 
 def test_bench_vector_sample_legal_env_steps(benchmark):

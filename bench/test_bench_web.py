@@ -55,6 +55,7 @@ to pass a 30% slowdown while it stays within the target (``CARIBSIM_BENCH_SLOWDO
 it as it is: C work added on the client's loop thread inside the clock made one of its
 kept-alive connections come back closed in about one run in three, a cause not found yet).
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -78,8 +79,10 @@ from _bench_helpers import SHORT, SUMMARY, Calibration, py_work, report, rounds,
 from caribsim.human import records
 
 TARGET_SECONDS = 0.050
-CALLS_PER_SECOND = 1_000_000      # py_work in these rounds on the project's 2-core VM (wall clock, median)
-TARGET_RATIO = 1 / (TARGET_SECONDS * CALLS_PER_SECOND)      # 50 ms: 2e-5
+CALLS_PER_SECOND = (
+    1_000_000  # py_work in these rounds on the project's 2-core VM (wall clock, median)
+)
+TARGET_RATIO = 1 / (TARGET_SECONDS * CALLS_PER_SECOND)  # 50 ms: 2e-5
 FLOORS = {
     # 1 / (p95 latency x py_work calls/s); measured 3.7e-5 to 6.0e-5 (short runs, the record
     # kept step by step: an idle machine and one with two CPU-bound processes beside it); the
@@ -87,14 +90,22 @@ FLOORS = {
     "move_latency_p95": 0.7 * TARGET_RATIO,
 }
 GAMES = 20
-CLIENT_GAMES = 4                   # games with a seat of the client; the others are bots only
+CLIENT_GAMES = 4  # games with a seat of the client; the others are bots only
 # the client's game (seat 0) and the bot games beside it, as tests/web/test_concurrent.py's
-SEATS = [("puerto_rico", ["human", "mcts:50", "greedy"]), ("port_royal", ["human", "random", "mcts:50"]),
-         ("cuba", ["human", "greedy", "random"]), ("puerto_rico", ["human", "random"])]
-BOT_GAMES = [("puerto_rico", ["mcts:50", "greedy", "random"]), ("port_royal", ["random", "mcts:50", "greedy"]),
-             ("cuba", ["greedy", "random", "mcts:50"]), ("puerto_rico", ["random", "random"])]
-MOVES = size(300, 100)             # timed moves per round
-CALIBRATION_SECONDS = 0.25         # wall time of a calibration round
+SEATS = [
+    ("puerto_rico", ["human", "mcts:50", "greedy"]),
+    ("port_royal", ["human", "random", "mcts:50"]),
+    ("cuba", ["human", "greedy", "random"]),
+    ("puerto_rico", ["human", "random"]),
+]
+BOT_GAMES = [
+    ("puerto_rico", ["mcts:50", "greedy", "random"]),
+    ("port_royal", ["random", "mcts:50", "greedy"]),
+    ("cuba", ["greedy", "random", "mcts:50"]),
+    ("puerto_rico", ["random", "random"]),
+]
+MOVES = size(300, 100)  # timed moves per round
+CALIBRATION_SECONDS = 0.25  # wall time of a calibration round
 
 
 def _percentile(values, q: float) -> float:
@@ -115,13 +126,18 @@ class _Connection:
         if self.writer is None:
             self.reader, self.writer = await asyncio.open_connection("127.0.0.1", self.port)
         data = b"" if body is None else json.dumps(body).encode()
-        head = (f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-                f"Content-Length: {len(data)}\r\n\r\n").encode()
+        head = (
+            f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(data)}\r\n\r\n"
+        ).encode()
         t0 = time.perf_counter()
         self.writer.write(head + data)
         header = await self.reader.readuntil(b"\r\n\r\n")
-        length = next(int(line.split(b":")[1]) for line in header.split(b"\r\n")
-                      if line.lower().startswith(b"content-length:"))
+        length = next(
+            int(line.split(b":")[1])
+            for line in header.split(b"\r\n")
+            if line.lower().startswith(b"content-length:")
+        )
         payload = await self.reader.readexactly(length)
         seconds = time.perf_counter() - t0
         return int(header.split(b" ", 2)[1]), json.loads(payload), seconds
@@ -142,7 +158,7 @@ class _Client:
         self.loop = asyncio.new_event_loop()
         self.playing = self.enough = None
         self.latencies: list[float] = []
-        self.running: list[int] = []          # games under way, counted while the seat plays
+        self.running: list[int] = []  # games under way, counted while the seat plays
         self.ids: list[str] = []
         self.refused: list[str] = []
         self.wanted = 0
@@ -155,11 +171,14 @@ class _Client:
 
     async def _start(self):
         self.playing, self.enough = asyncio.Event(), asyncio.Event()
-        return [asyncio.ensure_future(self._bot_games())] + [asyncio.ensure_future(self._seat(k))
-                                                             for k in range(CLIENT_GAMES)]
+        return [asyncio.ensure_future(self._bot_games())] + [
+            asyncio.ensure_future(self._seat(k)) for k in range(CLIENT_GAMES)
+        ]
 
     async def _create(self, http, game, seats, seed) -> dict:
-        status, made, _ = await http.request("POST", "/api/games", {"game": game, "seats": seats, "seed": seed})
+        status, made, _ = await http.request(
+            "POST", "/api/games", {"game": game, "seats": seats, "seed": seed}
+        )
         assert status == 201, made
         self.ids.append(made["id"])
         return made
@@ -195,11 +214,12 @@ class _Client:
                 made = await self._create(http, game, seats, 1000 * k + n)
                 n += 1
                 gid, token = made["id"], made["links"][0]["url"].split("token=")[1]
-                async with websockets.connect(f"ws://127.0.0.1:{self.port}/api/games/{gid}/ws?token={token}",
-                                              max_size=None) as ws:
+                async with websockets.connect(
+                    f"ws://127.0.0.1:{self.port}/api/games/{gid}/ws?token={token}", max_size=None
+                ) as ws:
                     view = json.loads(await ws.recv())
                     while not view["over"]:
-                        if not view["moves"]:           # the bots' turn: wait for the pushed views
+                        if not view["moves"]:  # the bots' turn: wait for the pushed views
                             pushed = json.loads(await ws.recv())
                             if pushed["version"] > view["version"]:
                                 view = pushed
@@ -207,7 +227,10 @@ class _Client:
                         await self.playing.wait()
                         action = rng.choice(view["moves"])["action"]
                         status, answer, seconds = await http.request(
-                            "POST", f"/api/games/{gid}/move", {"token": token, "step": view["step"], "action": action})
+                            "POST",
+                            f"/api/games/{gid}/move",
+                            {"token": token, "step": view["step"], "action": action},
+                        )
                         if status != 200:
                             self.refused.append(f"{status} {answer}")
                             return
@@ -221,18 +244,22 @@ class _Client:
 
     def play(self, moves: int) -> list[float]:
         """Let the seats play until ``moves`` more moves are timed; their latencies."""
+
         async def run():
             start = len(self.latencies)
             self.wanted = start + moves
             self.enough.clear()
             self.playing.set()
             enough = asyncio.ensure_future(self.enough.wait())
-            await asyncio.wait([enough, *self.tasks], timeout=300, return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait(
+                [enough, *self.tasks], timeout=300, return_when=asyncio.FIRST_COMPLETED
+            )
             enough.cancel()
-            failed = [t for t in self.tasks if t.done()]       # they stop only on an error
+            failed = [t for t in self.tasks if t.done()]  # they stop only on an error
             assert not failed and not self.refused, (self.refused, [t.exception() for t in failed])
             assert self.enough.is_set(), f"{moves} moves were not played in 300 s"
-            return self.latencies[start:start + moves]
+            return self.latencies[start : start + moves]
+
         return self._call(run())
 
     def close(self):
@@ -240,6 +267,7 @@ class _Client:
             for t in self.tasks:
                 t.cancel()
             await asyncio.gather(*self.tasks, return_exceptions=True)
+
         self._call(stop())
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(30)
@@ -259,12 +287,28 @@ def web_server():
     folder = Path(tempfile.mkdtemp(prefix="caribsim-bench-web-"))
     port = _free_port()
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
-    p = subprocess.Popen([sys.executable, "-m", "caribsim", "serve", "--port", str(port), "--games-dir", str(folder),
-                          "--bot-delay", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    p = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "caribsim",
+            "serve",
+            "--port",
+            str(port),
+            "--games-dir",
+            str(folder),
+            "--bot-delay",
+            "0",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
     try:
         assert p.stdout.readline().startswith("caribsim: play at"), p.stderr.read()
         deadline = time.monotonic() + 60
-        while True:                      # the line comes when the port is bound, before uvicorn listens
+        while True:  # the line comes when the port is bound, before uvicorn listens
             try:
                 socket.create_connection(("127.0.0.1", port), timeout=5).close()
                 break
@@ -283,7 +327,7 @@ def test_bench_web_move_latency_20_games(benchmark, web_server):
     client = _Client(port)
     calibration = Calibration("py_work_wall", "calls", py_work)
     n = 1000
-    while True:                          # a calibration round of about CALIBRATION_SECONDS
+    while True:  # a calibration round of about CALIBRATION_SECONDS
         t0 = time.perf_counter()
         py_work(n)
         t = time.perf_counter() - t0
@@ -299,7 +343,7 @@ def test_bench_web_move_latency_20_games(benchmark, web_server):
         calibration_rates.append(calibration.units / (time.perf_counter() - t0))
 
     def one_pair():
-        order = len(rates) % 2          # calibration first in even rounds, last in odd
+        order = len(rates) % 2  # calibration first in even rounds, last in odd
         if order == 0:
             calibrate()
         got = client.play(MOVES)
@@ -309,32 +353,55 @@ def test_bench_web_move_latency_20_games(benchmark, web_server):
         rates.append(1 / _percentile(got, 0.95))
 
     try:
-        client.play(size(100, 30))       # warm-up: the games under way, the connections open
+        client.play(size(100, 30))  # warm-up: the games under way, the connections open
         benchmark.pedantic(one_pair, rounds=rounds(7, 3), iterations=1, warmup_rounds=0)
     finally:
         client.close()
     ids = list(client.ids)
-    for gid in ids:                      # every game's record, finished or not, replays
+    for gid in ids:  # every game's record, finished or not, replays
         records.replay(records.load(folder / f"{gid}.json"))
     ratio = statistics.median(r / c for r, c in zip(rates, calibration_rates))
     ms = [1000 * s for s in latencies]
     p95 = _percentile(ms, 0.95)
     benchmark.group = "web"
     # the absolute figures on the summary line (report adds the ratio's line, and asserts it)
-    SUMMARY.append(f"  {benchmark.name}, its figures: move latency median {statistics.median(ms):.1f} ms, p95 {p95:.1f} ms, "
-                   f"max {max(ms):.1f} ms over {len(ms)} moves, {GAMES} games at once; p95 "
-                   f"{'meets' if ratio >= TARGET_RATIO else 'does NOT meet'} the 50 ms target "
-                   f"(ratio {ratio:.3g}, target ratio {TARGET_RATIO:.3g})")
-    report(benchmark, "inverse_p95_latency_per_second", statistics.median(rates), calibration,
-           statistics.median(calibration_rates), ratio, FLOORS["move_latency_p95"],
-           latency_median_ms=statistics.median(ms), latency_p95_ms=p95, latency_max_ms=max(ms),
-           p95_in_py_work_calls=p95 / 1000 * statistics.median(calibration_rates),
-           target_ratio=TARGET_RATIO, p95_meets_50_ms_target=ratio >= TARGET_RATIO,
-           target_ms=1000 * TARGET_SECONDS, moves=len(ms), moves_per_round=MOVES, rounds=len(rates),
-           round_p95_ms=[round(1000 / r, 2) for r in rates],
-           round_calibration_calls_per_second=[round(c) for c in calibration_rates], games_at_once=GAMES, games_under_way_mean=statistics.mean(client.running),
-           games_under_way_min=min(client.running), games_played=len(ids), records_replayed=len(ids))
-    print(f"\nper round: p95 {[round(1000 / r, 1) for r in rates]} ms, py_work {[round(c) for c in calibration_rates]} calls/s")
-    print(f"web move latency, {GAMES} games at once: median {statistics.median(ms):.1f} ms, "
-          f"p95 {p95:.1f} ms, max {max(ms):.1f} ms over {len(ms)} moves; {len(ids)} games, every record replays"
-          f"{'' if not SHORT else ' (short mode)'}")
+    SUMMARY.append(
+        f"  {benchmark.name}, its figures: move latency median {statistics.median(ms):.1f} ms, p95 {p95:.1f} ms, "
+        f"max {max(ms):.1f} ms over {len(ms)} moves, {GAMES} games at once; p95 "
+        f"{'meets' if ratio >= TARGET_RATIO else 'does NOT meet'} the 50 ms target "
+        f"(ratio {ratio:.3g}, target ratio {TARGET_RATIO:.3g})"
+    )
+    report(
+        benchmark,
+        "inverse_p95_latency_per_second",
+        statistics.median(rates),
+        calibration,
+        statistics.median(calibration_rates),
+        ratio,
+        FLOORS["move_latency_p95"],
+        latency_median_ms=statistics.median(ms),
+        latency_p95_ms=p95,
+        latency_max_ms=max(ms),
+        p95_in_py_work_calls=p95 / 1000 * statistics.median(calibration_rates),
+        target_ratio=TARGET_RATIO,
+        p95_meets_50_ms_target=ratio >= TARGET_RATIO,
+        target_ms=1000 * TARGET_SECONDS,
+        moves=len(ms),
+        moves_per_round=MOVES,
+        rounds=len(rates),
+        round_p95_ms=[round(1000 / r, 2) for r in rates],
+        round_calibration_calls_per_second=[round(c) for c in calibration_rates],
+        games_at_once=GAMES,
+        games_under_way_mean=statistics.mean(client.running),
+        games_under_way_min=min(client.running),
+        games_played=len(ids),
+        records_replayed=len(ids),
+    )
+    print(
+        f"\nper round: p95 {[round(1000 / r, 1) for r in rates]} ms, py_work {[round(c) for c in calibration_rates]} calls/s"
+    )
+    print(
+        f"web move latency, {GAMES} games at once: median {statistics.median(ms):.1f} ms, "
+        f"p95 {p95:.1f} ms, max {max(ms):.1f} ms over {len(ms)} moves; {len(ids)} games, every record replays"
+        f"{'' if not SHORT else ' (short mode)'}"
+    )

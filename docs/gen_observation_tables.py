@@ -7,6 +7,7 @@ their true bounds), so docs/puerto_rico.md, docs/port_royal.md and docs/cuba.md 
 regenerated after a change of an observation writer; tests/embed/test_observation_bounds.py
 checks that the docs hold exactly these tables.
 """
+
 from __future__ import annotations
 
 import pathlib

@@ -16,6 +16,7 @@ The evaluation plays ``--eval-games`` fresh games (seeds the training never saw)
 seat alternating, and prints the win share (mean return of the learner's seat) with its 95%
 interval, beside the share of a uniformly random policy in the same seats and seeds.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -30,7 +31,7 @@ try:
     import gymnasium as gym
     from sb3_contrib import MaskablePPO
     from sb3_contrib.common.wrappers import ActionMasker
-except ImportError as exc:                        # pragma: no cover - depends on the extras
+except ImportError as exc:  # pragma: no cover - depends on the extras
     sys.exit(f"this example needs sb3-contrib and gymnasium: pip install 'caribsim[ppo]' ({exc})")
 
 import caribsim
@@ -86,28 +87,54 @@ def main(argv=None) -> dict:
 
     env = make_env(args.game, args.players)
     env.reset(seed=args.seed)
-    model = MaskablePPO("MultiInputPolicy", env, seed=args.seed, verbose=0, n_steps=min(2048, args.steps),
-                        batch_size=min(256, args.steps), device="cpu")
+    model = MaskablePPO(
+        "MultiInputPolicy",
+        env,
+        seed=args.seed,
+        verbose=0,
+        n_steps=min(2048, args.steps),
+        batch_size=min(256, args.steps),
+        device="cpu",
+    )
     t0 = time.perf_counter()
     model.learn(total_timesteps=args.steps)
     train_seconds = time.perf_counter() - t0
     if args.save:
         model.save(args.save)
 
-    eval_seed = 10**9 + args.seed                      # games the training never saw
-    trained = play(lambda obs, mask: int(model.predict(obs, action_masks=mask, deterministic=True)[0]),
-                   args.game, args.players, args.eval_games, eval_seed)
+    eval_seed = 10**9 + args.seed  # games the training never saw
+    trained = play(
+        lambda obs, mask: int(model.predict(obs, action_masks=mask, deterministic=True)[0]),
+        args.game,
+        args.players,
+        args.eval_games,
+        eval_seed,
+    )
     rng = np.random.default_rng(args.seed)
-    uniform = play(lambda obs, mask: int(rng.choice(np.flatnonzero(mask))),
-                   args.game, args.players, args.eval_games, eval_seed)
-    out = {"game": args.game, "players": args.players, "steps": args.steps, "seed": args.seed,
-           "train_seconds": round(train_seconds, 1), "trained": share(trained),
-           "uniform_random": share(uniform), "trained_returns": trained}
+    uniform = play(
+        lambda obs, mask: int(rng.choice(np.flatnonzero(mask))),
+        args.game,
+        args.players,
+        args.eval_games,
+        eval_seed,
+    )
+    out = {
+        "game": args.game,
+        "players": args.players,
+        "steps": args.steps,
+        "seed": args.seed,
+        "train_seconds": round(train_seconds, 1),
+        "trained": share(trained),
+        "uniform_random": share(uniform),
+        "trained_returns": trained,
+    }
     print(f"{args.game} {args.players}p, {args.steps:,} training steps in {train_seconds:.0f} s")
     for name in ("trained", "uniform_random"):
         r = out[name]
-        print(f"  {name:15s} win share {r['win_share']:.3f} "
-              f"(95% {r['ci95'][0]:.3f}-{r['ci95'][1]:.3f}) over {r['games']} games against random")
+        print(
+            f"  {name:15s} win share {r['win_share']:.3f} "
+            f"(95% {r['ci95'][0]:.3f}-{r['ci95'][1]:.3f}) over {r['games']} games against random"
+        )
     if args.json:
         with open(args.json, "w") as f:
             json.dump(out, f, indent=1)

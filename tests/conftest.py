@@ -10,6 +10,7 @@ that honest: a skip whose reason names neither an extra (``pip install 'caribsim
 system package (``apt-get install ...``) fails, under ``CARIBSIM_REQUIRE_ALL=1`` every skip fails,
 and the summary counts the skips by what they need (tests/skip_guard.py, a plugin that
 tests/test_extras.py also loads on its own)."""
+
 import os
 import sys
 
@@ -17,7 +18,7 @@ import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 if HERE not in sys.path:
-    sys.path.insert(0, HERE)   # tests/extras.py, tests/skip_guard.py
+    sys.path.insert(0, HERE)  # tests/extras.py, tests/skip_guard.py
 
 from skip_guard import (  # noqa: F401 (the hooks, registered by their names here)
     pytest_make_collect_report,
@@ -41,8 +42,13 @@ def browser():
     chromium, chromedriver = need_system("chromium")
     opts = webdriver.ChromeOptions()
     opts.binary_location = chromium
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                "--window-size=1280,1000"):
+    for arg in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--window-size=1280,1000",
+    ):
         opts.add_argument(arg)
     driver = webdriver.Chrome(service=Service(chromedriver), options=opts)
     driver.set_page_load_timeout(60)
@@ -50,8 +56,8 @@ def browser():
     driver.quit()
 
 
-
 # --- CI's first run: a quick subset ----------------------------------------------------
+
 
 def pytest_collection_modifyitems(config, items):
     """``CARIBSIM_TEST_SUBSET=quick`` (CI's first run, on ``pip install -e '.[test]'`` alone):

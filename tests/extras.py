@@ -10,6 +10,7 @@ CI demands that a part is there (a missing one fails instead of skipping) with
 ``CARIBSIM_REQUIRE_ALL=1``, under which no test may skip at all (conftest.py enforces that and
 that every skip reason names an extra or a system package).
 """
+
 from __future__ import annotations
 
 import importlib
@@ -35,8 +36,7 @@ EXTRAS = {
 #: The system programs a test may need: the programs on PATH (any one of each tuple) and the
 #: Debian packages that bring them.
 SYSTEM = {
-    "chromium": ((("chromium", "chromium-browser"), ("chromedriver",)),
-                 "chromium chromium-driver"),
+    "chromium": ((("chromium", "chromium-browser"), ("chromedriver",)), "chromium chromium-driver"),
 }
 
 
@@ -53,7 +53,9 @@ def system_hint(name: str) -> str:
 def required(name: str) -> bool:
     """Whether CI demands ``name`` (an extra or a system program): a missing one fails."""
     env = os.environ
-    return env.get("CARIBSIM_REQUIRE_ALL") == "1" or env.get(f"CARIBSIM_REQUIRE_{name.upper()}") == "1"
+    return (
+        env.get("CARIBSIM_REQUIRE_ALL") == "1" or env.get(f"CARIBSIM_REQUIRE_{name.upper()}") == "1"
+    )
 
 
 def have(extra: str) -> bool:

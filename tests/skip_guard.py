@@ -6,6 +6,7 @@
 - Under ``CARIBSIM_REQUIRE_ALL=1`` (CI's full run) every skip fails.
 - The terminal summary counts the skips by what they need.
 """
+
 from __future__ import annotations
 
 import collections
@@ -48,8 +49,10 @@ def _police(report):
     if os.environ.get("CARIBSIM_REQUIRE_ALL") == "1":
         problem = f"CARIBSIM_REQUIRE_ALL=1, but this skipped: {reason}"
     elif needs is None:
-        problem = ("a skip must name the extra (pip install 'caribsim[x]') or the system package "
-                   f"(apt-get install ...) it needs; this one says: {reason}")
+        problem = (
+            "a skip must name the extra (pip install 'caribsim[x]') or the system package "
+            f"(apt-get install ...) it needs; this one says: {reason}"
+        )
     else:
         _skips[needs] += 1
         return

@@ -1,5 +1,6 @@
 """API and bad-input tests for Puerto Rico: every bad input raises a clear ValueError/TypeError
 and leaves the state unchanged; the dict codec rejects malformed data; action names round-trip."""
+
 from __future__ import annotations
 
 import copy
@@ -72,9 +73,20 @@ def assert_rejected(fn, state, *args, exc=BAD, match=None):
 
 
 # --- apply_action ---------------------------------------------------------------------------------
-BAD_ACTIONS = [(-1, ValueError), (143, ValueError), (10**6, ValueError), (10**30, ValueError),
-               (-(10**30), ValueError), (1.0, TypeError), (1.5, TypeError), ("1", TypeError),
-               ("role mayor", TypeError), (None, TypeError), ([1], TypeError), (np.float64(1), TypeError)]
+BAD_ACTIONS = [
+    (-1, ValueError),
+    (143, ValueError),
+    (10**6, ValueError),
+    (10**30, ValueError),
+    (-(10**30), ValueError),
+    (1.0, TypeError),
+    (1.5, TypeError),
+    ("1", TypeError),
+    ("role mayor", TypeError),
+    (None, TypeError),
+    ([1], TypeError),
+    (np.float64(1), TypeError),
+]
 
 
 @pytest.mark.parametrize("action,exc", BAD_ACTIONS, ids=[repr(a) for a, _ in BAD_ACTIONS])
@@ -104,10 +116,10 @@ def test_chance_and_decision_ids_do_not_mix():
     game = game_of(4)
     s = game.new_initial_state(seed=0)
     assert s.is_chance_node()
-    assert_rejected(s.apply_action, s, 0)              # a role at a chance node
-    assert_rejected(s.apply_action, s, 137)            # pass at a chance node
+    assert_rejected(s.apply_action, s, 0)  # a role at a chance node
+    assert_rejected(s.apply_action, s, 137)  # pass at a chance node
     game, d = decision_state()
-    for a in range(138, 143):                          # draw outcomes at a decision node
+    for a in range(138, 143):  # draw outcomes at a decision node
         assert_rejected(d.apply_action, d, a)
     assert_rejected(d.resolve_chance, d, exc=ValueError)
 
@@ -151,14 +163,25 @@ def test_apply_on_terminal_raises():
 
 
 # --- load_game / new_initial_state / random_playouts --------------------------------------------------
-@pytest.mark.parametrize("kwargs,exc", [
-    (dict(players=1), ValueError), (dict(players=6), ValueError), (dict(players=0), ValueError),
-    (dict(players=-3), ValueError), (dict(players="4"), TypeError), (dict(players=True), TypeError),
-    (dict(players=4.0), TypeError), (dict(players=None), TypeError), (dict(expansion="yes"), TypeError),
-    (dict(expansion=1), TypeError), (dict(all_colonists_and_vp=1), TypeError),
-    (dict(all_colonists_and_vp="yes"), TypeError), (dict(unknown_option=1), TypeError),
-    (dict(player=4), TypeError),
-])
+@pytest.mark.parametrize(
+    "kwargs,exc",
+    [
+        (dict(players=1), ValueError),
+        (dict(players=6), ValueError),
+        (dict(players=0), ValueError),
+        (dict(players=-3), ValueError),
+        (dict(players="4"), TypeError),
+        (dict(players=True), TypeError),
+        (dict(players=4.0), TypeError),
+        (dict(players=None), TypeError),
+        (dict(expansion="yes"), TypeError),
+        (dict(expansion=1), TypeError),
+        (dict(all_colonists_and_vp=1), TypeError),
+        (dict(all_colonists_and_vp="yes"), TypeError),
+        (dict(unknown_option=1), TypeError),
+        (dict(player=4), TypeError),
+    ],
+)
 def test_load_game_bad_options(kwargs, exc):
     with pytest.raises(exc):
         caribsim.load_game("puerto_rico", **kwargs)
@@ -187,15 +210,20 @@ def test_load_game_names_and_good_options():
     with pytest.raises(TypeError):
         caribsim.load_game(b"puerto_rico")
     for n in PLAYER_COUNTS:
-        for g in (caribsim.load_game("puerto_rico", players=n), caribsim.load_game("puerto_rico", players=np.int64(n))):
+        for g in (
+            caribsim.load_game("puerto_rico", players=n),
+            caribsim.load_game("puerto_rico", players=np.int64(n)),
+        ):
             assert g.num_players() == n
             assert g.options() == {"players": n, "all_colonists_and_vp": False}
             assert type(g.options()["players"]) is int
     assert caribsim.load_game("puerto_rico").num_players() == 4
 
 
-@pytest.mark.parametrize("seed,exc", [(-1, ValueError), (2**64, ValueError), (1.0, TypeError),
-                                      ("1", TypeError), (None, TypeError)])
+@pytest.mark.parametrize(
+    "seed,exc",
+    [(-1, ValueError), (2**64, ValueError), (1.0, TypeError), ("1", TypeError), (None, TypeError)],
+)
 def test_new_initial_state_bad_seed(seed, exc):
     with pytest.raises(exc):
         game_of(3).new_initial_state(seed=seed)
@@ -208,12 +236,21 @@ def test_new_initial_state_seed_range_edges():
         assert s.is_chance_node()
 
 
-@pytest.mark.parametrize("kwargs,exc", [
-    (dict(n_games=-1), ValueError), (dict(n_games=1.0), TypeError), (dict(n_games="3"), TypeError),
-    (dict(n_games=True), TypeError), (dict(threads=0), ValueError), (dict(threads=-2), ValueError),
-    (dict(threads=1.5), TypeError), (dict(seed=-1), ValueError), (dict(seed=2**64), ValueError),
-    (dict(seed=None), TypeError),
-])
+@pytest.mark.parametrize(
+    "kwargs,exc",
+    [
+        (dict(n_games=-1), ValueError),
+        (dict(n_games=1.0), TypeError),
+        (dict(n_games="3"), TypeError),
+        (dict(n_games=True), TypeError),
+        (dict(threads=0), ValueError),
+        (dict(threads=-2), ValueError),
+        (dict(threads=1.5), TypeError),
+        (dict(seed=-1), ValueError),
+        (dict(seed=2**64), ValueError),
+        (dict(seed=None), TypeError),
+    ],
+)
 def test_random_playouts_bad_arguments(kwargs, exc):
     _game, s = decision_state()
     args = dict(n_games=2)
@@ -238,8 +275,15 @@ def test_random_playouts_bad_state_and_edge_counts():
 # --- observation, legal_actions(player), strings ----------------------------------------------------
 def test_observation_bad_player():
     game, s = decision_state(n=3)
-    for p, exc in ((-1, ValueError), (3, ValueError), (99, ValueError), (10**30, ValueError),
-                   (1.5, TypeError), ("0", TypeError), ([0], TypeError)):
+    for p, exc in (
+        (-1, ValueError),
+        (3, ValueError),
+        (99, ValueError),
+        (10**30, ValueError),
+        (1.5, TypeError),
+        ("0", TypeError),
+        ([0], TypeError),
+    ):
         assert_rejected(s.observation_tensor, s, p, exc=exc)
         buf = np.zeros(game.observation_tensor_shape(), dtype=np.float32)
         assert_rejected(s.write_observation, s, buf, p, exc=exc)
@@ -248,8 +292,14 @@ def test_observation_bad_player():
 def test_write_observation_bad_buffer_and_agreement():
     game, s = decision_state(n=3)
     size = game.observation_tensor_shape()[0]
-    for buf in (np.zeros(size - 1, np.float32), np.zeros(size + 1, np.float32), np.zeros(size, np.float64),
-                np.zeros(size, np.int32), None, [0.0] * size):
+    for buf in (
+        np.zeros(size - 1, np.float32),
+        np.zeros(size + 1, np.float32),
+        np.zeros(size, np.float64),
+        np.zeros(size, np.int32),
+        None,
+        [0.0] * size,
+    ):
         assert_rejected(s.write_observation, s, buf, 0)
     for p in range(3):
         buf = np.full(size, np.nan, np.float32)
@@ -289,15 +339,33 @@ def test_action_names_unique_and_round_trip(n):
     # the documented anchors of the encoding (brief: action ids)
     assert names[0] == "role settler" and names[7] == "role prospector 2"
     assert names[13] == "settle quarry" and names[14] == "hacienda draw" and names[137] == "pass"
-    assert names[59 + 20] == "build fortress" and names[138] == "draw corn" and names[142] == "draw coffee"
+    assert (
+        names[59 + 20] == "build fortress"
+        and names[138] == "draw corn"
+        and names[142] == "draw coffee"
+    )
     caps = game.cargo_ship_capacities()
     for g, good in enumerate(("corn", "indigo", "sugar", "tobacco", "coffee")):
         for slot, cap in enumerate(caps):
             assert names[107 + g * 3 + slot] == f"ship {good} on {cap}"
 
 
-@pytest.mark.parametrize("name", ["", "   ", "role", "role gardener", "build castle", "ship corn on 9",
-                                  "pass pass", "settle", "draw forest", "137", "wharf"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "",
+        "   ",
+        "role",
+        "role gardener",
+        "build castle",
+        "ship corn on 9",
+        "pass pass",
+        "settle",
+        "draw forest",
+        "137",
+        "wharf",
+    ],
+)
 def test_string_to_action_unknown_names(name):
     game, s = decision_state()
     with pytest.raises(ValueError, match="unknown action name"):
@@ -311,7 +379,13 @@ def test_string_to_action_wrong_types_and_action_to_string_out_of_range():
         with pytest.raises(BAD):
             game.string_to_action(bad)
         assert_rejected(s.string_to_action, s, bad, exc=TypeError)
-    for a, exc in ((-1, ValueError), (143, ValueError), (10**30, ValueError), (1.0, TypeError), (None, TypeError)):
+    for a, exc in (
+        (-1, ValueError),
+        (143, ValueError),
+        (10**30, ValueError),
+        (1.0, TypeError),
+        (None, TypeError),
+    ):
         with pytest.raises(exc):
             game.action_to_string(a)
         assert_rejected(s.action_to_string, s, a, exc=exc)
@@ -382,7 +456,9 @@ MALFORMED = {
     "kept not list": lambda d: _set(d, ("turn", "kept"), "corn"),
     "kept duplicates": lambda d: _set(d, ("turn", "kept"), ["corn", "corn"]),
     "wharf_used bad seat": lambda d: _set(d, ("turn", "wharf_used"), [9]),
-    "options players float": lambda d: _set(d, ("options", "players"), float(d["options"]["players"])),
+    "options players float": lambda d: _set(
+        d, ("options", "players"), float(d["options"]["players"])
+    ),
     "options variant int": lambda d: _set(d, ("options", "all_colonists_and_vp"), 0),
     "version bool": lambda d: _set(d, ("version",), True),
     # negative / out of range
@@ -392,39 +468,64 @@ MALFORMED = {
     "governor = n": lambda d: _set(d, ("governor",), d["options"]["players"]),
     "player out of range": lambda d: _set(d, ("player",), 7),
     "to_draw too big": lambda d: _set(d, ("plantations", "to_draw"), 99),
-    "ship over capacity": lambda d: _set(d, ("cargo_ships", 0, "load"), d["cargo_ships"][0]["capacity"] + 1),
+    "ship over capacity": lambda d: _set(
+        d, ("cargo_ships", 0, "load"), d["cargo_ships"][0]["capacity"] + 1
+    ),
     "ship capacity changed": lambda d: _set(d, ("cargo_ships", 0, "capacity"), 9),
-    "colonists exceed tiles": lambda d: _set(d, ("boards", 0, "island", "indigo", "colonists"),
-                                             d["boards"][0]["island"]["indigo"]["tiles"] + 1),
+    "colonists exceed tiles": lambda d: _set(
+        d,
+        ("boards", 0, "island", "indigo", "colonists"),
+        d["boards"][0]["island"]["indigo"]["tiles"] + 1,
+    ),
     "forest tiles": lambda d: _set(d, ("boards", 0, "island", "forest", "tiles"), 1),
     "huge int": lambda d: _set(d, ("boards", 0, "doubloons"), 2**70),
     # conservation broken (single component changed)
     "colonist supply +1": lambda d: _set(d, ("colonists", "supply"), d["colonists"]["supply"] + 1),
-    "colonist ship -1": lambda d: _set(d, ("colonists", "ship"), d["colonists"]["ship"] - 1)
-    if d["colonists"]["ship"] else _set(d, ("colonists", "ship"), 1),
+    "colonist ship -1": lambda d: (
+        _set(d, ("colonists", "ship"), d["colonists"]["ship"] - 1)
+        if d["colonists"]["ship"]
+        else _set(d, ("colonists", "ship"), 1)
+    ),
     "san juan +1": lambda d: _set(d, ("boards", 1, "san_juan"), d["boards"][1]["san_juan"] + 1),
     "goods supply +1": lambda d: _set(d, ("goods", "coffee"), d["goods"]["coffee"] + 1),
-    "board goods +1": lambda d: _set(d, ("boards", 0, "goods", "corn"), d["boards"][0]["goods"]["corn"] + 1),
-    "stack +1": lambda d: _set(d, ("plantations", "stack", "sugar"), d["plantations"]["stack"]["sugar"] + 1),
-    "discard +1": lambda d: _set(d, ("plantations", "discard", "corn"), d["plantations"]["discard"]["corn"] + 1),
+    "board goods +1": lambda d: _set(
+        d, ("boards", 0, "goods", "corn"), d["boards"][0]["goods"]["corn"] + 1
+    ),
+    "stack +1": lambda d: _set(
+        d, ("plantations", "stack", "sugar"), d["plantations"]["stack"]["sugar"] + 1
+    ),
+    "discard +1": lambda d: _set(
+        d, ("plantations", "discard", "corn"), d["plantations"]["discard"]["corn"] + 1
+    ),
     "quarries -1": lambda d: _set(d, ("quarries",), d["quarries"] - 1),
-    "island tile +1": lambda d: _set(d, ("boards", 0, "island", "tobacco", "tiles"),
-                                     d["boards"][0]["island"]["tobacco"]["tiles"] + 1),
+    "island tile +1": lambda d: _set(
+        d,
+        ("boards", 0, "island", "tobacco", "tiles"),
+        d["boards"][0]["island"]["tobacco"]["tiles"] + 1,
+    ),
     "building supply -1": lambda d: _set(d, ("buildings", "harbor"), d["buildings"]["harbor"] - 1),
-    "building supply +1": lambda d: _set(d, ("buildings", "small_market"), d["buildings"]["small_market"] + 1),
-    "extra building on board": lambda d: _set(d, ("boards", 0, "buildings", "city_hall"), 0)
-    if "city_hall" not in d["boards"][0]["buildings"] else _del(d, ("boards", 0, "buildings", "city_hall")),
+    "building supply +1": lambda d: _set(
+        d, ("buildings", "small_market"), d["buildings"]["small_market"] + 1
+    ),
+    "extra building on board": lambda d: (
+        _set(d, ("boards", 0, "buildings", "city_hall"), 0)
+        if "city_hall" not in d["boards"][0]["buildings"]
+        else _del(d, ("boards", 0, "buildings", "city_hall"))
+    ),
     "vp pool -1": lambda d: _set(d, ("vp_chips",), d["vp_chips"] - 1),
     "player vp +1": lambda d: _set(d, ("boards", 0, "vp_chips"), d["boards"][0]["vp_chips"] + 1),
-    "trading house +1": lambda d: _set(d, ("trading_house", "corn"), d["trading_house"]["corn"] + 1),
+    "trading house +1": lambda d: _set(
+        d, ("trading_house", "corn"), d["trading_house"]["corn"] + 1
+    ),
     # inconsistent flow
     "step role in captain phase": lambda d: _set(d, ("step",), "role"),
     "step build in captain phase": lambda d: _set(d, ("step",), "build"),
     "phase terminal-only step": lambda d: _set(d, ("step",), "terminal"),
     "captain not taken": lambda d: _set(d, ("roles", "captain", "taken_by"), None),
     "selections_done off": lambda d: _set(d, ("selections_done",), (d["selections_done"] + 1) % 3),
-    "role_chooser not the captain": lambda d: _set(d, ("role_chooser",),
-                                                    (d["role_chooser"] + 1) % d["options"]["players"]),
+    "role_chooser not the captain": lambda d: _set(
+        d, ("role_chooser",), (d["role_chooser"] + 1) % d["options"]["players"]
+    ),
     "to_place outside mayor": lambda d: _set(d, ("turn", "to_place"), 1),
     # wrong player count
     "one board missing": lambda d: d["boards"].pop(),
@@ -455,7 +556,7 @@ def test_state_from_dict_rejects_malformed(case):
     game, s = _mid_game(4, "captain")
     d = s.to_dict()
     assert s.phase() == "captain" and d["vp_chips"] > 0
-    game.state_from_dict(copy.deepcopy(d))        # the unmodified dict is fine
+    game.state_from_dict(copy.deepcopy(d))  # the unmodified dict is fine
     MALFORMED[case](d)
     frozen = copy.deepcopy(d)
     before = s.to_dict()
@@ -487,7 +588,11 @@ def test_state_from_dict_from_another_player_count():
             if m != n:
                 with pytest.raises(ValueError, match="options"):
                     game_of(m).state_from_dict(d)
-    d = caribsim.load_game("puerto_rico", players=3, all_colonists_and_vp=True).new_initial_state(0).to_dict()
+    d = (
+        caribsim.load_game("puerto_rico", players=3, all_colonists_and_vp=True)
+        .new_initial_state(0)
+        .to_dict()
+    )
     with pytest.raises(ValueError):
         game_of(3).state_from_dict(d)
 
@@ -505,11 +610,24 @@ def test_state_from_dict_conserving_moves_are_accepted():
     assert t.to_dict() == d
 
 
-@pytest.mark.parametrize("text,exc", [
-    ("", ValueError), ("{", ValueError), ("not json", ValueError), ("[]", TypeError), ("null", TypeError),
-    ("1", TypeError), ('"x"', TypeError), ("{}", ValueError), ('{"game": "puerto_rico"}', ValueError),
-    (b"\xff\xfe", ValueError), (None, TypeError), (5, TypeError), ({}, TypeError),
-])
+@pytest.mark.parametrize(
+    "text,exc",
+    [
+        ("", ValueError),
+        ("{", ValueError),
+        ("not json", ValueError),
+        ("[]", TypeError),
+        ("null", TypeError),
+        ("1", TypeError),
+        ('"x"', TypeError),
+        ("{}", ValueError),
+        ('{"game": "puerto_rico"}', ValueError),
+        (b"\xff\xfe", ValueError),
+        (None, TypeError),
+        (5, TypeError),
+        ({}, TypeError),
+    ],
+)
 def test_deserialize_state_garbage(text, exc):
     with pytest.raises(exc):
         game_of(4).deserialize_state(text)
@@ -552,16 +670,43 @@ def _paths(obj, pre=()):
 
 
 _FUZZ_VALUES = st.one_of(
-    st.integers(-3, 15), st.integers(-(2**70), 2**70), st.sampled_from([127, 128, 255, 256, 32767, 32768, 2**63]),
-    st.none(), st.booleans(), st.floats(allow_nan=True), st.text(max_size=6),
-    st.sampled_from(["corn", "coffee", "quarry", "mayor", "captain", "keep", "load", "hacienda", "terminal",
-                     "settler", "role", "draw_face_up", "end", "small_market"]),
-    st.lists(st.integers(-1, 5), max_size=5), st.just({}), st.just([]),
-    st.dictionaries(st.sampled_from(["corn", "tiles", "colonists", "x"]), st.integers(-1, 3), max_size=3),
+    st.integers(-3, 15),
+    st.integers(-(2**70), 2**70),
+    st.sampled_from([127, 128, 255, 256, 32767, 32768, 2**63]),
+    st.none(),
+    st.booleans(),
+    st.floats(allow_nan=True),
+    st.text(max_size=6),
+    st.sampled_from(
+        [
+            "corn",
+            "coffee",
+            "quarry",
+            "mayor",
+            "captain",
+            "keep",
+            "load",
+            "hacienda",
+            "terminal",
+            "settler",
+            "role",
+            "draw_face_up",
+            "end",
+            "small_market",
+        ]
+    ),
+    st.lists(st.integers(-1, 5), max_size=5),
+    st.just({}),
+    st.just([]),
+    st.dictionaries(
+        st.sampled_from(["corn", "tiles", "colonists", "x"]), st.integers(-1, 3), max_size=3
+    ),
 )
 
 
-@settings(max_examples=800, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=800, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow]
+)
 @given(data=st.data())
 def test_fuzz_state_from_dict_never_crashes(data):
     bases = _fuzz_bases()
@@ -570,7 +715,9 @@ def test_fuzz_state_from_dict_never_crashes(data):
     for _ in range(data.draw(st.integers(1, 3), label="mutations")):
         paths = [p for p in _paths(d) if not (p and p[0] == "history" and len(p) > 1)]
         path = paths[data.draw(st.integers(0, len(paths) - 1), label="path")]
-        kind = data.draw(st.sampled_from(["value", "value", "nudge", "delete", "add"]), label="kind")
+        kind = data.draw(
+            st.sampled_from(["value", "value", "nudge", "delete", "add"]), label="kind"
+        )
         parent = d
         for k in path[:-1]:
             parent = parent[k]

@@ -17,6 +17,7 @@ A benchmark that lands on the wrong side of its floor is run again on its own (u
 beside the CPU-bound processes, 2 when slowed): one a few percent from its floor crosses it
 now and then on a shared VM, a real 30% change crosses it in every run.
 """
+
 from __future__ import annotations
 
 import os
@@ -79,9 +80,24 @@ def _run_suite(env, timeout=1200, only=()):
     dropped) to run again, as ``-k`` does."""
     select = ["-k", " or ".join(sorted({name.split("[")[0] for name in only}))] if only else []
     return subprocess.run(
-        [sys.executable, "-m", "pytest", str(BENCH), "--benchmark-only", "-p", "no:cacheprovider",
-         "-rN", "--benchmark-columns=median,rounds", *select],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            str(BENCH),
+            "--benchmark-only",
+            "-p",
+            "no:cacheprovider",
+            "-rN",
+            "--benchmark-columns=median,rounds",
+            *select,
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def _tries(env, wanted, tries):
@@ -123,10 +139,17 @@ def _summary(output):
 def _calibration_against_itself(extra_fraction, floor):
     """A fake benchmark: the C calibration loop itself, plus ``extra_fraction`` more of it
     per round, measured by ``paired`` against the calibration."""
-    n = 150_000                      # ~20 ms a round: long enough for a busy machine's noise
+    n = 150_000  # ~20 ms a round: long enough for a busy machine's noise
     work = lambda: _calibrate.c_work(int(n * (1 + extra_fraction)), 512, 3)  # noqa: E731
-    return bh.paired(FakeBenchmark(), work, units=n, calibration=bh.c_calibration(), n_rounds=11,
-                     floor=floor, unit="fake_per_second")
+    return bh.paired(
+        FakeBenchmark(),
+        work,
+        units=n,
+        calibration=bh.c_calibration(),
+        n_rounds=11,
+        floor=floor,
+        unit="fake_per_second",
+    )
 
 
 def test_paired_ratio_of_the_calibration_to_itself_is_one():
@@ -137,21 +160,29 @@ def test_paired_ratio_of_the_calibration_to_itself_is_one():
 
 def test_paired_floor_passes_and_a_30_percent_slower_benchmark_fails():
     base = _calibration_against_itself(0.0, floor=0.0).ratio
-    floor = round(0.8 * base, 3)                       # the margin the bench FLOORS use
-    _calibration_against_itself(0.0, floor=floor)      # passes
+    floor = round(0.8 * base, 3)  # the margin the bench FLOORS use
+    _calibration_against_itself(0.0, floor=floor)  # passes
     with pytest.raises(AssertionError, match=r"below the floor"):
-        _calibration_against_itself(1 / 0.7 - 1, floor=floor)   # 30% fewer per second
+        _calibration_against_itself(1 / 0.7 - 1, floor=floor)  # 30% fewer per second
 
 
 def test_paired_reports_absolute_calibration_and_ratio():
     fb = FakeBenchmark()
-    bh.paired(fb, lambda: sum(range(20_000)), units=20_000, calibration=bh.py_calibration(),
-              n_rounds=3, floor=0.0, unit="sums_per_second")
+    bh.paired(
+        fb,
+        lambda: sum(range(20_000)),
+        units=20_000,
+        calibration=bh.py_calibration(),
+        n_rounds=3,
+        floor=0.0,
+        unit="sums_per_second",
+    )
     info = fb.extra_info
     assert info["sums_per_second"] > 0
     assert info["calibration_py_work_calls_per_second"] > 0
     assert info["ratio_to_calibration"] == pytest.approx(
-        info["sums_per_second"] / info["calibration_py_work_calls_per_second"], rel=0.5)
+        info["sums_per_second"] / info["calibration_py_work_calls_per_second"], rel=0.5
+    )
     assert info["rounds"] == 3
 
 
@@ -172,8 +203,14 @@ def test_calibration_loop_is_deterministic_and_validates():
 # speed-ups: asserted on idle cores only
 # --------------------------------------------------------------------------------------
 def _probe(idle, why=""):
-    return bh.IdleProbe(cores=2, busy_cores=0.0 if idle else 2.0, scaling=2.0 if idle else 1.0,
-                        needed=2, idle=idle, why=why)
+    return bh.IdleProbe(
+        cores=2,
+        busy_cores=0.0 if idle else 2.0,
+        scaling=2.0 if idle else 1.0,
+        needed=2,
+        idle=idle,
+        why=why,
+    )
 
 
 def test_speedup_is_asserted_on_an_idle_machine():
@@ -230,13 +267,19 @@ def test_short_suite_passes_with_a_cpu_bound_process_per_core():
     need("web")
     with cpu_hogs():
         lines, outputs, _ = _tries(
-            _bench_env(), lambda name, ls: name in SPEEDUPS or all(" ok" in line for line in ls), tries=3)
+            _bench_env(),
+            lambda name, ls: name in SPEEDUPS or all(" ok" in line for line in ls),
+            tries=3,
+        )
     out = outputs[-1]
     # nothing but a floor may fail, and no benchmark fails it twice
     for o in outputs:
         _only_floors_failed(o)
-    below = {name: ls for name, ls in lines.items() if name not in SPEEDUPS
-             and not all(" ok" in line for line in ls)}
+    below = {
+        name: ls
+        for name, ls in lines.items()
+        if name not in SPEEDUPS and not all(" ok" in line for line in ls)
+    }
     assert not below, f"{below}\n...\n{out[-6000:]}"
     assert len(lines) >= 30, lines
     # the speed-up benchmarks saw the neighbours and said so instead of asserting
@@ -245,8 +288,13 @@ def test_short_suite_passes_with_a_cpu_bound_process_per_core():
         assert "NOT ASSERTED" in lines[name][0], lines[name]
 
 
-GUARDS = {"test_bench_guided_leaf_evaluations", "test_bench_vector_env_steps",
-          "test_bench_vector_env_steps_no_observations", "test_bench_vector_parts", "test_bench_mlp_fit"}
+GUARDS = {
+    "test_bench_guided_leaf_evaluations",
+    "test_bench_vector_env_steps",
+    "test_bench_vector_env_steps_no_observations",
+    "test_bench_vector_parts",
+    "test_bench_mlp_fit",
+}
 
 
 def _is_guard(ls):
@@ -261,24 +309,35 @@ def test_short_suite_fails_when_every_benchmark_is_30_percent_slower():
     env = _bench_env(CARIBSIM_BENCH_SLOWDOWN="0.3")
     floored = lambda name, ls: name not in SPEEDUPS and name not in TARGETS and not _is_guard(ls)  # noqa: E731
     lines, outputs, code = _tries(
-        env, lambda name, ls: not floored(name, ls) or any("BELOW FLOOR" in line for line in ls), tries=2)
+        env,
+        lambda name, ls: not floored(name, ls) or any("BELOW FLOOR" in line for line in ls),
+        tries=2,
+    )
     out = outputs[0]
     assert code == 1, out[-6000:]
     assert len(lines) >= 30, lines
     guards = {name for name, ls in lines.items() if _is_guard(ls)}
     assert guards == GUARDS, sorted(guards ^ GUARDS)
-    failed = {name for name, ls in lines.items() if any("BELOW FLOOR" in line for line in ls)} - SPEEDUPS
+    failed = {
+        name for name, ls in lines.items() if any("BELOW FLOOR" in line for line in ls)
+    } - SPEEDUPS
     must = {name for name, ls in lines.items() if floored(name, ls)}
     assert must <= failed, sorted(must - failed)
-    assert all(name in lines and " ok" in lines[name][0] for name in TARGETS), [lines.get(n) for n in TARGETS]
+    assert all(name in lines and " ok" in lines[name][0] for name in TARGETS), [
+        lines.get(n) for n in TARGETS
+    ]
     for o in outputs:
         _only_floors_failed(o)
 
 
 def _only_floors_failed(out):
     """Every failed test of a run is a benchmark under its floor: no error, no other assert."""
-    below = {name for name, ls in _summary(out).items() if any("BELOW FLOOR" in line for line in ls)}
-    closing = [line for line in out.splitlines() if re.search(r"\d+ (passed|failed).* in [\d.]+s", line)]
+    below = {
+        name for name, ls in _summary(out).items() if any("BELOW FLOOR" in line for line in ls)
+    }
+    closing = [
+        line for line in out.splitlines() if re.search(r"\d+ (passed|failed).* in [\d.]+s", line)
+    ]
     assert closing, out[-6000:]
     counts = {word: int(n) for n, word in re.findall(r"(\d+) (failed|errors?)\b", closing[-1])}
     assert counts.get("error", 0) + counts.get("errors", 0) == 0, out[-6000:]

@@ -2,6 +2,7 @@
 listed moves' bits instead of listing them again, child(a) and clone() run in C. Whatever path
 a call takes, it must accept exactly the legal moves, give the same position and raise the
 same messages."""
+
 from __future__ import annotations
 
 import random
@@ -11,8 +12,12 @@ import pytest
 
 import caribsim
 
-GAMES = [("puerto_rico", {"players": 3}), ("puerto_rico", {"players": 4, "expansion": True}),
-         ("port_royal", {"players": 3}), ("cuba", {"players": 3})]
+GAMES = [
+    ("puerto_rico", {"players": 3}),
+    ("puerto_rico", {"players": 4, "expansion": True}),
+    ("port_royal", {"players": 3}),
+    ("cuba", {"players": 3}),
+]
 
 
 def _positions(name, options, count=40, seed=3):
@@ -44,8 +49,8 @@ def test_listed_or_not_every_action_gives_the_same_result(name, options):
         legal = st.legal_actions()
         for a in rng.sample(range(game.num_distinct_actions()), 25) + legal[:5]:
             listed = st.clone()
-            assert listed.legal_actions() == legal           # the bits are set on this object
-            unlisted = st.clone()                            # a clone starts with none
+            assert listed.legal_actions() == legal  # the bits are set on this object
+            unlisted = st.clone()  # a clone starts with none
             got, want = _outcome(listed, a), _outcome(unlisted, a)
             assert got == want, (a, got, want)
             assert (got[0] == "ok") == (a in legal)
@@ -67,9 +72,9 @@ def test_the_bits_of_one_position_do_not_serve_the_next(name, options):
         for a in range(game.num_distinct_actions()):
             assert _outcome(st.clone(), a)[0] == _outcome(fresh.clone(), a)[0]
         legal_now = set(fresh.legal_actions())
-        for a in (a for a in listed_before if a not in legal_now):    # legal before the move, not now
+        for a in (a for a in listed_before if a not in legal_now):  # legal before the move, not now
             with pytest.raises(ValueError, match="is not legal"):
-                st.apply_action(a)                    # on the object whose bits were set
+                st.apply_action(a)  # on the object whose bits were set
 
 
 @pytest.mark.parametrize("name,options", GAMES)
@@ -78,13 +83,15 @@ def test_arguments_other_than_plain_ints_keep_their_messages(name, options):
     st = positions[-1]
     a = st.legal_actions()[0]
     n = game.num_distinct_actions()
-    assert st.child(np.int64(a)).serialize() == st.child(a).serialize()     # numpy ints are ints
-    for bad, kind, text in ((True, TypeError, "action must be an int, got bool"),
-                            (1.0, TypeError, "action must be an int, got float"),
-                            ("1", TypeError, "action must be an int, got str"),
-                            (n, ValueError, f"action must be in 0..{n - 1}, got {n}"),
-                            (-1, ValueError, f"action must be in 0..{n - 1}, got -1"),
-                            (2 ** 70, ValueError, f"action must be in 0..{n - 1}, got {2 ** 70}")):
+    assert st.child(np.int64(a)).serialize() == st.child(a).serialize()  # numpy ints are ints
+    for bad, kind, text in (
+        (True, TypeError, "action must be an int, got bool"),
+        (1.0, TypeError, "action must be an int, got float"),
+        ("1", TypeError, "action must be an int, got str"),
+        (n, ValueError, f"action must be in 0..{n - 1}, got {n}"),
+        (-1, ValueError, f"action must be in 0..{n - 1}, got -1"),
+        (2**70, ValueError, f"action must be in 0..{n - 1}, got {2**70}"),
+    ):
         before = st.serialize()
         st.legal_actions()
         for call in (st.apply_action, st.child):
@@ -100,6 +107,7 @@ def test_a_history_of_millions_of_moves_is_freed_without_a_deep_recursion():
     import subprocess
     import sys
     import textwrap
+
     code = textwrap.dedent("""
         import gc, caribsim
         g = caribsim.load_game("puerto_rico", players=3)
@@ -119,6 +127,7 @@ def test_a_history_of_millions_of_moves_is_freed_without_a_deep_recursion():
 
 def test_history_moves_are_made_by_moves_only():
     from caribsim._game import Moves
+
     with pytest.raises(TypeError, match="made by the game state's moves"):
         Moves()
     st = caribsim.load_game("cuba", players=3).new_initial_state(seed=2)
@@ -134,12 +143,13 @@ def test_clones_that_go_on_from_one_position_keep_their_own_histories(name, opti
     move before it), made by clone(), child(a) and copy, and moved in any order, each keep
     exactly their own moves, in history() and in to_dict()."""
     import copy
+
     game = caribsim.load_game(name, **options)
     rng = random.Random(11)
     root = game.new_initial_state(seed=4)
     states = [(root, root.history())]
     for step in range(3000):
-        i = len(states) - 1 if rng.random() < 0.5 else rng.randrange(len(states))   # lines go deep
+        i = len(states) - 1 if rng.random() < 0.5 else rng.randrange(len(states))  # lines go deep
         st, hist = states[i]
         r = rng.random()
         if st.is_terminal():
@@ -155,7 +165,7 @@ def test_clones_that_go_on_from_one_position_keep_their_own_histories(name, opti
             else:
                 st.apply_action(a)
                 hist.append(a)
-        if len(states) > 60:                       # drop some, so chunks are freed as they go
+        if len(states) > 60:  # drop some, so chunks are freed as they go
             states.pop(rng.randrange(1, len(states)))
     lengths = sorted(len(h) for _, h in states)
     assert lengths[-1] > 100 and len(set(map(tuple, (h for _, h in states)))) > 10, lengths

@@ -1,5 +1,6 @@
 """The code checks of .ci/lint hold (the lint extra: ruff's lint and format check, cython-lint);
 mypy, the slow one, runs in .ci/lint alone."""
+
 from __future__ import annotations
 
 import os
@@ -15,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _run(*argv):
-    bindir = os.path.dirname(sys.executable)     # cython-lint runs pycodestyle by name
+    bindir = os.path.dirname(sys.executable)  # cython-lint runs pycodestyle by name
     env = {**os.environ, "PATH": bindir + os.pathsep + os.environ.get("PATH", "")}
     return subprocess.run(argv, capture_output=True, text=True, timeout=300, cwd=ROOT, env=env)
 

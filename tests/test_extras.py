@@ -1,6 +1,7 @@
 """The optional parts of the suite (tests/extras.py, tests/skip_guard.py): every extra of
 pyproject.toml is known to the suite and exercised by a test, a skip must name what to install,
 and CI can demand that nothing skips."""
+
 from __future__ import annotations
 
 import re
@@ -16,11 +17,23 @@ ROOT = Path(__file__).resolve().parents[1]
 HERE = Path(__file__).resolve().parent
 
 # the distribution each extra asks for, and the module it is imported as
-IMPORT_NAME = {"pettingzoo": "pettingzoo", "gymnasium": "gymnasium", "open-spiel": "pyspiel",
-               "matplotlib": "matplotlib", "ray": "ray", "sb3-contrib": "sb3_contrib",
-               "torch": "torch", "openskill": "openskill", "starlette": "starlette",
-               "uvicorn": "uvicorn", "websockets": "websockets", "ruff": "ruff",
-               "cython-lint": "cython_lint", "pycodestyle": "pycodestyle", "mypy": "mypy"}
+IMPORT_NAME = {
+    "pettingzoo": "pettingzoo",
+    "gymnasium": "gymnasium",
+    "open-spiel": "pyspiel",
+    "matplotlib": "matplotlib",
+    "ray": "ray",
+    "sb3-contrib": "sb3_contrib",
+    "torch": "torch",
+    "openskill": "openskill",
+    "starlette": "starlette",
+    "uvicorn": "uvicorn",
+    "websockets": "websockets",
+    "ruff": "ruff",
+    "cython-lint": "cython_lint",
+    "pycodestyle": "pycodestyle",
+    "mypy": "mypy",
+}
 
 
 def _pyproject_extras() -> dict:
@@ -30,14 +43,15 @@ def _pyproject_extras() -> dict:
     block = text.split("[project.optional-dependencies]", 1)[1].split("\n[", 1)[0]
     extras = {}
     for name, deps in re.findall(r"^([a-z_]+)\s*=\s*\[(.*?)\]", block, re.M | re.S):
-        extras[name] = [re.split(r"[<>=!~ ;\[]", d.strip().strip('"'))[0]
-                        for d in deps.split(",") if d.strip()]
+        extras[name] = [
+            re.split(r"[<>=!~ ;\[]", d.strip().strip('"'))[0] for d in deps.split(",") if d.strip()
+        ]
     return extras
 
 
 def test_the_suite_knows_every_extra_and_what_it_brings():
     extras = _pyproject_extras()
-    assert extras.get("test")          # the suite's own needs: never optional
+    assert extras.get("test")  # the suite's own needs: never optional
     optional = {name: deps for name, deps in extras.items() if name != "test"}
     assert set(optional) == set(EXTRAS), sorted(set(optional) ^ set(EXTRAS))
     for name, deps in optional.items():
@@ -86,15 +100,32 @@ def _run_guarded(tmp_path, body, **env):
     """pytest over one test file of ``body`` with the skip guard loaded: (exit code, output)."""
     (tmp_path / "test_sample.py").write_text(textwrap.dedent(body), encoding="utf-8")
     import os
+
     environ = {k: v for k, v in os.environ.items() if not k.startswith("CARIBSIM_REQUIRE")}
     environ.update(env, PYTHONPATH=os.pathsep.join([str(HERE), environ.get("PYTHONPATH", "")]))
-    r = subprocess.run([sys.executable, "-m", "pytest", "-p", "skip_guard", "-q", "-p", "no:cacheprovider",
-                        "-rfEs", str(tmp_path / "test_sample.py")], capture_output=True, text=True,
-                       timeout=120, env=environ, cwd=tmp_path)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "skip_guard",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-rfEs",
+            str(tmp_path / "test_sample.py"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=environ,
+        cwd=tmp_path,
+    )
     return r.returncode, r.stdout + r.stderr
 
 
-SAMPLE = f'''
+SAMPLE = f"""
     import pytest
 
     def test_needs_an_extra():
@@ -105,7 +136,7 @@ SAMPLE = f'''
 
     def test_plain():
         assert 1 + 1 == 2
-'''
+"""
 
 
 def test_a_skip_that_names_the_install_is_a_skip_and_is_counted(tmp_path):
@@ -116,20 +147,27 @@ def test_a_skip_that_names_the_install_is_a_skip_and_is_counted(tmp_path):
 
 
 def test_a_skip_that_names_no_install_fails(tmp_path):
-    code, out = _run_guarded(tmp_path, SAMPLE + '''
+    code, out = _run_guarded(
+        tmp_path,
+        SAMPLE
+        + """
     def test_vague():
         pytest.skip("not today")
-''')
+""",
+    )
     assert code == 1, out
     assert "1 failed, 1 passed, 2 skipped" in out, out
     assert "a skip must name the extra" in out and "not today" in out, out
 
 
 def test_a_module_level_skip_that_names_no_install_fails(tmp_path):
-    code, out = _run_guarded(tmp_path, '''
+    code, out = _run_guarded(
+        tmp_path,
+        """
     import pytest
     pytest.skip("maybe later", allow_module_level=True)
-''')
+""",
+    )
     assert code != 0, out
     assert "a skip must name the extra" in out and "maybe later" in out, out
 
@@ -144,14 +182,14 @@ def test_require_all_turns_every_skip_into_a_failure(tmp_path):
 def test_need_fails_for_a_missing_extra_that_ci_requires(tmp_path, env):
     """need() of an extra whose package is missing: a skip naming the install, or, where CI
     requires it, a failure with the same words."""
-    body = '''
+    body = """
     import sys
     import extras
     extras.EXTRAS["no_such"] = ("caribsim_no_such_module",)
 
     def test_it():
         extras.need("no_such")
-'''
+"""
     code, out = _run_guarded(tmp_path, body)
     assert code == 0 and "1 skipped" in out, out
     assert "needs the no_such extra: pip install 'caribsim[no_such]'" in out, out

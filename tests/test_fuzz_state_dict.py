@@ -7,6 +7,7 @@ in a child process with a timeout, so a crash or a hang fails the test instead o
 ``mutate`` and ``check_dict`` are shared with the coverage-guided harness
 ``tests/fuzz/atheris_state_dict.py``.
 """
+
 from __future__ import annotations
 
 import copy
@@ -22,12 +23,16 @@ import pytest
 import caribsim
 
 GAMES = ("puerto_rico", "port_royal", "cuba")
-CONFIGS = {   # game -> (players, options) of the games the mutated dicts come from
+CONFIGS = {  # game -> (players, options) of the games the mutated dicts come from
     "puerto_rico": [(3, {}), (4, {"expansion": True}), (2, {"all_colonists_and_vp": True})],
     "port_royal": [(2, {}), (4, {"require_expedition": True, "start_player": 1})],
-    "cuba": [(3, {}), (4, {"supply_limited": True, "pesos_limited": True}), (2, {"start_player": 1})],
+    "cuba": [
+        (3, {}),
+        (4, {"supply_limited": True, "pesos_limited": True}),
+        (2, {"start_player": 1}),
+    ],
 }
-MAX_STEPS = 20000            # far above any real game: a longer one counts as a hang
+MAX_STEPS = 20000  # far above any real game: a longer one counts as a hang
 
 
 def states_of(name, players, seed, every=1, **opts):
@@ -63,12 +68,17 @@ def pool(name):
                 for s in states:
                     d = s.to_dict()
                     by_step.setdefault((players, d["phase"], d["step"]), []).append((game, d))
-        _POOLS[name] = [g[i * len(g) // 8] for k in sorted(by_step, key=str)
-                        for g in [by_step[k]] for i in range(min(8, len(g)))]
+        _POOLS[name] = [
+            g[i * len(g) // 8]
+            for k in sorted(by_step, key=str)
+            for g in [by_step[k]]
+            for i in range(min(8, len(g)))
+        ]
     return _POOLS[name]
 
 
 # --- the mutations -------------------------------------------------------------------
+
 
 def _scalars(d, out):
     if isinstance(d, dict):
@@ -83,8 +93,36 @@ def _scalars(d, out):
     return out
 
 
-_ODD = [None, True, False, 0, 1, -1, 2, 7, 1.0, 0.0, -0.0, 0.5, 2 ** 31, -2 ** 31, 2 ** 64, 2 ** 70, "", "x",
-        "0", "1", "\u0663", " 1", "1,1", "2, 3", [], [0], {}, {"x": 1}]
+_ODD = [
+    None,
+    True,
+    False,
+    0,
+    1,
+    -1,
+    2,
+    7,
+    1.0,
+    0.0,
+    -0.0,
+    0.5,
+    2**31,
+    -(2**31),
+    2**64,
+    2**70,
+    "",
+    "x",
+    "0",
+    "1",
+    "\u0663",
+    " 1",
+    "1,1",
+    "2, 3",
+    [],
+    [0],
+    {},
+    {"x": 1},
+]
 
 
 def _containers(d, path=()):
@@ -101,7 +139,7 @@ def mutate(d, choose):
     atheris). Values become another type, out of range, a neighbour, another value of the dict;
     keys go or come; list items repeat, go or swap; lists swap places; values nest (shallow)."""
     names = sorted(_scalars(d, set()), key=repr)
-    for _ in range(1 + (choose(3) == 0) + (choose(3) == 0)):     # mostly one edit: more are accepted
+    for _ in range(1 + (choose(3) == 0) + (choose(3) == 0)):  # mostly one edit: more are accepted
         conts = list(_containers(d))
         path, c = conts[choose(len(conts))]
         keys = list(c) if isinstance(c, dict) else list(range(len(c)))
@@ -131,22 +169,25 @@ def mutate(d, choose):
             if isinstance(c, dict):
                 c[("extra", "x", "0", "boards")[choose(4)]] = names[choose(len(names))]
             else:
-                c.insert(choose(len(c) + 1), copy.deepcopy(c[k]))       # a repeated item
+                c.insert(choose(len(c) + 1), copy.deepcopy(c[k]))  # a repeated item
         elif op == 6 and isinstance(c, list) and len(c) > 1:
             j = choose(len(c))
             c[k], c[j] = c[j], c[k]
         elif op == 7:
             others = [(p, x) for p, x in conts if type(x) is type(v) and p != (*path, k)]
-            if others:                                                # a list / dict from elsewhere
+            if others:  # a list / dict from elsewhere
                 c[k] = copy.deepcopy(others[choose(len(others))][1])
         elif op == 8:
-            c[k] = [v] if choose(2) else {"x": v}                     # one level deeper
+            c[k] = [v] if choose(2) else {"x": v}  # one level deeper
         else:
-            c[k] = copy.deepcopy(_ODD[choose(len(_ODD))]) if choose(2) else names[choose(len(names))]
+            c[k] = (
+                copy.deepcopy(_ODD[choose(len(_ODD))]) if choose(2) else names[choose(len(names))]
+            )
     return d
 
 
 # --- the checks -------------------------------------------------------------------------
+
 
 def play_to_the_end(game, s, seed=0):
     """Random play from s to the end; every state on the way must be accepted again."""
@@ -192,15 +233,22 @@ def check_text(game, text):
 
 # --- the properties (run by the tests below in a child process) ------------------------------
 
+
 def run_dict_property(name, examples):
     from hypothesis import HealthCheck, given, settings
     from hypothesis import strategies as st
+
     states = pool(name)
     accepted, ran = [0], [0]
 
-    @settings(max_examples=examples, deadline=None, derandomize=True, database=None,
-              suppress_health_check=list(HealthCheck))
-    @given(st.randoms(use_true_random=False))     # uniform choices (integers() favours the ends)
+    @settings(
+        max_examples=examples,
+        deadline=None,
+        derandomize=True,
+        database=None,
+        suppress_health_check=list(HealthCheck),
+    )
+    @given(st.randoms(use_true_random=False))  # uniform choices (integers() favours the ends)
     def prop(rnd):
         game, d = states[rnd.randrange(len(states))]
         d = copy.deepcopy(d)
@@ -215,11 +263,21 @@ def run_dict_property(name, examples):
 def run_text_property(examples):
     from hypothesis import HealthCheck, given, settings
     from hypothesis import strategies as st
-    texts = {name: [(g, json.dumps(d, separators=(",", ":"), sort_keys=True)) for g, d in pool(name)[::5]]
-             for name in GAMES}
 
-    @settings(max_examples=examples, deadline=None, derandomize=True, database=None,
-              suppress_health_check=list(HealthCheck))
+    texts = {
+        name: [
+            (g, json.dumps(d, separators=(",", ":"), sort_keys=True)) for g, d in pool(name)[::5]
+        ]
+        for name in GAMES
+    }
+
+    @settings(
+        max_examples=examples,
+        deadline=None,
+        derandomize=True,
+        database=None,
+        suppress_health_check=list(HealthCheck),
+    )
     @given(st.sampled_from(GAMES), st.data())
     def prop(name, data):
         game, text = data.draw(st.sampled_from(texts[name]), label="text")
@@ -231,8 +289,29 @@ def run_text_property(examples):
         else:
             i = data.draw(st.integers(0, len(text)))
             j = data.draw(st.integers(i, min(len(text), i + 8)))
-            ins = data.draw(st.sampled_from(["", "0", "1", "-", ",", "\"", "[", "]", "{", "}", "null", "true",
-                                             "1.0", "1e999", "\u0663", "\\u0000", "9" * 30]))
+            ins = data.draw(
+                st.sampled_from(
+                    [
+                        "",
+                        "0",
+                        "1",
+                        "-",
+                        ",",
+                        '"',
+                        "[",
+                        "]",
+                        "{",
+                        "}",
+                        "null",
+                        "true",
+                        "1.0",
+                        "1e999",
+                        "\u0663",
+                        "\\u0000",
+                        "9" * 30,
+                    ]
+                )
+            )
             t = text[:i] + ins + text[j:]
             if how == 3:
                 t = t.encode()
@@ -243,16 +322,26 @@ def run_text_property(examples):
 
 
 def _child(code, timeout):
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(caribsim.__file__).parent.parent),
-                                                       str(Path(__file__).parent)])}
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=timeout)
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(
+            [str(Path(caribsim.__file__).parent.parent), str(Path(__file__).parent)]
+        ),
+    }
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=timeout
+    )
     assert out.returncode == 0, f"exit {out.returncode}\n{out.stdout[-3000:]}\n{out.stderr[-6000:]}"
     return out.stdout
 
 
-@pytest.mark.parametrize("name, examples", [("puerto_rico", 2000), ("port_royal", 1500), ("cuba", 4000)])
+@pytest.mark.parametrize(
+    "name, examples", [("puerto_rico", 2000), ("port_royal", 1500), ("cuba", 4000)]
+)
 def test_mutated_state_dicts_are_refused_clearly_or_play_to_the_end(name, examples):
-    out = _child(f"import test_fuzz_state_dict as t; t.run_dict_property({name!r}, {examples})", timeout=300)
+    out = _child(
+        f"import test_fuzz_state_dict as t; t.run_dict_property({name!r}, {examples})", timeout=300
+    )
     assert f"{name}: {examples} mutated dicts" in out
 
 
@@ -268,6 +357,7 @@ def test_check_dict_finds_a_state_that_does_not_round_trip():
 
     class Loose:
         """state_from_dict that accepts once, then refuses: the re-acceptance must catch it."""
+
         def __init__(self):
             self.calls = 0
 
@@ -303,11 +393,16 @@ def test_port_royal_taker_at_a_phase_2_chance_step_is_checked():
     """Found by the fuzz property: takers_done changed at a chance step of phase 2 was accepted,
     and the take-turn after the draw was refused (player != active + takers_done)."""
     game, states = states_of("port_royal", 4, 1)
-    d = next(s.to_dict() for s in states
-             if s.to_dict()["step"] == "chance" and s.to_dict()["phase"] == "trade")
+    d = next(
+        s.to_dict()
+        for s in states
+        if s.to_dict()["step"] == "chance" and s.to_dict()["phase"] == "trade"
+    )
     assert game.state_from_dict(d).to_dict() == d
     d["takers_done"] = (d["takers_done"] + 1) % 4
-    with pytest.raises(ValueError, match="phase 2: player must be the seat takers_done places after the active"):
+    with pytest.raises(
+        ValueError, match="phase 2: player must be the seat takers_done places after the active"
+    ):
         game.state_from_dict(d)
     d = next(s.to_dict() for s in states if s.to_dict()["phase"] == "discover")
     d["takers_done"] = 1
@@ -315,17 +410,22 @@ def test_port_royal_taker_at_a_phase_2_chance_step_is_checked():
         game.state_from_dict(d)
 
 
-@pytest.mark.parametrize("name, opts, path", [
-    ("puerto_rico", {}, ("turn", "wharf_used")),
-    ("puerto_rico", {"expansion": True}, ("expansion", "small_wharf_used")),
-    ("cuba", {}, ("parliament", "tied")),
-])
+@pytest.mark.parametrize(
+    "name, opts, path",
+    [
+        ("puerto_rico", {}, ("turn", "wharf_used")),
+        ("puerto_rico", {"expansion": True}, ("expansion", "small_wharf_used")),
+        ("cuba", {}, ("parliament", "tied")),
+    ],
+)
 def test_repeated_seats_are_refused_not_collapsed(name, opts, path):
     game, states = states_of(name, 3, 1, every=60, **opts)
     d = states[1].to_dict()
     d[path[0]][path[1]] = [1, 1]
     what = ".".join(path)
-    with pytest.raises(ValueError, match=rf"state\.{what} lists seat 1 twice; each may appear once"):
+    with pytest.raises(
+        ValueError, match=rf"state\.{what} lists seat 1 twice; each may appear once"
+    ):
         game.state_from_dict(d)
 
 
@@ -336,7 +436,9 @@ def test_puerto_rico_base_game_refuses_expansion_steps(step):
     game, states = states_of("puerto_rico", 3, 1)
     d = next(s.to_dict() for s in states if s.to_dict()["step"] == "load")
     d["step"] = step
-    with pytest.raises(ValueError, match=rf"state: step '{step}' is an expansion step; this game has no expansion"):
+    with pytest.raises(
+        ValueError, match=rf"state: step '{step}' is an expansion step; this game has no expansion"
+    ):
         game.state_from_dict(d)
 
 
@@ -347,5 +449,7 @@ def test_puerto_rico_first_governor_is_seat_0_during_setup():
     d = next(s.to_dict() for s in states if s.to_dict()["phase"] == "setup")
     assert game.state_from_dict(d).to_dict() == d
     d["governor"] = 1
-    with pytest.raises(ValueError, match=r"state\.governor must be 0 during setup \(the first Governor is seat 0\)"):
+    with pytest.raises(
+        ValueError, match=r"state\.governor must be 0 during setup \(the first Governor is seat 0\)"
+    ):
         game.state_from_dict(d)

@@ -2,6 +2,7 @@
 setup, VectorGame's read-only arrays, re-initialisation and action inputs, and the thread
 contract of docs/thread-safety.md. Everything that could crash or hang runs in a
 subprocess with a timeout, so a regression fails its test instead of killing pytest."""
+
 from __future__ import annotations
 
 import glob
@@ -20,7 +21,10 @@ SRC = os.path.dirname(os.path.dirname(os.path.abspath(caribsim.__file__)))
 GAMES = ["puerto_rico", "port_royal", "cuba"]
 TESTS = os.path.dirname(os.path.abspath(__file__))
 # the folders of the test modules (each layer's tests sit in their own), for a child's imports
-TEST_FOLDERS = [TESTS, *sorted({os.path.dirname(p) for p in glob.glob(os.path.join(TESTS, "*", "test_*.py"))})]
+TEST_FOLDERS = [
+    TESTS,
+    *sorted({os.path.dirname(p) for p in glob.glob(os.path.join(TESTS, "*", "test_*.py"))}),
+]
 
 
 def run_py(code, timeout=120):
@@ -29,8 +33,13 @@ def run_py(code, timeout=120):
     path = [SRC, *TEST_FOLDERS, os.environ.get("PYTHONPATH", "")]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(path))
     try:
-        r = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
-                           timeout=timeout, env=env)
+        r = subprocess.run(
+            [sys.executable, "-c", textwrap.dedent(code)],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env=env,
+        )
     except subprocess.TimeoutExpired:
         pytest.fail(f"the child hung (no exit within {timeout} s)")
     assert r.returncode == 0, f"exit code {r.returncode}\nstdout:\n{r.stdout}\nstderr:\n{r.stderr}"
@@ -101,7 +110,9 @@ def probe(obj, label, must=()):
 def test_states_made_without_their_game_refuse_every_method():
     """GameState.__new__, a Python subclass's __new__ and each game's class made by __new__:
     every method raises RuntimeError 'not initialised' (was: NULL vtable, SIGSEGV)."""
-    out = run_py(UNINIT_PROBE + """
+    out = run_py(
+        UNINIT_PROBE
+        + """
 from caribsim._game import GameState, random_playouts
 from caribsim._puerto_rico import PuertoRicoState
 from caribsim._port_royal import PortRoyalState
@@ -136,13 +147,16 @@ for cls in (PuertoRicoState, PortRoyalState, CubaState):
         assert "not initialised" in str(e)
     else:
         raise AssertionError("compared with an uninitialised state")
-""")
+"""
+    )
     assert out.count("ok ") == 8
 
 
 def test_vector_game_made_without_init_refuses_every_method():
     """VectorGame.__new__ and a subclass that skips __init__: every method raises RuntimeError."""
-    out = run_py(UNINIT_PROBE + """
+    out = run_py(
+        UNINIT_PROBE
+        + """
 from caribsim.vector import VectorGame
 
 class Lazy(VectorGame):
@@ -154,11 +168,13 @@ ALL = {"step", "reset", "legal_mask", "observations", "current_players", "reward
        "final_scores", "final_observations", "final_state"}
 probe(VectorGame.__new__(VectorGame), "VectorGame", ALL)
 probe(Lazy(), "Lazy", ALL)
-""")
+"""
+    )
     assert out.count("ok ") == 2
 
 
 # --- item 4: a second __init__ ----------------------------------------------------------
+
 
 def test_vector_game_refuses_a_second_init_and_survives_a_failed_first():
     """A second __init__ (which failed part-way with n=2**31-1 and left len() at the new size,
@@ -231,12 +247,14 @@ print("done")
 
 # --- item 2: the arrays of a VectorGame cannot be made writable ------------------------
 
+
 @pytest.mark.parametrize("name", GAMES)
 def test_vector_arrays_cannot_be_made_writable(name):
     """Every route to write the mask or the acting seats fails, and step still refuses an
     illegal action with every game unchanged (was: writable, then illegal actions applied
     in C: Port Royal segfaulted, Puerto Rico and Cuba hung)."""
-    out = run_py(f"""
+    out = run_py(
+        f"""
 import numpy as np
 from caribsim.vector import VectorGame
 vg = VectorGame({name!r}, n=4, seed=3)
@@ -267,11 +285,14 @@ else:
     raise AssertionError("illegal actions accepted")
 assert [vg.get_state(i).serialize() for i in range(4)] == before
 print("done")
-""", timeout=60)
+""",
+        timeout=60,
+    )
     assert "done" in out
 
 
 # --- item 20: action inputs ---------------------------------------------------------------
+
 
 @pytest.mark.parametrize("name", GAMES)
 def test_step_reports_every_bad_action_input_clearly(name):
@@ -281,18 +302,22 @@ def test_step_reports_every_bad_action_input_clearly(name):
     vg = VectorGame(name, n=3, seed=2)
     twin = VectorGame(name, n=3, seed=2)
     before = [vg.get_state(i).serialize() for i in range(3)]
-    for big in (2 ** 63, 2 ** 64 - 1):
+    for big in (2**63, 2**64 - 1):
         acts = np.argmax(vg.legal_mask(), axis=1).astype(np.uint64)
         acts[1] = big
-        with pytest.raises(ValueError, match=rf"game 1: action {big} \(out of range 0\.\.{vg.num_actions - 1}\)"):
+        with pytest.raises(
+            ValueError, match=rf"game 1: action {big} \(out of range 0\.\.{vg.num_actions - 1}\)"
+        ):
             vg.step(acts)
-    for bad, err, msg in [(np.zeros(3, bool), TypeError, "got dtype bool"),
-                          (np.zeros(3, np.float64), TypeError, "got dtype float64"),
-                          ([0, 1, 2 ** 70], TypeError, "got dtype object"),
-                          ([[0], [1, 2], []], TypeError, r"actions must be integers of shape \(3,\)"),
-                          (np.zeros((3, 1), np.int64), ValueError, r"shape \(3,\), got \(3, 1\)"),
-                          (np.int64(0), ValueError, r"got \(\)"),
-                          (np.array([-1, 0, 0]), ValueError, "game 0: action -1 \\(out of range")]:
+    for bad, err, msg in [
+        (np.zeros(3, bool), TypeError, "got dtype bool"),
+        (np.zeros(3, np.float64), TypeError, "got dtype float64"),
+        ([0, 1, 2**70], TypeError, "got dtype object"),
+        ([[0], [1, 2], []], TypeError, r"actions must be integers of shape \(3,\)"),
+        (np.zeros((3, 1), np.int64), ValueError, r"shape \(3,\), got \(3, 1\)"),
+        (np.int64(0), ValueError, r"got \(\)"),
+        (np.array([-1, 0, 0]), ValueError, "game 0: action -1 \\(out of range"),
+    ]:
         with pytest.raises(err, match=msg):
             vg.step(bad)
     assert [vg.get_state(i).serialize() for i in range(3)] == before
@@ -306,7 +331,9 @@ def test_step_reports_every_bad_action_input_clearly(name):
     twin.step(np.argmax(twin.legal_mask(), axis=1))
     vg.step(np.argmax(vg.legal_mask(), axis=1).tolist())
     twin.step(np.argmax(twin.legal_mask(), axis=1))
-    assert [vg.get_state(i).serialize() for i in range(3)] == [twin.get_state(i).serialize() for i in range(3)]
+    assert [vg.get_state(i).serialize() for i in range(3)] == [
+        twin.get_state(i).serialize() for i in range(3)
+    ]
     np.testing.assert_array_equal(vg.observations(), twin.observations())
 
 
@@ -464,12 +491,14 @@ def test_one_state_shared_by_eight_threads(name):
 
 # --- VectorGame and threads (docs/thread-safety.md) --------------------------------------
 
+
 @pytest.mark.parametrize("name", GAMES)
 def test_vector_game_one_thread_at_a_time(name):
     """While one thread steps a VectorGame, every call from another thread returns or raises
     RuntimeError 'being used by another thread', and none changes a game: the stepped
     VectorGame ends equal to a twin stepped alone with the same actions."""
-    out = run_py(f"""
+    out = run_py(
+        f"""
 import sys, threading
 import numpy as np
 from caribsim.vector import VectorGame
@@ -515,7 +544,9 @@ np.testing.assert_array_equal(vg.observations(), twin.observations())
 np.testing.assert_array_equal(vg.episodes(), twin.episodes())
 assert refused[0] or _meet(vg), "no call ever met another thread's call"   # the test had its race
 print("ok", refused[0], answered[0])
-""", timeout=120)
+""",
+        timeout=120,
+    )
     assert out.startswith("ok")
 
 
@@ -525,7 +556,8 @@ def test_step_copies_the_actions_before_checking_them(name):
     (after the check) changes nothing: each step applies the actions it was given, as a twin
     stepped alone shows (was: the caller's buffer was checked, then read again by the rules,
     so the -1s reached the C code)."""
-    out = run_py(f"""
+    out = run_py(
+        f"""
 import sys, threading, time
 import numpy as np
 from caribsim.vector import VectorGame
@@ -566,7 +598,9 @@ assert all(vg.get_state(i).serialize() == twin.get_state(i).serialize() for i in
 np.testing.assert_array_equal(vg.legal_mask(), twin.legal_mask())
 np.testing.assert_array_equal(vg.scores(), twin.scores())
 print("ok", applied, refused)
-""", timeout=60)
+""",
+        timeout=60,
+    )
     assert out.startswith("ok")
 
 
@@ -587,9 +621,10 @@ def test_compiled_random_playouts_reports_a_bad_seed():
     """The compiled random_playouts (under caribsim.random_playouts) names a seed out of
     0..2**64-1 (was OverflowError 'can't convert negative value to uint64_t')."""
     from caribsim._game import random_playouts
+
     state = caribsim.load_game("port_royal").new_initial_state(seed=0)
-    for seed in (-1, 2 ** 64):
-        with pytest.raises(ValueError, match=rf"seed must be in 0\.\.{2 ** 64 - 1}, got {seed}"):
+    for seed in (-1, 2**64):
+        with pytest.raises(ValueError, match=rf"seed must be in 0\.\.{2**64 - 1}, got {seed}"):
             random_playouts(state, 1, seed, 1)
     with pytest.raises(TypeError, match="seed must be an int, got float"):
         random_playouts(state, 1, 1.0, 1)

@@ -1,6 +1,7 @@
 """The layered tree (docs/architecture.md): imports run one way, every package says what it
 may import, and the module names before the tree still work (the same module objects, and
 pickles written by the previous layout load)."""
+
 from __future__ import annotations
 
 import ast
@@ -67,25 +68,34 @@ def _target(module: str, name: str | None) -> str:
     if module == "caribsim":
         return MOVED.get(f"caribsim.{name}", f"caribsim.{name}")
     candidate = f"{module}.{name}"
-    if (SRC.parent / (candidate.replace(".", "/") + ".py")).exists() or (
-            SRC.parent / candidate.replace(".", "/")).is_dir() or (PYX.parent / (candidate.replace(".", "/") + ".pyx")).exists():
+    if (
+        (SRC.parent / (candidate.replace(".", "/") + ".py")).exists()
+        or (SRC.parent / candidate.replace(".", "/")).is_dir()
+        or (PYX.parent / (candidate.replace(".", "/") + ".pyx")).exists()
+    ):
         return candidate
     return module
 
 
 def _python_imports(path: Path):
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    for node in ast.walk(tree):       # imports inside functions count too
+    for node in ast.walk(tree):  # imports inside functions count too
         if isinstance(node, ast.Import):
             for a in node.names:
                 if a.name.split(".")[0] == "caribsim":
                     yield MOVED.get(a.name, a.name)
-        elif isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "caribsim":
+        elif (
+            isinstance(node, ast.ImportFrom)
+            and node.module
+            and node.module.split(".")[0] == "caribsim"
+        ):
             for a in node.names:
                 yield MOVED.get(_target(node.module, a.name), _target(node.module, a.name))
 
 
-_CYTHON_IMPORT = re.compile(r"^\s*(?:from\s+(caribsim[\w.]*)\s+c?import\s+([\w, ]+)|c?import\s+(caribsim[\w.]*))", re.M)
+_CYTHON_IMPORT = re.compile(
+    r"^\s*(?:from\s+(caribsim[\w.]*)\s+c?import\s+([\w, ]+)|c?import\s+(caribsim[\w.]*))", re.M
+)
 
 
 def _cython_imports(path: Path):
@@ -111,20 +121,29 @@ def _modules():
 def test_imports_run_one_way():
     """A game needs only the shared modules; search, human, embed, scale and cli build on the
     games in that order (no import, not even inside a function, runs back up)."""
-    assert PYX.is_dir(), f"the Cython sources are not beside the package ({PYX}): run from a checkout"
+    assert PYX.is_dir(), (
+        f"the Cython sources are not beside the package ({PYX}): run from a checkout"
+    )
     wrong = []
     for name, path, imports in _modules():
         mine = _layer(name)
         for target in imports:
             theirs = _layer(target)
             if theirs != mine and theirs not in ALLOWED[mine]:
-                wrong.append(f"{path.relative_to(SRC.parent.parent)}: {name} ({mine}) imports {target} ({theirs})")
+                wrong.append(
+                    f"{path.relative_to(SRC.parent.parent)}: {name} ({mine}) imports {target} ({theirs})"
+                )
     assert not wrong, "\n".join(wrong)
 
 
 def test_a_game_imports_no_other_game():
-    wrong = [f"{name} imports {t}" for name, _, imports in _modules() if _layer(name) == "games"
-             for t in imports if _layer(t) == "games" and t.split(".")[1] != name.split(".")[1]]
+    wrong = [
+        f"{name} imports {t}"
+        for name, _, imports in _modules()
+        if _layer(name) == "games"
+        for t in imports
+        if _layer(t) == "games" and t.split(".")[1] != name.split(".")[1]
+    ]
     assert not wrong, wrong
 
 
@@ -133,13 +152,17 @@ def test_every_package_says_what_lives_there_and_what_it_may_import(package):
     doc = importlib.import_module(f"caribsim.{package}").__doc__ or ""
     assert "May import" in doc, f"caribsim.{package}.__init__ has no 'May import' line"
     for module in sorted((SRC / package).glob("[!_]*.py")):
-        assert f"``{module.stem}``" in doc or f"``{module.name}``" in doc, \
+        assert f"``{module.stem}``" in doc or f"``{module.name}``" in doc, (
             f"caribsim.{package} does not describe its module {module.stem}"
+        )
 
 
 # the moved modules that import an optional package when they load
-NEEDS_AN_EXTRA = {"caribsim.embed.envs": "rl", "caribsim.embed.vector_env": "rl",
-                  "caribsim.embed.openspiel": "openspiel"}
+NEEDS_AN_EXTRA = {
+    "caribsim.embed.envs": "rl",
+    "caribsim.embed.vector_env": "rl",
+    "caribsim.embed.openspiel": "openspiel",
+}
 
 
 @pytest.mark.parametrize("old", sorted(MOVED))
@@ -154,11 +177,13 @@ def test_an_old_module_name_is_the_moved_module(old):
 
 def test_old_names_as_attributes_in_a_fresh_interpreter():
     """``import caribsim; caribsim.mcts.search(...)`` works without importing caribsim.mcts."""
-    code = ("import caribsim, sys\n"
-            "assert 'caribsim.search.mcts' not in sys.modules\n"
-            "m = caribsim.mcts\n"
-            "assert m is sys.modules['caribsim.search.mcts'] is sys.modules['caribsim.mcts']\n"
-            "try:\n    caribsim.no_such_module\nexcept AttributeError as e:\n    print(e)\n")
+    code = (
+        "import caribsim, sys\n"
+        "assert 'caribsim.search.mcts' not in sys.modules\n"
+        "m = caribsim.mcts\n"
+        "assert m is sys.modules['caribsim.search.mcts'] is sys.modules['caribsim.mcts']\n"
+        "try:\n    caribsim.no_such_module\nexcept AttributeError as e:\n    print(e)\n"
+    )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "module 'caribsim' has no attribute 'no_such_module'"

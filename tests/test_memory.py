@@ -1,5 +1,6 @@
 """Memory: many random games (C playouts and Python-driven games with clone / to_dict / serialize /
 pickle) must not grow the resident set size after warm-up. RSS is read from /proc/self/statm."""
+
 from __future__ import annotations
 
 import contextlib
@@ -17,7 +18,9 @@ PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 MB = 2**20
 BOUND_MB = 8  # allowed growth after warm-up (allocator noise is ~0.5 MB)
 
-pytestmark = pytest.mark.skipif(not os.path.exists("/proc/self/statm"), reason="needs /proc (Linux)")
+pytestmark = pytest.mark.skipif(
+    not os.path.exists("/proc/self/statm"), reason="needs /proc (Linux)"
+)
 
 
 def rss_bytes() -> int:
@@ -45,7 +48,7 @@ def exercise(game, s, rng):
         v.child(v.legal_actions()[0])
         if v.is_chance_node():
             v.chance_outcomes()
-    for bad in (-1, None, "x"):   # error paths build messages: they must not leak either
+    for bad in (-1, None, "x"):  # error paths build messages: they must not leak either
         with contextlib.suppress(ValueError, TypeError):
             v.apply_action(bad)
     with contextlib.suppress(ValueError, TypeError):
@@ -82,7 +85,7 @@ def snapshots(count, seed):
                 s.apply_action(rng.choice(s.legal_actions()))
             if rng.random() < 0.02:
                 trace.append(s.serialize())
-        out.append((n, trace[len(trace) // 2:] or [s.serialize()]))
+        out.append((n, trace[len(trace) // 2 :] or [s.serialize()]))
     return out
 
 
@@ -122,27 +125,32 @@ def test_memory_does_not_grow():
     end = rss_bytes()
     grow_playouts = (after_playouts - start) / MB
     grow_total = (end - start) / MB
-    print(f"RSS start {start / MB:.1f} MB, +{grow_playouts:.2f} MB after playouts, +{grow_total:.2f} MB at end",
-          file=sys.stderr)
+    print(
+        f"RSS start {start / MB:.1f} MB, +{grow_playouts:.2f} MB after playouts, +{grow_total:.2f} MB at end",
+        file=sys.stderr,
+    )
     assert grow_playouts < BOUND_MB, f"RSS grew {grow_playouts:.1f} MB over 200k random_playouts"
-    assert grow_total < BOUND_MB, f"RSS grew {grow_total:.1f} MB over 200k playouts + 2000 Python games"
+    assert grow_total < BOUND_MB, (
+        f"RSS grew {grow_total:.1f} MB over 200k playouts + 2000 Python games"
+    )
 
 
 def test_state_objects_are_freed():
     """Creating and dropping many states (with long histories) returns the memory."""
     game = GAMES[5]
     base = game.new_initial_state(seed=3)
-    play(game, base, random.Random(3), every=10**9)   # a terminal state with a full history
+    play(game, base, random.Random(3), every=10**9)  # a terminal state with a full history
+
     def churn():
         keep = [base.clone() for _ in range(5000)]
         keep += [pickle.loads(pickle.dumps(base)) for _ in range(200)]
         del keep
 
-    for _ in range(5):                                 # warm-up: the allocator's pools reach their
-        churn()                                        # working size (a leak keeps growing after)
+    for _ in range(5):  # warm-up: the allocator's pools reach their
+        churn()  # working size (a leak keeps growing after)
     gc.collect()
     start = rss_bytes()
-    for _ in range(10):                                # 50k clones, 5k alive at a time
+    for _ in range(10):  # 50k clones, 5k alive at a time
         churn()
     gc.collect()
     grow = (rss_bytes() - start) / MB

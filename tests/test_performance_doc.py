@@ -1,4 +1,5 @@
 """docs/performance.md states each game's C struct size: it must be the compiled one."""
+
 from __future__ import annotations
 
 import re
@@ -8,12 +9,17 @@ import caribsim
 from caribsim._game import state_size
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "performance.md"
-GAMES = {"Puerto Rico (base and expansion)": [("puerto_rico", {}), ("puerto_rico", {"expansion": True})],
-         "Port Royal": [("port_royal", {})], "Cuba": [("cuba", {})]}
+GAMES = {
+    "Puerto Rico (base and expansion)": [("puerto_rico", {}), ("puerto_rico", {"expansion": True})],
+    "Port Royal": [("port_royal", {})],
+    "Cuba": [("cuba", {})],
+}
 
 
 def test_the_documented_struct_sizes_are_the_compiled_ones():
-    rows = dict(re.findall(r"^\| ([^|]+?) \| `\w+` \| (\d+) \|$", DOC.read_text(encoding="utf-8"), re.M))
+    rows = dict(
+        re.findall(r"^\| ([^|]+?) \| `\w+` \| (\d+) \|$", DOC.read_text(encoding="utf-8"), re.M)
+    )
     assert set(rows) == set(GAMES), rows
     for label, games in GAMES.items():
         for name, options in games:
@@ -25,5 +31,6 @@ def test_the_documented_struct_sizes_are_the_compiled_ones():
 
 def test_state_size_refuses_what_is_not_a_state():
     import pytest
+
     with pytest.raises(TypeError):
         state_size("a state")

@@ -3,6 +3,7 @@ checked-in text exactly (actions, names, boards, scores). Any change of rules, R
 rendering shows up here.
 
 After an intended change:  python tests/playthroughs/generate.py   (then review the diff)."""
+
 from __future__ import annotations
 
 import difflib
@@ -12,13 +13,18 @@ from pathlib import Path
 import pytest
 
 HERE = Path(__file__).resolve().parent / "playthroughs"
-_spec = importlib.util.spec_from_file_location("caribsim_playthrough_generate", HERE / "generate.py")
+_spec = importlib.util.spec_from_file_location(
+    "caribsim_playthrough_generate", HERE / "generate.py"
+)
 generate = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(generate)
 
 CASES = [(game, n) for game in generate.SEEDS for n in generate.PLAYER_COUNTS]
-MILESTONE = {"puerto_rico": "role selection 1 by seat 0", "port_royal": ": turn 2, seat ",
-             "cuba": "round 6, action phase"}
+MILESTONE = {
+    "puerto_rico": "role selection 1 by seat 0",
+    "port_royal": ": turn 2, seat ",
+    "cuba": "round 6, action phase",
+}
 
 
 @pytest.mark.parametrize("game, n", CASES)
@@ -28,13 +34,24 @@ def test_playthrough_matches_golden(game, n):
     expected = path.read_text()
     actual = generate.generate(game, n)
     if actual != expected:
-        diff = list(difflib.unified_diff(expected.splitlines(), actual.splitlines(),
-                                         f"{path.name} (checked in)", f"{path.name} (engine now)",
-                                         n=3, lineterm=""))
-        shown = "\n".join(diff[:120]) + (f"\n... ({len(diff) - 120} more diff lines)" if len(diff) > 120 else "")
-        pytest.fail(f"the {n}-player {game} playthrough differs from the golden file.\n{shown}\n\n"
-                    f"If the change is intended, regenerate with: {generate.REGENERATE} and review the diff.",
-                    pytrace=False)
+        diff = list(
+            difflib.unified_diff(
+                expected.splitlines(),
+                actual.splitlines(),
+                f"{path.name} (checked in)",
+                f"{path.name} (engine now)",
+                n=3,
+                lineterm="",
+            )
+        )
+        shown = "\n".join(diff[:120]) + (
+            f"\n... ({len(diff) - 120} more diff lines)" if len(diff) > 120 else ""
+        )
+        pytest.fail(
+            f"the {n}-player {game} playthrough differs from the golden file.\n{shown}\n\n"
+            f"If the change is intended, regenerate with: {generate.REGENERATE} and review the diff.",
+            pytrace=False,
+        )
 
 
 @pytest.mark.parametrize("game, n", CASES)

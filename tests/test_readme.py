@@ -2,6 +2,7 @@
 runs (.ci/run reads them from the README), the Python example and the commands of "Commands"
 run as printed and print what the README says they print (the shape; the numbers are the
 machine's)."""
+
 from __future__ import annotations
 
 import re
@@ -39,23 +40,28 @@ def _commands(text: str) -> list:
 
 
 def test_ci_runs_the_readmes_install_and_test_commands():
-    install = [c for c in _commands(_section("Install")) if c.startswith("python -m pip install -e '.[test,")]
+    install = [
+        c
+        for c in _commands(_section("Install"))
+        if c.startswith("python -m pip install -e '.[test,")
+    ]
     assert len(install) == 1, install
     assert "python -m pytest tests" in _commands(_section("Commands"))
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
-    assert "readme_line \"python -m pip install -e '.[test,\"" in ci
+    assert 'readme_line "python -m pip install -e \'.[test,"' in ci
     assert 'readme_line "python -m pytest tests"' in ci
-    assert "pip install -e '.[test]'" in ci                 # the newcomer's path, first
+    assert "pip install -e '.[test]'" in ci  # the newcomer's path, first
 
 
 def test_the_python_example_prints_returns_scores_and_speed(tmp_path):
     (code,) = _blocks(_section("Python example"), "python")
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
-                       cwd=tmp_path)
+    r = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=tmp_path
+    )
     assert r.returncode == 0, r.stderr
     first, second = r.stdout.splitlines()
     returns, totals = re.fullmatch(r"(\[.*?\]) (\[.*?\])", first).groups()
-    returns, totals = eval(returns), eval(totals)          # two printed lists of numbers
+    returns, totals = eval(returns), eval(totals)  # two printed lists of numbers
     assert len(returns) == len(totals) == 4 and sum(returns) == pytest.approx(1.0)
     assert all(isinstance(t, int) and t >= 0 for t in totals)
     assert re.fullmatch(rf"{NUMBER} games/s, {NUMBER} decisions/s", second), second
@@ -64,15 +70,18 @@ def test_the_python_example_prints_returns_scores_and_speed(tmp_path):
 def _run(command: str, tmp_path):
     argv = shlex.split(command)
     assert argv[:3] == ["python", "-m", "caribsim"], command
-    r = subprocess.run([sys.executable, *argv[1:]], capture_output=True, text=True, timeout=600,
-                       cwd=tmp_path)
+    r = subprocess.run(
+        [sys.executable, *argv[1:]], capture_output=True, text=True, timeout=600, cwd=tmp_path
+    )
     assert r.returncode == 0, (command, r.stderr)
     return r.stdout
 
 
 def test_the_commands_section_runs_as_printed(tmp_path):
     commands = [c for c in _commands(_section("Commands")) if c.startswith("python -m caribsim")]
-    assert commands == ["python -m caribsim simulate puerto_rico --players 4 --games 10000"], commands
+    assert commands == ["python -m caribsim simulate puerto_rico --players 4 --games 10000"], (
+        commands
+    )
     out = _run(commands[0], tmp_path)
     # "prints games/s, decisions/s, mean decisions per game, mean score and win rate per seat"
     assert out.startswith("puerto_rico (players=4, ") and ": 10,000 random games, seed 0\n" in out

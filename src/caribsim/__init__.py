@@ -15,9 +15,10 @@ all: the C game interface (``_game``), the Game base class (``_game_base``), the
 run one way: a game needs only the shared modules; search, human, embed, scale, train, web
 and cli build on the games.
 """
+
 from caribsim import _aliases
 
-_aliases.install()   # the module names before the layered tree (caribsim.mcts, ...) stay valid
+_aliases.install()  # the module names before the layered tree (caribsim.mcts, ...) stay valid
 
 from caribsim._api import CHANCE, TERMINAL, PlayoutResult, games, load_game, random_playouts  # noqa: E402
 from caribsim.embed.vector import VectorGame  # noqa: E402

@@ -5,6 +5,7 @@ and so on for every module that moved, so that code, pickles and records written
 the old names keep working. An alias applies only when no module of that name exists: the
 finder is the last one on ``sys.meta_path``.
 """
+
 from __future__ import annotations
 
 import importlib

@@ -1,4 +1,5 @@
 """The package-level entry points shared by every game."""
+
 from __future__ import annotations
 
 import inspect
@@ -34,8 +35,10 @@ def load_game(name: str, **options):
     allowed = [p for p in inspect.signature(reg[name].__init__).parameters if p != "self"]
     unknown = sorted(set(options) - set(allowed))
     if unknown:
-        raise TypeError(f"{name}: unknown option{'s' if len(unknown) > 1 else ''} "
-                        f"{', '.join(map(repr, unknown))}; its options: {', '.join(allowed)}")
+        raise TypeError(
+            f"{name}: unknown option{'s' if len(unknown) > 1 else ''} "
+            f"{', '.join(map(repr, unknown))}; its options: {', '.join(allowed)}"
+        )
     return reg[name](**options)
 
 
@@ -65,8 +68,9 @@ class PlayoutResult:
         return self.decisions / self.seconds if self.seconds > 0 else float("inf")
 
 
-def random_playouts(state, n_games: int, seed: int = 0, threads: int = 1,
-                    first_game: int = 0) -> PlayoutResult:
+def random_playouts(
+    state, n_games: int, seed: int = 0, threads: int = 1, first_game: int = 0
+) -> PlayoutResult:
     """Play ``n_games`` uniformly random games from ``state`` entirely in C, without the GIL.
 
     Game ``i`` draws its randomness from ``(seed, i)`` only, so results do not depend on
@@ -74,8 +78,12 @@ def random_playouts(state, n_games: int, seed: int = 0, threads: int = 1,
     chunks (caribsim.simulate) plays exactly the games of one call. ``state`` itself is
     not changed.
     """
-    for name, value in (("n_games", n_games), ("seed", seed), ("threads", threads),
-                        ("first_game", first_game)):
+    for name, value in (
+        ("n_games", n_games),
+        ("seed", seed),
+        ("threads", threads),
+        ("first_game", first_game),
+    ):
         try:
             operator.index(value)
         except TypeError:

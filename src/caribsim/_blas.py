@@ -3,6 +3,7 @@ small matrix products (a few dozen rows), which BLAS threads only slow down, by 
 times on a busy 2-core machine (measured: 16 self-play games, 0.6 s on one thread, 4-30 s
 on the default two). Set through the loaded library, as ``OPENBLAS_NUM_THREADS=1`` would,
 and restored after; where numpy's BLAS is not OpenBLAS nothing is changed."""
+
 from __future__ import annotations
 
 import contextlib
@@ -13,7 +14,9 @@ def _openblas():
     """(get, set) of the loaded OpenBLAS's thread count, or None."""
     try:
         with open("/proc/self/maps") as f:
-            paths = sorted({line.split()[-1] for line in f if "openblas" in line.lower() and ".so" in line})
+            paths = sorted(
+                {line.split()[-1] for line in f if "openblas" in line.lower() and ".so" in line}
+            )
     except OSError:
         return None
     for path in paths:
@@ -22,7 +25,9 @@ def _openblas():
         except OSError:
             continue
         for prefix, suffix in (("scipy_openblas", "64_"), ("openblas", ""), ("openblas", "64_")):
-            get, put = (getattr(lib, f"{prefix}_{v}_num_threads{suffix}", None) for v in ("get", "set"))
+            get, put = (
+                getattr(lib, f"{prefix}_{v}_num_threads{suffix}", None) for v in ("get", "set")
+            )
             if get is not None and put is not None:
                 return get, put
     return None

@@ -3,6 +3,7 @@ and the JSON reader of state texts, records and run files).
 
 Used by the Puerto Rico, Port Royal and Cuba cores.
 """
+
 from __future__ import annotations
 
 import json
@@ -14,7 +15,7 @@ import os
 # States, records and run files nest at most ~6 levels; a bound keeps every later walk of
 # the data (repr, ==, json.dumps) far from the recursion limit.
 JSON_MAX_DEPTH = 32
-JSON_MAX_BYTES = 64 << 20    # a file read as JSON (a long game's record is ~100 kB); stops /dev/zero
+JSON_MAX_BYTES = 64 << 20  # a file read as JSON (a long game's record is ~100 kB); stops /dev/zero
 
 
 def _int_in(value, what, lo, hi=None):
@@ -39,7 +40,11 @@ def _number(value, what, lo=0.0, hi=None, lo_open=False):
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{what} must be a number, got {type(value).__name__}")
     value = float(value)
-    if not (math.isfinite(value) and (value > lo if lo_open else value >= lo) and (hi is None or value <= hi)):
+    if not (
+        math.isfinite(value)
+        and (value > lo if lo_open else value >= lo)
+        and (hi is None or value <= hi)
+    ):
         bound = f"{'>' if lo_open else '>='} {lo}" + (f" and <= {hi}" if hi is not None else "")
         raise ValueError(f"{what} must be a finite number {bound}, got {value}")
     return value
@@ -48,14 +53,19 @@ def _number(value, what, lo=0.0, hi=None, lo_open=False):
 def _check_options(given, opts):
     """state.options must equal the game's options key by key with the same types (1.0 or 1
     for True is refused, so a dict that round-trips is the one to_dict wrote)."""
-    if (not isinstance(given, dict) or given.keys() != opts.keys()
-            or any(type(given[k]) is not type(v) or given[k] != v for k, v in opts.items())):
+    if (
+        not isinstance(given, dict)
+        or given.keys() != opts.keys()
+        or any(type(given[k]) is not type(v) or given[k] != v for k, v in opts.items())
+    ):
         raise ValueError(f"state.options {given!r} do not match this game's {opts!r}")
 
 
 def _seat_mask(v, n, what):
     """The bitmask of a list of distinct seats 0..n-1; a repeated seat is an error (not collapsed)."""
-    if not isinstance(v, list) or any(isinstance(x, bool) or not isinstance(x, int) or not 0 <= x < n for x in v):
+    if not isinstance(v, list) or any(
+        isinstance(x, bool) or not isinstance(x, int) or not 0 <= x < n for x in v
+    ):
         raise ValueError(f"{what} must be a list of distinct seats 0..{n - 1}, got {v!r}")
     m = 0
     for x in v:
@@ -157,13 +167,15 @@ def _read_json_file(path, what: str, error=ValueError):
     try:
         path = os.fspath(path)
     except TypeError:
-        raise TypeError(f"{what} path must be a str or path object, got {type(path).__name__}") from None
+        raise TypeError(
+            f"{what} path must be a str or path object, got {type(path).__name__}"
+        ) from None
     try:
         with open(path, "rb") as f:
             data = f.read(JSON_MAX_BYTES + 1)
     except OSError as e:
         raise error(f"cannot read {what} {path!r}: {e.strerror or e}") from None
-    except ValueError as e:                     # e.g. an embedded NUL in the path
+    except ValueError as e:  # e.g. an embedded NUL in the path
         raise error(f"cannot read {what} {path!r}: {e}") from None
     if len(data) > JSON_MAX_BYTES:
         raise error(f"{what} {path!r} is larger than {JSON_MAX_BYTES >> 20} MiB")

@@ -3,6 +3,7 @@
 Each game's class keeps its own options, constants and state factories; this class holds the
 player-count check, the state decoders, equality, hashing, pickling and repr.
 """
+
 from __future__ import annotations
 
 import operator
@@ -29,8 +30,8 @@ class Game:
     """
 
     name: str
-    _state: ModuleType                  # set by each subclass, a class attribute (see above)
-    _players: int                       # set by each subclass's __init__ (the checked player count)
+    _state: ModuleType  # set by each subclass, a class attribute (see above)
+    _players: int  # set by each subclass's __init__ (the checked player count)
 
     @staticmethod
     def _check_players(players) -> int:
@@ -60,9 +61,14 @@ class Game:
         t = self.__dict__.get("_obs_cache")
         if t is None:
             from caribsim._obs import Normalizer, bounds
+
             low, high, cap = bounds(self.observation_layout())
-            t = (low.astype(np.float32), high.astype(np.float32), cap.astype(np.float32),
-                 Normalizer(low, cap))
+            t = (
+                low.astype(np.float32),
+                high.astype(np.float32),
+                cap.astype(np.float32),
+                Normalizer(low, cap),
+            )
             for a in t[:3]:
                 a.setflags(write=False)
             self.__dict__["_obs_cache"] = t

@@ -12,6 +12,7 @@ Normalised view: ``(x - low) / (high - low)`` per entry, with ``cap`` in place o
 where ``high`` is infinite, clipped to [0, 1] (only the capped entries can reach the clip);
 entries with ``low == high`` (a feature that is constant in this game) map to 0.
 """
+
 from __future__ import annotations
 
 import re
@@ -26,16 +27,19 @@ INF = float("inf")
 class Feature:
     name: str
     count: int
-    low: object = 0.0          # scalar or a sequence of `count` values
-    high: object = 1.0         # scalar or a sequence; inf: no finite bound in the rules
-    cap: object = None         # with high = inf: the documented cap of the normalised view
-    note: str = ""             # where the bound comes from (the docs' table shows it)
+    low: object = 0.0  # scalar or a sequence of `count` values
+    high: object = 1.0  # scalar or a sequence; inf: no finite bound in the rules
+    cap: object = None  # with high = inf: the documented cap of the normalised view
+    note: str = ""  # where the bound comes from (the docs' table shows it)
 
     def arrays(self):
         low = np.broadcast_to(np.asarray(self.low, np.float64), (self.count,)).copy()
         high = np.broadcast_to(np.asarray(self.high, np.float64), (self.count,)).copy()
-        cap = high.copy() if self.cap is None else \
-            np.broadcast_to(np.asarray(self.cap, np.float64), (self.count,)).copy()
+        cap = (
+            high.copy()
+            if self.cap is None
+            else np.broadcast_to(np.asarray(self.cap, np.float64), (self.count,)).copy()
+        )
         cap = np.where(np.isfinite(high), high, cap)
         if not np.all(np.isfinite(cap)):
             raise ValueError(f"feature {self.name}: an infinite high needs a finite cap")
@@ -48,6 +52,7 @@ class Feature:
 class Block:
     """``features`` repeated ``repeat`` times (one block per seat, from the observer on); the
     blocks from ``present`` on are absent seats, written as zeros (low = high = 0)."""
+
     name: str
     repeat: int
     features: tuple
@@ -67,8 +72,9 @@ class Block:
         one = tuple(np.concatenate([p[i] for p in one]) for i in range(3))
         zero = np.zeros_like(one[0])
         present = self.repeat if self.present is None else self.present
-        return tuple(np.concatenate([one[i]] * present + [zero] * (self.repeat - present))
-                     for i in range(3))
+        return tuple(
+            np.concatenate([one[i]] * present + [zero] * (self.repeat - present)) for i in range(3)
+        )
 
 
 def bounds(layout):
@@ -93,7 +99,9 @@ class Normalizer:
     def __call__(self, obs, out=None):
         obs = np.asarray(obs, dtype=np.float32)
         if obs.shape[-1:] != self.offset.shape:
-            raise ValueError(f"observation must end with {self.offset.shape[0]} entries, got shape {obs.shape}")
+            raise ValueError(
+                f"observation must end with {self.offset.shape[0]} entries, got shape {obs.shape}"
+            )
         res = np.subtract(obs, self.offset, out=out, dtype=np.float32)
         np.multiply(res, self.scale, out=res)
         return np.clip(res, 0.0, 1.0, out=res)
@@ -105,6 +113,7 @@ def _fmt(values):
 
     def one(x):
         return "inf" if x == INF else str(int(x)) if float(x).is_integer() else f"{x:g}"
+
     return one(lo) if lo == hi else f"{one(lo)}..{one(hi)}"
 
 
@@ -131,17 +140,25 @@ def layout_table(games) -> str:
     games = games if isinstance(games, (list, tuple)) else [games]
     ns = [g.num_players() for g in games]
     layouts = [g.observation_layout() for g in games]
-    rows = ["| offset | count | feature | low | high | cap | note |", "|---|---|---|---|---|---|---|"]
+    rows = [
+        "| offset | count | feature | low | high | cap | note |",
+        "|---|---|---|---|---|---|---|",
+    ]
     offs = [0] * len(games)
     for items in zip(*layouts):
         head = items[0]
         if isinstance(head, Block):
             present = [b.present for b in items]
-            absent = "" if all(p in (None, b.repeat) for p, b in zip(present, items)) else \
-                "; the blocks of absent seats (from the n-th on) are zeros"
+            absent = (
+                ""
+                if all(p in (None, b.repeat) for p, b in zip(present, items))
+                else "; the blocks of absent seats (from the n-th on) are zeros"
+            )
             reps = _join([str(b.repeat) for b in items])
-            rows.append(f"| {_offset(offs, ns)} | {reps} x {head.stride} | **{head.name}** | | | | "
-                        f"{head.desc}{absent} |")
+            rows.append(
+                f"| {_offset(offs, ns)} | {reps} x {head.stride} | **{head.name}** | | | | "
+                f"{head.desc}{absent} |"
+            )
             j = 0
             for fs in zip(*[b.features for b in items]):
                 rows.append(_row(f"+{j}", fs))
@@ -161,8 +178,10 @@ def _row(offset, fs):
         highs.append(_fmt(high))
         caps.append(_fmt(cap[~np.isfinite(high)]) if np.any(~np.isfinite(high)) else "")
     f = fs[0]
-    return (f"| {offset} | {f.count} | {f.name} | {_join(lows)} | {_join(highs)} | "
-            f"{_join(caps) if any(caps) else ''} | {f.note} |")
+    return (
+        f"| {offset} | {f.count} | {f.name} | {_join(lows)} | {_join(highs)} | "
+        f"{_join(caps) if any(caps) else ''} | {f.note} |"
+    )
 
 
 def parse_table(text):
@@ -187,4 +206,3 @@ DOC_TABLES = {
 }
 TABLE_BEGIN = "<!-- observation table: generated by docs/gen_observation_tables.py -->"
 TABLE_END = "<!-- end of observation table -->"
-

@@ -1,5 +1,6 @@
 """The self-play shard format, shared by its writer (``caribsim.scale.selfplay``) and the
 trainers that read it (``caribsim.search.evaluators``): its name, its arrays and the reader."""
+
 from __future__ import annotations
 
 import json
@@ -11,7 +12,7 @@ import numpy as np
 
 FORMAT = "caribsim-selfplay"
 VERSION = 1
-ARRAYS = {   # name: (dtype, shape; N = decisions in the shard, O = observation, A = actions, P = players)
+ARRAYS = {  # name: (dtype, shape; N = decisions in the shard, O = observation, A = actions, P = players)
     "observation": ("float32", "N, O"),
     "legal_mask": ("uint8", "N, A"),
     "policy": ("float32", "N, A"),
@@ -34,12 +35,17 @@ def read(path, names=tuple(ARRAYS)) -> dict:
             with open(manifest_path, encoding="utf-8") as f:
                 manifest = json.load(f)
         except OSError as e:
-            raise ValueError(f"{path!r} is not a finished self-play folder: cannot read manifest.json "
-                             f"({e.strerror or e})") from None
+            raise ValueError(
+                f"{path!r} is not a finished self-play folder: cannot read manifest.json "
+                f"({e.strerror or e})"
+            ) from None
         except ValueError as e:
             raise ValueError(f"{manifest_path!r} is not valid JSON: {e}") from None
-        if not isinstance(manifest, dict) or manifest.get("format") != FORMAT \
-                or not isinstance(manifest.get("shards"), list):
+        if (
+            not isinstance(manifest, dict)
+            or manifest.get("format") != FORMAT
+            or not isinstance(manifest.get("shards"), list)
+        ):
             raise ValueError(f"{manifest_path!r} is not a {FORMAT} manifest")
         files = []
         for shard in manifest["shards"]:
@@ -57,7 +63,15 @@ def read(path, names=tuple(ARRAYS)) -> dict:
             raise ValueError(f"cannot read self-play shard {file!r}: no such file") from None
         except KeyError as e:
             raise ValueError(f"self-play shard {file!r} has no array {e}") from None
-        except (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error, AttributeError, TypeError) as e:
+        except (
+            OSError,
+            ValueError,
+            EOFError,
+            zipfile.BadZipFile,
+            zlib.error,
+            AttributeError,
+            TypeError,
+        ) as e:
             raise ValueError(f"{file!r} is not a readable self-play shard (.npz): {e}") from None
     if not parts:
         raise ValueError(f"self-play folder {path!r} lists no shard")

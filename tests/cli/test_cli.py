@@ -1,4 +1,5 @@
 """The command line interface: ``python -m caribsim games|simulate``."""
+
 from __future__ import annotations
 
 import json
@@ -40,8 +41,15 @@ def test_games_json(capsys):
     assert [g["game"] for g in info] == caribsim.games()
     pr = next(g for g in info if g["game"] == "puerto_rico")
     assert pr["players"] == [2, 3, 4, 5]
-    assert pr["options"] == {"players": 4, "all_colonists_and_vp": False, "expansion": False, "draft": None,
-                             "buildings": None, "all_31_buildings": False, "exclusions": None}
+    assert pr["options"] == {
+        "players": 4,
+        "all_colonists_and_vp": False,
+        "expansion": False,
+        "draft": None,
+        "buildings": None,
+        "all_31_buildings": False,
+        "exclusions": None,
+    }
 
 
 # --------------------------------------------------------------------------------------
@@ -49,8 +57,18 @@ def test_games_json(capsys):
 # --------------------------------------------------------------------------------------
 @pytest.mark.parametrize("players", [2, 3, 4, 5])
 def test_simulate_json_matches_random_playouts(capsys, players):
-    code, out, _ = run_main(capsys, "simulate", "puerto_rico", "--players", str(players),
-                            "--games", "300", "--seed", "11", "--json")
+    code, out, _ = run_main(
+        capsys,
+        "simulate",
+        "puerto_rico",
+        "--players",
+        str(players),
+        "--games",
+        "300",
+        "--seed",
+        "11",
+        "--json",
+    )
     assert code == 0
     s = json.loads(out)
     assert s["game"] == "puerto_rico" and s["players"] == players and s["games"] == 300
@@ -72,8 +90,12 @@ def test_simulate_json_matches_random_playouts(capsys, players):
 
 
 def test_simulate_threads_do_not_change_results(capsys):
-    _, out1, _ = run_main(capsys, "simulate", "puerto_rico", "-p", "3", "-n", "400", "-s", "5", "--json")
-    _, out2, _ = run_main(capsys, "simulate", "puerto_rico", "-p", "3", "-n", "400", "-s", "5", "-t", "2", "--json")
+    _, out1, _ = run_main(
+        capsys, "simulate", "puerto_rico", "-p", "3", "-n", "400", "-s", "5", "--json"
+    )
+    _, out2, _ = run_main(
+        capsys, "simulate", "puerto_rico", "-p", "3", "-n", "400", "-s", "5", "-t", "2", "--json"
+    )
     a, b = json.loads(out1), json.loads(out2)
     assert b["threads"] == 2
     for key in ("decisions", "mean_score", "win_rate"):
@@ -93,8 +115,18 @@ def test_simulate_default_players_is_the_game_default(capsys):
 
 
 def test_simulate_game_option(capsys):
-    code, out, _ = run_main(capsys, "simulate", "puerto_rico", "-p", "3", "-n", "50",
-                            "-o", "all_colonists_and_vp=true", "--json")
+    code, out, _ = run_main(
+        capsys,
+        "simulate",
+        "puerto_rico",
+        "-p",
+        "3",
+        "-n",
+        "50",
+        "-o",
+        "all_colonists_and_vp=true",
+        "--json",
+    )
     assert code == 0
     assert json.loads(out)["options"] == {"players": 3, "all_colonists_and_vp": True}
 
@@ -119,16 +151,34 @@ def test_simulate_text_output(capsys):
         (["simulate", "puerto_rico", "--players", "6"], "players must be 2..5, got 6"),
         (["simulate", "puerto_rico", "--players", "1"], "players must be 2..5, got 1"),
         (["simulate", "puerto_rico", "--players", "four"], "players must be an integer"),
-        (["simulate", "puerto_rico", "--games", "0"], "games must be an integer in 1..10000000, got 0"),
-        (["simulate", "puerto_rico", "--games", "-5"], "games must be an integer in 1..10000000, got -5"),
-        (["simulate", "puerto_rico", "--games", "1e4"], "games must be an integer in 1..10000000, got '1e4'"),
-        (["simulate", "puerto_rico", "--threads", "0"], "threads must be an integer in 1..256, got 0"),
+        (
+            ["simulate", "puerto_rico", "--games", "0"],
+            "games must be an integer in 1..10000000, got 0",
+        ),
+        (
+            ["simulate", "puerto_rico", "--games", "-5"],
+            "games must be an integer in 1..10000000, got -5",
+        ),
+        (
+            ["simulate", "puerto_rico", "--games", "1e4"],
+            "games must be an integer in 1..10000000, got '1e4'",
+        ),
+        (
+            ["simulate", "puerto_rico", "--threads", "0"],
+            "threads must be an integer in 1..256, got 0",
+        ),
         (["simulate", "puerto_rico", "--seed", "-1"], "seed must be an integer in 0..2**64-1"),
-        (["simulate", "puerto_rico", "--seed", str(2**64)], "seed must be an integer in 0..2**64-1"),
+        (
+            ["simulate", "puerto_rico", "--seed", str(2**64)],
+            "seed must be an integer in 0..2**64-1",
+        ),
         (["simulate", "puerto_rico", "-o", "colour=red"], "unknown option 'colour'"),
         (["simulate", "puerto_rico", "-o", "novalue"], "KEY=VALUE"),
         (["simulate", "puerto_rico", "-o", "expansion=maybe"], "expansion must be a bool"),
-        (["simulate", "puerto_rico", "-o", "all_colonists_and_vp=2"], "all_colonists_and_vp must be a bool"),
+        (
+            ["simulate", "puerto_rico", "-o", "all_colonists_and_vp=2"],
+            "all_colonists_and_vp must be a bool",
+        ),
     ],
 )
 def test_bad_arguments_exit_2_with_a_clear_message(capsys, argv, message):
@@ -150,8 +200,20 @@ def test_version(capsys):
 # --------------------------------------------------------------------------------------
 def test_readme_command_runs_as_module():
     proc = subprocess.run(
-        [sys.executable, "-m", "caribsim", "simulate", "puerto_rico", "--players", "4", "--games", "10000"],
-        capture_output=True, text=True, timeout=120,
+        [
+            sys.executable,
+            "-m",
+            "caribsim",
+            "simulate",
+            "puerto_rico",
+            "--players",
+            "4",
+            "--games",
+            "10000",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert proc.returncode == 0, proc.stderr
     assert "10,000 random games" in proc.stdout
@@ -164,7 +226,9 @@ def test_readme_command_runs_as_module():
 def test_bad_argument_exit_code_as_module():
     proc = subprocess.run(
         [sys.executable, "-m", "caribsim", "simulate", "puerto_rico", "--players", "9"],
-        capture_output=True, text=True, timeout=60,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert proc.returncode == 2
     assert "players must be 2..5, got 9" in proc.stderr
@@ -173,9 +237,12 @@ def test_bad_argument_exit_code_as_module():
 
 def test_a_closed_output_pipe_ends_quietly():
     """`caribsim ... | head`: the reader is gone before the output; no traceback."""
-    proc = subprocess.Popen([sys.executable, "-m", "caribsim", "games", "--json"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    proc.stdout.close()                     # the reader goes away before anything is written
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "caribsim", "games", "--json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    proc.stdout.close()  # the reader goes away before anything is written
     err = proc.stderr.read().decode()
     assert proc.wait(timeout=60) == 141
     assert "Traceback" not in err and "BrokenPipeError" not in err

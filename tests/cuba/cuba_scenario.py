@@ -9,6 +9,7 @@ they are derived: count - market - ships - players), and rebuilds the state thro
 
 Fields are written "row,col" as in the reference (1-based). Seats are 0-based (P1 = seat 0).
 """
+
 from __future__ import annotations
 
 import caribsim
@@ -28,8 +29,15 @@ def legal(state):
     return {state.action_to_string(a) for a in state.legal_actions()}
 
 
-def start(n=3, start_player=0, ships=("ship_01", "ship_02", "ship_03"),
-          proposals=("tax_1", "levy_sugar", "subsidy_water", "market_gains"), data=None, items=None, **opts):
+def start(
+    n=3,
+    start_player=0,
+    ships=("ship_01", "ship_02", "ship_03"),
+    proposals=("tax_1", "levy_sugar", "subsidy_water", "market_gains"),
+    data=None,
+    items=None,
+    **opts,
+):
     """A game at the first Character decision of round 1. Every player takes 2 wood and
     2 sugar (or `items`, a list of 4 names) as starting items."""
     kw = {"data": data} if data is not None else {}
@@ -38,7 +46,7 @@ def start(n=3, start_player=0, ships=("ship_01", "ship_02", "ship_03"),
     for sh in ships:
         act(s, f"ship draw {sh}")
     for _ in range(n):
-        for it in (items or ("wood", "wood", "sugar", "sugar")):
+        for it in items or ("wood", "wood", "sugar", "sugar"):
             act(s, f"take {it}")
     for p in proposals:
         act(s, f"law draw {p}")
@@ -68,7 +76,9 @@ def fix_supply(d, game):
         d["supply"][k] = count[i] - used
     d["bank"] = su["coins"] - sum(b["pesos"] for b in d["boards"])
     if d["options"]["supply_limited"] and any(v < 0 for v in d["supply"].values()):
-        raise AssertionError(f"scenario uses more items than the limited supply holds: {d['supply']}")
+        raise AssertionError(
+            f"scenario uses more items than the limited supply holds: {d['supply']}"
+        )
 
 
 def edit(state, fn):
@@ -134,9 +144,16 @@ def fix_revealed(d, game):
     rev = []
     for k, st in enumerate(names):
         ids = [x["id"] for x in laws if x["stack"] == k]
-        if d["laws"]["proposals"][st] is not None and d["laws"]["proposals"][st] == d["laws"]["in_force"][st]:
+        if (
+            d["laws"]["proposals"][st] is not None
+            and d["laws"]["proposals"][st] == d["laws"]["in_force"][st]
+        ):
             d["laws"]["proposals"][st] = next(i for i in ids if i != d["laws"]["in_force"][st])
-        need = [v for v in (d["laws"]["in_force"][st], d["laws"]["proposals"][st]) if v not in (None, "initial")]
+        need = [
+            v
+            for v in (d["laws"]["in_force"][st], d["laws"]["proposals"][st])
+            if v not in (None, "initial")
+        ]
         pad = [i for i in ids if i not in need]
         if d["phase"] in ("actions", "parliament", "law_execution"):
             want = d["round"]
@@ -148,7 +165,7 @@ def fix_revealed(d, game):
             want = 0
         if len(need) > want:
             raise AssertionError(f"stack {st}: {need} cannot all be revealed in round {d['round']}")
-        rev += need + pad[:want - len(need)]
+        rev += need + pad[: want - len(need)]
     d["laws"]["revealed"] = rev
 
 
@@ -180,8 +197,10 @@ def to_parliament(state, fourth, hands_extra="trader"):
         d["character"] = None
         for i, b in enumerate(d["boards"]):
             other = "worker" if fourth[i] != "worker" else "trader"
-            b["hand"] = sorted({fourth[i], other}, key=("worker", "trader", "architect", "foreman",
-                                                        "mayor").index)
+            b["hand"] = sorted(
+                {fourth[i], other}, key=("worker", "trader", "architect", "foreman", "mayor").index
+            )
+
     state = edit(state, f)
     sp = state.to_dict()["start_player"]
     for j in range(n):
@@ -233,6 +252,7 @@ def at_enact(state, winner=0, fourth=None, round=2, fn=None):
             b["hand"] = ["trader" if fourth[i] != "trader" else "worker"]
         if fn:
             fn(d)
+
     return edit(state, f)
 
 

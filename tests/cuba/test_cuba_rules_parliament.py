@@ -1,5 +1,6 @@
 """Cuba rules: parliament (§8), law execution (§9), the start player change (§6.9), the end of
 round and ships (§10), the end of the game (§12), with the reference's test scenarios 32-58."""
+
 from __future__ import annotations
 
 import pytest
@@ -28,6 +29,7 @@ def fresh(n=3, **kw):
     def f(d):
         for b in d["boards"]:
             empty_board(b)
+
     return edit(s, f)
 
 
@@ -49,9 +51,13 @@ def votes(state):
 
 # --- §8 parliament --------------------------------------------------------------------
 
+
 def test_T32_bought_majority():
     s = fresh(3)
-    s = edit(s, lambda d: (d.update(town_hall_user=2), d["boards"][2]["buildings"].update(town_hall="3,4")))
+    s = edit(
+        s,
+        lambda d: (d.update(town_hall_user=2), d["boards"][2]["buildings"].update(town_hall="3,4")),
+    )
     s = to_parliament(s, ["mayor", "worker", "foreman"])
     assert s.to_dict()["start_player"] == 0
     bids(s, 0, 3, 0)
@@ -65,7 +71,7 @@ def test_T33_tie_broken_by_the_rebid():
     s = to_parliament(s, ["architect", "mayor", "trader", "foreman"])
     assert s.to_dict()["start_player"] == 1
     order = []
-    for amount in (2, 1, 3, 2):                     # bidding order P2, P3, P4, P1
+    for amount in (2, 1, 3, 2):  # bidding order P2, P3, P4, P1
         order.append(s.current_player())
         act(s, f"bid {amount}")
     assert order == [1, 2, 3, 0]
@@ -84,9 +90,9 @@ def test_T34_tie_after_rebid_goes_to_the_start_player_side():
     s = fresh(4)
     s = to_parliament(s, ["architect", "trader", "mayor", "foreman"])
     assert s.to_dict()["start_player"] == 2
-    bids(s, 0, 3, 3, 5)                             # order P3, P4, P1, P2
+    bids(s, 0, 3, 3, 5)  # order P3, P4, P1, P2
     assert votes(s) == [6, 7, 5, 7]
-    bids(s, 1, 1)                                   # P2 (seat 1) then P4 (seat 3), from the start player
+    bids(s, 1, 1)  # P2 (seat 1) then P4 (seat 3), from the start player
     assert votes(s)[1] == votes(s)[3] == 8
     assert s.current_player() == 3 and s.step_name() == "enact"
 
@@ -107,7 +113,10 @@ def _corruption(n=3):
 
 def test_T36_corruption_law_no_bids():
     s = _corruption()
-    s = edit(s, lambda d: (d.update(town_hall_user=0), d["boards"][0]["buildings"].update(town_hall="3,4")))
+    s = edit(
+        s,
+        lambda d: (d.update(town_hall_user=0), d["boards"][0]["buildings"].update(town_hall="3,4")),
+    )
     s = to_parliament(s, ["foreman", "mayor", "worker"])
     assert s.step_name() == "enact" and s.current_player() == 0
     assert pesos(s) == [10, 10, 10] and votes(s) == [6, 5, 1]
@@ -121,7 +130,7 @@ def test_T37_corruption_timing():
     s = fresh(3)
     s = edit(s, lambda d: (d.update(round=3), set_proposal(d, "IV", "corruption")))
     s = to_parliament(s, ["mayor", "worker", "trader"])
-    assert s.step_name() == "bid"                   # round 3: bids as usual
+    assert s.step_name() == "bid"  # round 3: bids as usual
     bids(s, 1, 1, 0)
     assert pesos(s) == [9, 9, 10]
     act(s, "enact I and IV")
@@ -158,18 +167,32 @@ def test_T38_enactment_replaces():
         set_proposal(d, "II", "levy_sugar")
         set_proposal(d, "III", "subsidy_buildings")
         set_proposal(d, "IV", "market_gains")
+
     s = at_enact(s, winner=0, round=3, fn=f)
     act(s, "enact I and IV")
     d = s.to_dict()
-    assert d["laws"]["in_force"] == {"I": "tax_1", "II": "levy_rum", "III": "subsidy_water", "IV": "market_gains"}
+    assert d["laws"]["in_force"] == {
+        "I": "tax_1",
+        "II": "levy_rum",
+        "III": "subsidy_water",
+        "IV": "market_gains",
+    }
     assert d["laws"]["proposals"] == {"I": None, "II": None, "III": None, "IV": None}
     pass_laws(s)
     while s.is_chance_node():
         s.resolve_chance()
     d = s.to_dict()
-    assert d["market"] == {"sugar": 5, "citrus": 5, "tobacco": 5, "rum": 2, "cigar": 2}   # acted this round
+    assert d["market"] == {
+        "sugar": 5,
+        "citrus": 5,
+        "tobacco": 5,
+        "rum": 2,
+        "cigar": 2,
+    }  # acted this round
     for law in ("drought", "levy_sugar", "subsidy_buildings", "tax_4"):
-        assert law not in d["laws"]["proposals"].values() and law not in d["laws"]["in_force"].values()
+        assert (
+            law not in d["laws"]["proposals"].values() and law not in d["laws"]["in_force"].values()
+        )
 
 
 def test_T39_church_veto():
@@ -187,22 +210,41 @@ def test_T39_church_veto():
     assert s.to_dict()["laws"]["in_force"]["II"] == "initial"
     # later rounds: not the same stack twice in a row, whatever lies between
     s = fresh(3)
-    s = edit(s, lambda d: (d.update(round=4), d["boards"][1]["buildings"].update(church="3,4"),
-                           d["boards"][1].update(church_stack="II")))
+    s = edit(
+        s,
+        lambda d: (
+            d.update(round=4),
+            d["boards"][1]["buildings"].update(church="3,4"),
+            d["boards"][1].update(church_stack="II"),
+        ),
+    )
     play_card(s, "worker")
     act(s, "play foreman", "use church")
     assert legal(s) == {"veto I", "veto III", "veto IV"}
     act(s, "veto I")
     assert board(s, 1)["church_stack"] == "I"
-    s = edit(s, lambda d: (d["laws"].update(vetoed=None), d["action"].update(used=[]),
-                           d.update(step="character", player=2, character=None, turn=2),
-                           d["action"].update(activated=[], building=None)))
+    s = edit(
+        s,
+        lambda d: (
+            d["laws"].update(vetoed=None),
+            d["action"].update(used=[]),
+            d.update(step="character", player=2, character=None, turn=2),
+            d["action"].update(activated=[], building=None),
+        ),
+    )
     assert "veto II" in _church_options(s, 1)
 
 
 def _church_options(s, seat):
-    s = edit(s, lambda d: (d.update(turn=seat, player=seat), d["boards"][seat].update(hand=["foreman", "mayor", "worker",
-                                                                                              "trader", "architect"][:5])))
+    s = edit(
+        s,
+        lambda d: (
+            d.update(turn=seat, player=seat),
+            d["boards"][seat].update(
+                hand=["foreman", "mayor", "worker", "trader", "architect"][:5]
+            ),
+        ),
+    )
     s = edit(s, lambda d: d.update(lap=0))
     act(s, "play foreman", "use church")
     return legal(s)
@@ -210,11 +252,12 @@ def _church_options(s, seat):
 
 # --- §6.9 start player change -------------------------------------------------------------
 
+
 def test_T40_tie_later_card_wins():
     s = fresh(4)
     s = to_parliament(s, ["foreman", "mayor", "mayor", "worker"])
     assert s.to_dict()["start_player"] == 2
-    passive_round(s)                                # D19: he also starts the next round
+    passive_round(s)  # D19: he also starts the next round
     while s.is_chance_node():
         s.resolve_chance()
     assert s.round() == 2 and s.step_name() == "character" and s.current_player() == 2
@@ -223,8 +266,8 @@ def test_T40_tie_later_card_wins():
 def test_T41_change_counts_for_this_parliament():
     s = fresh(4)
     s = to_parliament(s, ["foreman", "mayor", "mayor", "worker"])
-    assert s.current_player() == 2                  # bidding from the new start player
-    bids(s, 0, 5, 0, 1)                             # P3 0, P4 5, P1 0, P2 1
+    assert s.current_player() == 2  # bidding from the new start player
+    bids(s, 0, 5, 0, 1)  # P3 0, P4 5, P1 0, P2 1
     assert votes(s) == [4, 6, 5, 6]
     bids(s, 0, 0)
     assert s.step_name() == "enact" and s.current_player() == 3
@@ -240,6 +283,7 @@ def test_T42_start_player_keeps_the_card():
 
 # --- §9 law execution --------------------------------------------------------------------
 
+
 def test_T43_initial_tax_and_levy():
     s = fresh(3)
 
@@ -249,13 +293,14 @@ def test_T43_initial_tax_and_levy():
         d["boards"][1].update(pesos=6)
         d["boards"][1]["yard"]["citrus"] = 1
         d["boards"][2].update(pesos=1)
+
     s = at_enact(s, winner=0, round=1, fn=f)
-    act(s, "enact III and IV")                      # keeps the initial tax and levy
+    act(s, "enact III and IV")  # keeps the initial tax and levy
     assert s.step_name() == "tax" and s.current_player() == 0
     act(s, "pay tax")
     assert s.current_player() == 1
     act(s, "pass")
-    assert s.step_name() == "levy" and s.current_player() == 0   # P3 cannot pay: skipped
+    assert s.step_name() == "levy" and s.current_player() == 0  # P3 cannot pay: skipped
     act(s, "deliver levy", "deliver levy")
     b = s.to_dict()["boards"]
     assert (b[0]["pesos"], b[0]["warehouse"]["citrus"], b[0]["vp"]) == (3, 0, 5)
@@ -272,9 +317,10 @@ def test_T44_per_building_tax():
         d["boards"][0]["buildings"].update(inn="2,2", hotel="2,3", dam="2,4")
         d["boards"][0]["pesos"] = 5
         d["boards"][1]["yard"]["rum"] = 1
+
     s = at_enact(s, winner=0, round=2, fn=f)
     act(s, "enact III and IV")
-    assert s.current_player() == 0 and s.step_name() == "tax"    # P2 owes 0: paid automatically
+    assert s.current_player() == 0 and s.step_name() == "tax"  # P2 owes 0: paid automatically
     act(s, "pay tax")
     assert s.step_name() == "levy" and s.current_player() == 1
     act(s, "deliver levy")
@@ -291,21 +337,25 @@ def test_T45_levy_all_or_nothing():
         d["boards"][0]["yard"]["sugar"] = 1
         d["boards"][1]["yard"]["sugar"] = 1
         d["boards"][1]["warehouse"]["sugar"] = 1
+
     s = at_enact(s, winner=0, round=2, fn=f)
     act(s, "enact III and IV")
-    act(s, "pass", "pay tax")                        # P1 refuses the tax, P2 pays it
-    assert s.step_name() == "levy" and s.current_player() == 1    # P1 cannot deliver: skipped
+    act(s, "pass", "pay tax")  # P1 refuses the tax, P2 pays it
+    assert s.step_name() == "levy" and s.current_player() == 1  # P1 cannot deliver: skipped
     act(s, "deliver levy")
     b = s.to_dict()["boards"]
     assert b[1]["vp"] == 2 + 2 + 1 and b[1]["warehouse"]["sugar"] == 0 and b[0]["vp"] == 0
 
 
-@pytest.mark.parametrize("law, board_kw, gain", [
-    ("subsidy_water", {"water": 9}, 7),
-    ("subsidy_pesos", {"pesos": 20}, 6),
-    ("subsidy_pesos", {"pesos": 21}, 7),
-    ("subsidy_pesos", {"pesos": 30}, 7),
-])
+@pytest.mark.parametrize(
+    "law, board_kw, gain",
+    [
+        ("subsidy_water", {"water": 9}, 7),
+        ("subsidy_pesos", {"pesos": 20}, 6),
+        ("subsidy_pesos", {"pesos": 21}, 7),
+        ("subsidy_pesos", {"pesos": 30}, 7),
+    ],
+)
 def test_T46_subsidy_caps(law, board_kw, gain):
     s = fresh(2)
 
@@ -316,13 +366,14 @@ def test_T46_subsidy_caps(law, board_kw, gain):
         else:
             d["boards"][0]["pesos"] = board_kw["pesos"]
             d["boards"][1]["pesos"] = 0
+
     s = at_enact(s, winner=0, round=2, fn=f)
     before = dict(board(s, 0)["yard"]), board(s, 0)["pesos"]
     act(s, "enact I and IV")
     pass_laws(s)
     b = board(s, 0)
     assert b["vp"] == gain
-    assert b["yard"]["water"] == before[0]["water"] and b["pesos"] == before[1]   # nothing is spent
+    assert b["yard"]["water"] == before[0]["water"] and b["pesos"] == before[1]  # nothing is spent
 
 
 def test_T46_subsidy_votes_counts_the_fourth_card_only():
@@ -334,6 +385,7 @@ def test_T46_subsidy_votes_counts_the_fourth_card_only():
         d["boards"][0]["buildings"]["town_hall"] = "3,4"
         d["boards"][0]["votes"] = 4 + 2 + 3
         d["boards"][0]["bought"] = 3
+
     s = at_enact(s, winner=0, round=2, fourth=["foreman", "worker", "trader"], fn=f)
     act(s, "enact I and IV")
     pass_laws(s)
@@ -341,18 +393,29 @@ def test_T46_subsidy_votes_counts_the_fourth_card_only():
 
 
 def test_T47_free_fields_and_buildings():
-    for law, gain in (("subsidy_free_crop_fields", 4), ("subsidy_free_material_fields", 4), ("subsidy_buildings", 3)):
+    for law, gain in (
+        ("subsidy_free_crop_fields", 4),
+        ("subsidy_free_material_fields", 4),
+        ("subsidy_buildings", 3),
+    ):
         s = fresh(2)
 
         def f(d, law=law):
             set_law(d, "III", law)
             d["boards"][0]["buildings"].update(hotel="2,2", inn="2,4", dam="3,2")
+
         s = at_enact(s, winner=0, round=2, fn=f)
         act(s, "enact I and IV")
         pass_laws(s)
         assert board(s, 0)["vp"] == gain, law
-        assert board(s, 1)["vp"] == {"subsidy_free_crop_fields": 6, "subsidy_free_material_fields": 5,
-                                     "subsidy_buildings": 0}[law]
+        assert (
+            board(s, 1)["vp"]
+            == {
+                "subsidy_free_crop_fields": 6,
+                "subsidy_free_material_fields": 5,
+                "subsidy_buildings": 0,
+            }[law]
+        )
 
 
 def test_T48_market_laws():
@@ -361,13 +424,14 @@ def test_T48_market_laws():
     def f(d):
         set_law(d, "IV", "market_gains")
         d["market"].update(sugar=4, citrus=0, tobacco=5)
+
     s = at_enact(s, winner=0, round=2, fn=f)
     act(s, "enact I and II")
     pass_laws(s)
     assert s.to_dict()["market"] == {"sugar": 5, "citrus": 2, "tobacco": 5, "rum": 2, "cigar": 2}
     while s.is_chance_node():
         s.resolve_chance()
-    passive_round(s)                                # still in force: acts again next round
+    passive_round(s)  # still in force: acts again next round
     while s.is_chance_node():
         s.resolve_chance()
     m = s.to_dict()["market"]
@@ -377,6 +441,7 @@ def test_T48_market_laws():
     def g(d):
         set_law(d, "IV", "market_loses")
         d["market"].update(sugar=5, citrus=1, tobacco=0)
+
     s = at_enact(s, winner=0, round=2, fn=g)
     act(s, "enact I and II")
     pass_laws(s)
@@ -385,20 +450,27 @@ def test_T48_market_laws():
 
 # --- §10 end of round and ships --------------------------------------------------------------
 
+
 def test_T49_yard_discard():
     s = fresh(2)
 
     def f(d):
         d["boards"][0]["yard"].update(sugar=3, rum=1, stone=2)
         d["boards"][0]["warehouse"]["citrus"] = 2
+
     s = at_enact(s, winner=0, round=2, fn=f)
     act(s, "enact III and IV")
     pass_laws(s)
     b = board(s, 0)
-    assert (b["yard"]["sugar"], b["yard"]["rum"], b["yard"]["stone"], b["warehouse"]["citrus"]) == (0, 1, 2, 2)
+    assert (b["yard"]["sugar"], b["yard"]["rum"], b["yard"]["stone"], b["warehouse"]["citrus"]) == (
+        0,
+        1,
+        2,
+        2,
+    )
     while s.is_chance_node():
         s.resolve_chance()
-    passive_round(s)                                 # stored crops stay for later rounds
+    passive_round(s)  # stored crops stay for later rounds
     assert board(s, 0)["warehouse"]["citrus"] == 2
 
 
@@ -416,12 +488,16 @@ def _round_end(round_, docks, at_sea, full=()):
             h["deck_unseen"].append(h["at_sea"])
             h["at_sea"] = None
         h["deck_unseen"].sort()
-        spec = {"ship_01": {"sugar": 2, "citrus": 1}, "ship_02": {"citrus": 2, "tobacco": 1},
-                "ship_03": {"tobacco": 2, "rum": 1}}
+        spec = {
+            "ship_01": {"sugar": 2, "citrus": 1},
+            "ship_02": {"citrus": 2, "tobacco": 1},
+            "ship_03": {"tobacco": 2, "rum": 1},
+        }
         for i, sh in enumerate(docks):
             if sh:
                 set_dock(d, i + 1, sh, **(spec[sh] if i + 1 in full else {}))
         set_at_sea(d, at_sea)
+
     return at_enact(s, winner=0, round=round_, fn=f)
 
 
@@ -430,7 +506,7 @@ def _finish(s, draws):
     pass_laws(s)
     for sh in draws:
         act(s, f"ship draw {sh}")
-    assert s.step_name() == "law_draw"             # the refill is complete: the next round starts
+    assert s.step_name() == "law_draw"  # the refill is complete: the next round starts
     return s.to_dict()["harbour"]
 
 
@@ -462,7 +538,9 @@ def test_T53_three_departures():
     h = _finish(s, ["ship_12", "ship_13", "ship_14"])
     assert [dk["ship"] for dk in h["docks"]] == ["ship_13", "ship_12", "ship_09"]
     assert h["at_sea"] == "ship_14" and h["deck_returned"] == ["ship_01", "ship_02", "ship_03"]
-    assert s.to_dict()["supply"]["rum"] == rum_before + 1         # cargo back to the supply (ship_03's rum)
+    assert (
+        s.to_dict()["supply"]["rum"] == rum_before + 1
+    )  # cargo back to the supply (ship_03's rum)
 
 
 def test_T54_round_1_with_a_full_ship():
@@ -479,15 +557,20 @@ def test_s10_returned_cards_come_back_in_order_without_chance():
         h = d["harbour"]
         h["deck_returned"] = list(h["deck_unseen"])
         h["deck_unseen"] = []
+
     s = at_enact(s, winner=0, round=2, fn=f)
     h0 = s.to_dict()["harbour"]
     order = h0["deck_returned"]
-    assert h0["docks"][2] is None                   # round-1 harbour: docks 1 and 2, nothing leaves
+    assert h0["docks"][2] is None  # round-1 harbour: docks 1 and 2, nothing leaves
     act(s, "enact III and IV")
     pass_laws(s)
     h = s.to_dict()["harbour"]
-    assert s.step_name() == "law_draw"              # no ship chance node: the returned cards come in order
-    assert [dk["ship"] for dk in h["docks"]] == [h0["at_sea"], h0["docks"][0]["ship"], h0["docks"][1]["ship"]]
+    assert s.step_name() == "law_draw"  # no ship chance node: the returned cards come in order
+    assert [dk["ship"] for dk in h["docks"]] == [
+        h0["at_sea"],
+        h0["docks"][0]["ship"],
+        h0["docks"][1]["ship"],
+    ]
     assert h["at_sea"] == order[0] and h["deck_returned"] == order[1:]
 
 
@@ -506,8 +589,15 @@ def test_T55_lighthouse():
 
 def test_T56_markers_and_cards_reset():
     s = fresh(3)
-    s = edit(s, lambda d: (d.update(markers=["trader_material", "architect_2vp", "mayor_4pesos"], town_hall_user=1),
-                           d["boards"][1]["buildings"].update(town_hall="3,4")))
+    s = edit(
+        s,
+        lambda d: (
+            d.update(
+                markers=["trader_material", "architect_2vp", "mayor_4pesos"], town_hall_user=1
+            ),
+            d["boards"][1]["buildings"].update(town_hall="3,4"),
+        ),
+    )
     passive_round(s)
     d = s.to_dict()
     assert d["markers"] == [] and d["town_hall_user"] is None
@@ -516,16 +606,19 @@ def test_T56_markers_and_cards_reset():
 
 # --- §12 end of game -----------------------------------------------------------------------
 
+
 def _final(p0, p1):
     s = fresh(2)
 
     def f(d):
-        for b, (vp, nb, money), names in zip(d["boards"], (p0, p1), (("inn", "dam", "abbey"),
-                                                                     ("hotel", "sawmill", "storage"))):
+        for b, (vp, nb, money), names in zip(
+            d["boards"], (p0, p1), (("inn", "dam", "abbey"), ("hotel", "sawmill", "storage"))
+        ):
             b["vp"] = vp
             b["pesos"] = money
             for name, field in list(zip(names, ("2,2", "2,3", "2,4")))[:nb]:
                 b["buildings"][name] = field
+
     s = at_enact(s, winner=0, round=6, fn=f)
     act(s, "enact III and IV")
     while s.step_name() in ("tax", "levy"):
@@ -545,7 +638,9 @@ def test_T57_final_scoring_and_tie():
 
 def test_T58_vp_beyond_80():
     s = fresh(2)
-    s = edit(s, lambda d: (d["boards"][0].update(vp=79), d["boards"][0]["buildings"].update(hotel="3,4")))
+    s = edit(
+        s, lambda d: (d["boards"][0].update(vp=79), d["boards"][0]["buildings"].update(hotel="3,4"))
+    )
     act(s, "play foreman", "use hotel")
     assert board(s, 0)["vp"] == 81
     s = edit(s, lambda d: d["boards"][0].update(vp=79))

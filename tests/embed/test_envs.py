@@ -1,6 +1,7 @@
 """PettingZoo and Gymnasium adapters (caribsim.envs), checked with the ecosystems' own
 checkers (pettingzoo.test.api_test and seed_test, gymnasium.utils.env_checker.check_env) for
 every game and player count, plus the behaviour the checkers do not see."""
+
 from __future__ import annotations
 
 import sys
@@ -77,8 +78,9 @@ def test_pettingzoo_plays_the_game(name, players):
         assert seat == mirror.current_player()
         np.testing.assert_array_equal(obs["action_mask"], mirror.legal_actions_mask())
         # the default view is the normalised observation (observation="normalized")
-        np.testing.assert_array_equal(obs["observation"],
-                                      env.game.normalize_observation(mirror.observation_tensor(seat)))
+        np.testing.assert_array_equal(
+            obs["observation"], env.game.normalize_observation(mirror.observation_tensor(seat))
+        )
         for other in env.agents:
             if other != agent:
                 assert not env.observe(other)["action_mask"].any()
@@ -182,8 +184,9 @@ def test_gymnasium_episode_with_bots(name, players):
     while not done:
         assert env.state.current_player() == seat
         np.testing.assert_array_equal(obs["action_mask"], env.state.legal_actions_mask())
-        np.testing.assert_array_equal(obs["observation"],
-                                      env.game.normalize_observation(env.state.observation_tensor(seat)))
+        np.testing.assert_array_equal(
+            obs["observation"], env.game.normalize_observation(env.state.observation_tensor(seat))
+        )
         np.testing.assert_array_equal(info["action_mask"], obs["action_mask"])
         np.testing.assert_array_equal(env.action_masks(), obs["action_mask"].astype(bool))
         action = int(rng.choice(np.flatnonzero(obs["action_mask"])))
@@ -238,8 +241,10 @@ def test_gymnasium_random_seat_is_drawn_from_the_seed():
         seats[seed] = info["seat"]
         assert env.seat == info["seat"] and env.state.current_player() == env.seat
         assert sorted(env.opponents) == [s for s in range(3) if s != env.seat]
-        np.testing.assert_array_equal(obs["observation"],
-                                      env.game.normalize_observation(env.state.observation_tensor(env.seat)))
+        np.testing.assert_array_equal(
+            obs["observation"],
+            env.game.normalize_observation(env.state.observation_tensor(env.seat)),
+        )
     assert set(seats.values()) == {0, 1, 2}
     again = gym_env("puerto_rico", players=3, seat="random")
     assert all(again.reset(seed=seed)[1]["seat"] == seat for seed, seat in seats.items())
@@ -250,9 +255,9 @@ def test_gymnasium_random_seat_is_drawn_from_the_seed():
 def test_gymnasium_caribsim_bots_as_opponents():
     """caribsim's bots (MCTSBot included) and spec strings are opponents; the episode is
     reproducible from the env seed (the bots are restarted by reset)."""
+
     def episode():
-        env = gym_env("port_royal", players=3, seat=0,
-                      opponents=[MCTSBot(iterations=20), "greedy"])
+        env = gym_env("port_royal", players=3, seat=0, opponents=[MCTSBot(iterations=20), "greedy"])
         obs, _ = env.reset(seed=3)
         done, actions = False, []
         while not done:
@@ -271,7 +276,12 @@ def test_rgb_array_image_shows_the_board(monkeypatch):
     env = gym_env("puerto_rico", players=3, render_mode="rgb_array")
     obs, _ = env.reset(seed=0)
     start = env.render()
-    assert start.dtype == np.uint8 and start.ndim == 3 and start.shape[2] == 3 and start.shape[1] == 800
+    assert (
+        start.dtype == np.uint8
+        and start.ndim == 3
+        and start.shape[2] == 3
+        and start.shape[1] == 800
+    )
     rng = np.random.default_rng(1)
     done = False
     while not done:
@@ -281,6 +291,7 @@ def test_rgb_array_image_shows_the_board(monkeypatch):
     # the "total" bars (one colour per quantity), top to bottom one per seat, have lengths
     # proportional to the seats' totals
     from caribsim.envs import _BAR_COLOURS
+
     scores = env.state.scores()
     colour = _BAR_COLOURS[list(scores[0]).index("total")]
     hits = (end == colour).all(axis=2)
@@ -289,7 +300,9 @@ def test_rgb_array_image_shows_the_board(monkeypatch):
     widths = [hits[bar[0]].sum() for bar in bars]
     totals = [s["total"] for s in scores if s["total"] > 0]
     assert len(widths) == len(totals) and len(widths) >= 1
-    np.testing.assert_allclose(np.array(widths) / max(widths), np.array(totals) / max(totals), atol=0.01)
+    np.testing.assert_allclose(
+        np.array(widths) / max(widths), np.array(totals) / max(totals), atol=0.01
+    )
     monkeypatch.setitem(sys.modules, "PIL", None)
     with pytest.raises(ImportError, match=r"pip install 'caribsim\[plot\]'"):
         gym_env("puerto_rico", players=3, render_mode="rgb_array")
@@ -308,8 +321,11 @@ def test_gymnasium_bad_arguments():
 
 def test_gymnasium_opponents_are_reseeded_by_reset():
     """Bots with restart(seed) are reseeded from the env's seed: same seed, same episode."""
+
     def episode(seed):
-        env = gym_env("puerto_rico", players=3, opponents=[UniformRandomOpponent(), UniformRandomOpponent()])
+        env = gym_env(
+            "puerto_rico", players=3, opponents=[UniformRandomOpponent(), UniformRandomOpponent()]
+        )
         obs, _ = env.reset(seed=seed)
         trace, done = [], False
         while not done:

@@ -1,4 +1,5 @@
 """The example scripts in examples/ run as documented (tiny budgets)."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -23,14 +24,24 @@ def _load(name):
 def test_maskable_ppo_example_trains_and_evaluates(tmp_path):
     ppo = _load("train_maskable_ppo")
     out_file = tmp_path / "out.json"
-    argv = ["--steps", "512", "--eval-games", "6", "--seed", "3", "--json", str(out_file),
-            "--save", str(tmp_path / "model.zip")]
+    argv = [
+        "--steps",
+        "512",
+        "--eval-games",
+        "6",
+        "--seed",
+        "3",
+        "--json",
+        str(out_file),
+        "--save",
+        str(tmp_path / "model.zip"),
+    ]
     out = ppo.main(argv)
     assert json.loads(out_file.read_text()) == out
     assert (tmp_path / "model.zip").stat().st_size > 0
     returns = out["trained_returns"]
     assert len(returns) == out["trained"]["games"] == 6
-    assert all(r in (0.0, 0.5, 1.0) for r in returns)          # 2 players: a win, a loss or a tie
+    assert all(r in (0.0, 0.5, 1.0) for r in returns)  # 2 players: a win, a loss or a tie
     assert out["trained"]["win_share"] == pytest.approx(sum(returns) / 6)
     lo, hi = out["trained"]["ci95"]
     assert lo <= out["trained"]["win_share"] <= hi

@@ -13,6 +13,7 @@ own error, and the stepped VectorGame ends equal to a twin that made the same mo
 
 The properties run in a child process (a crash fails the test instead of killing pytest).
 """
+
 from __future__ import annotations
 
 import re
@@ -27,8 +28,20 @@ from test_hardening_core import GAMES, run_py
 from caribsim.vector import VectorGame
 
 N = 4
-DTYPES = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "bool", "float32",
-          "float64", "object"]
+DTYPES = [
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "bool",
+    "float32",
+    "float64",
+    "object",
+]
 LAYOUTS = ["array", "array", "strided", "readonly", "list", "tuple"]
 SHAPES = [None, None, None, None, "short", "long", "column", "scalar"]
 
@@ -36,8 +49,8 @@ SHAPES = [None, None, None, None, "short", "long", "column", "scalar"]
 def _wrap(v, dtype):
     """v as the integer dtype stores it (two's complement wrap-around)."""
     bits = np.dtype(dtype).itemsize * 8
-    w = v % 2 ** bits
-    return w - 2 ** bits if np.dtype(dtype).kind == "i" and w >= 2 ** (bits - 1) else w
+    w = v % 2**bits
+    return w - 2**bits if np.dtype(dtype).kind == "i" and w >= 2 ** (bits - 1) else w
 
 
 def _build(values, dtype, layout, shape):
@@ -81,19 +94,29 @@ def _expected(inp, states, num_actions):
     if a.dtype.kind not in "iu":
         return (TypeError, re.escape(f"got dtype {a.dtype}")), None
     if a.shape != (len(states),):
-        return (ValueError, re.escape(f"actions must have shape ({len(states)},), got {a.shape}")), None
+        return (
+            ValueError,
+            re.escape(f"actions must have shape ({len(states)},), got {a.shape}"),
+        ), None
     ids = [int(x) for x in a]
     for i, (v, s) in enumerate(zip(ids, states)):
         if not 0 <= v < num_actions:
-            return (ValueError, re.escape(f"game {i}: action {v} (out of range 0..{num_actions - 1})")), None
+            return (
+                ValueError,
+                re.escape(f"game {i}: action {v} (out of range 0..{num_actions - 1})"),
+            ), None
         if v not in s.legal_actions():
             return (ValueError, rf"game {i}: action {v} \(.*\) is not legal"), None
     return None, ids
 
 
 def _snapshot(vg):
-    return ([vg.get_state(i).serialize() for i in range(len(vg))], vg.legal_mask().copy(),
-            vg.current_players().copy(), vg.episodes().copy())
+    return (
+        [vg.get_state(i).serialize() for i in range(len(vg))],
+        vg.legal_mask().copy(),
+        vg.current_players().copy(),
+        vg.episodes().copy(),
+    )
 
 
 def _no_history(d):
@@ -105,13 +128,18 @@ def fuzz_step_inputs(name, examples):
     vg = VectorGame(name, n=N, seed=0)
     A = vg.num_actions
 
-    @settings(max_examples=examples, deadline=None, derandomize=True, database=None,
-              suppress_health_check=list(HealthCheck))
+    @settings(
+        max_examples=examples,
+        deadline=None,
+        derandomize=True,
+        database=None,
+        suppress_health_check=list(HealthCheck),
+    )
     @given(data=st.data())
     def prop(data):
         # each example from a fresh start, moved on by random legal steps: determined by its data alone
-        vg.reset(seed=data.draw(st.integers(0, 2 ** 64 - 1)))
-        rng = np.random.default_rng(data.draw(st.integers(0, 2 ** 32)))
+        vg.reset(seed=data.draw(st.integers(0, 2**64 - 1)))
+        rng = np.random.default_rng(data.draw(st.integers(0, 2**32)))
         for _ in range(data.draw(st.integers(0, 300))):
             mask = np.array(vg.legal_mask())
             vg.step(np.argmax(mask * rng.random(mask.shape), axis=1))
@@ -119,21 +147,27 @@ def fuzz_step_inputs(name, examples):
         mask = vg.legal_mask()
         values = []
         for i in range(N):
-            kind = data.draw(st.sampled_from(["legal"] * 4 + ["illegal", "negative", "high", "huge"]))
-            r = data.draw(st.integers(0, 2 ** 16))
+            kind = data.draw(
+                st.sampled_from(["legal"] * 4 + ["illegal", "negative", "high", "huge"])
+            )
+            r = data.draw(st.integers(0, 2**16))
             legal, illegal = np.flatnonzero(mask[i]), np.flatnonzero(mask[i] == 0)
             if kind == "legal" or (kind == "illegal" and not len(illegal)):
                 values.append(int(legal[r % len(legal)]))
             elif kind == "illegal":
                 values.append(int(illegal[r % len(illegal)]))
             elif kind == "negative":
-                values.append(data.draw(st.integers(-2 ** 63, -1)))
+                values.append(data.draw(st.integers(-(2**63), -1)))
             elif kind == "high":
-                values.append(data.draw(st.integers(A, 2 ** 63 - 1)))
+                values.append(data.draw(st.integers(A, 2**63 - 1)))
             else:
-                values.append(data.draw(st.integers(2 ** 63, 2 ** 64 - 1)))
-        inp = _build(values, data.draw(st.sampled_from(DTYPES)), data.draw(st.sampled_from(LAYOUTS)),
-                     data.draw(st.sampled_from(SHAPES)))
+                values.append(data.draw(st.integers(2**63, 2**64 - 1)))
+        inp = _build(
+            values,
+            data.draw(st.sampled_from(DTYPES)),
+            data.draw(st.sampled_from(LAYOUTS)),
+            data.draw(st.sampled_from(SHAPES)),
+        )
         error, ids = _expected(inp, states, A)
         before = _snapshot(vg)
         if error is not None:
@@ -197,27 +231,59 @@ def _meet(vg, steps=2000):
 
 
 def fuzz_threads(name, examples):
-    n = 2048                    # batch calls long enough for the other threads to meet them
+    n = 2048  # batch calls long enough for the other threads to meet them
     vg, twin = VectorGame(name, n=n, seed=3), VectorGame(name, n=n, seed=3)
     refused = [0]
-    reads = [lambda: vg.legal_mask(), lambda: vg.observations(), lambda: vg.current_players(),
-             lambda: vg.rewards(), lambda: vg.terminated(), lambda: vg.episodes(), lambda: vg.episode_lengths(),
-             lambda: vg.scores(), lambda: vg.get_state(5), lambda: len(vg), lambda: repr(vg),
-             lambda: vg.step(np.full(n, vg.num_actions)), lambda: vg.step(np.zeros(n, bool)),
-             lambda: vg.step(np.zeros(3, np.int64)), lambda: vg.reset(seed=-1),
-             # reads that draw (sample_legal) or fill other buffers change no game
-             lambda: vg.sample_legal(), lambda: vg.observations(seat=1), lambda: vg.final_returns(),
-             lambda: vg.final_scores(), lambda: vg.final_observations(np.arange(n) % 2),
-             lambda: vg.final_state(5), lambda: vg.observations(seat=99)]
-    allowed = (r"being used by another thread", r"game 0: action \d+ \(out of range", r"got dtype bool",
-               rf"shape \({n},\), got \(3,\)", r"seed must be in", r"game 5 has not finished",
-               r"seat 99 is out of range")
+    reads = [
+        lambda: vg.legal_mask(),
+        lambda: vg.observations(),
+        lambda: vg.current_players(),
+        lambda: vg.rewards(),
+        lambda: vg.terminated(),
+        lambda: vg.episodes(),
+        lambda: vg.episode_lengths(),
+        lambda: vg.scores(),
+        lambda: vg.get_state(5),
+        lambda: len(vg),
+        lambda: repr(vg),
+        lambda: vg.step(np.full(n, vg.num_actions)),
+        lambda: vg.step(np.zeros(n, bool)),
+        lambda: vg.step(np.zeros(3, np.int64)),
+        lambda: vg.reset(seed=-1),
+        # reads that draw (sample_legal) or fill other buffers change no game
+        lambda: vg.sample_legal(),
+        lambda: vg.observations(seat=1),
+        lambda: vg.final_returns(),
+        lambda: vg.final_scores(),
+        lambda: vg.final_observations(np.arange(n) % 2),
+        lambda: vg.final_state(5),
+        lambda: vg.observations(seat=99),
+    ]
+    allowed = (
+        r"being used by another thread",
+        r"game 0: action \d+ \(out of range",
+        r"got dtype bool",
+        rf"shape \({n},\), got \(3,\)",
+        r"seed must be in",
+        r"game 5 has not finished",
+        r"seat 99 is out of range",
+    )
 
-    @settings(max_examples=examples, deadline=None, derandomize=True, database=None,
-              suppress_health_check=list(HealthCheck))
-    @given(moves=st.lists(st.one_of(st.integers(0, 2 ** 32), st.none()), min_size=1, max_size=12),
-           programs=st.lists(st.lists(st.integers(0, len(reads) - 1), min_size=1, max_size=40),
-                             min_size=1, max_size=3))
+    @settings(
+        max_examples=examples,
+        deadline=None,
+        derandomize=True,
+        database=None,
+        suppress_health_check=list(HealthCheck),
+    )
+    @given(
+        moves=st.lists(st.one_of(st.integers(0, 2**32), st.none()), min_size=1, max_size=12),
+        programs=st.lists(
+            st.lists(st.integers(0, len(reads) - 1), min_size=1, max_size=40),
+            min_size=1,
+            max_size=3,
+        ),
+    )
     def prop(moves, programs):
         vg.reset(seed=1)
         twin.reset(seed=1)
@@ -237,7 +303,7 @@ def fuzz_threads(name, examples):
         threads = [threading.Thread(target=reader, args=(p,)) for p in programs]
         for t in threads:
             t.start()
-        for m in moves:                     # None: reset; an int: the seed of random legal actions
+        for m in moves:  # None: reset; an int: the seed of random legal actions
             if m is None:
                 _retry(vg.reset, 7)
             else:
@@ -252,9 +318,17 @@ def fuzz_threads(name, examples):
         for t in threads:
             t.join()
         assert not errors, errors[:3]
-        assert [vg.get_state(i).serialize() for i in range(0, n, 37)] == \
-            [twin.get_state(i).serialize() for i in range(0, n, 37)]
-        for f in ("legal_mask", "observations", "current_players", "rewards", "terminated", "episodes"):
+        assert [vg.get_state(i).serialize() for i in range(0, n, 37)] == [
+            twin.get_state(i).serialize() for i in range(0, n, 37)
+        ]
+        for f in (
+            "legal_mask",
+            "observations",
+            "current_players",
+            "rewards",
+            "terminated",
+            "episodes",
+        ):
             np.testing.assert_array_equal(getattr(vg, f)(), getattr(twin, f)())
 
     prop()

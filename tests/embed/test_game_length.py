@@ -2,6 +2,7 @@
 docs/embedding.md "Game length") is never exceeded by random games, by a "longest game"
 policy, nor by a search that maximises the game's length, and follows the component data;
 Puerto Rico with 2 players, like 3-5, has no finite length (a legal stalling game never ends)."""
+
 from __future__ import annotations
 
 from importlib import resources
@@ -37,7 +38,9 @@ def test_cuba_max_game_length_is_the_derived_bound(players):
     assert game.max_game_length() != cos.MAX_GAME_LENGTH
     # the derivation's building table is the engine's order and the data's field kinds
     data = game.caribsim_game.component_data()
-    assert [b["name"].lower().replace(" ", "_") for b in data["buildings"]] == list(cos._CU_BUILDINGS)
+    assert [b["name"].lower().replace(" ", "_") for b in data["buildings"]] == list(
+        cos._CU_BUILDINGS
+    )
     assert data["plantation"].count(cos._CU_WAREHOUSE) == 1
     for opts in ({"supply_limited": True}, {"pesos_limited": True}):
         # a limited supply / bank can only shorten the game: the bound does not grow
@@ -60,10 +63,16 @@ def _longest_policy(game, rng):
     is legal; bid 0 (keeps the pesos for purchases and ties the parliament into its re-bid);
     decline tax and levy (keeps pesos and items). Random among equals, so many games differ."""
     names = [game.action_to_string(a) for a in range(game.num_distinct_actions())]
-    prefs = [lambda x: x.startswith("sell"), lambda x: x.startswith("buy"),
-             lambda x: x.startswith("harvest"), lambda x: x == "foreman row and column",
-             lambda x: x.startswith(("pick", "receive")), lambda x: x.startswith("load"),
-             lambda x: x.startswith("build"), lambda x: x.startswith("use")]
+    prefs = [
+        lambda x: x.startswith("sell"),
+        lambda x: x.startswith("buy"),
+        lambda x: x.startswith("harvest"),
+        lambda x: x == "foreman row and column",
+        lambda x: x.startswith(("pick", "receive")),
+        lambda x: x.startswith("load"),
+        lambda x: x.startswith("build"),
+        lambda x: x.startswith("use"),
+    ]
 
     def act(state):
         legal = state.legal_actions()
@@ -78,9 +87,13 @@ def _longest_policy(game, rng):
             cands = [a for a, x in zip(legal, nm) if pref(x)]
             if cands and rng.random() < 0.95:
                 return int(rng.choice(cands))
-        cands = [a for a, x in zip(legal, nm)
-                 if x != "pass" and "alternative" not in x and not x.startswith("trader take")]
+        cands = [
+            a
+            for a, x in zip(legal, nm)
+            if x != "pass" and "alternative" not in x and not x.startswith("trader take")
+        ]
         return int(rng.choice(cands or legal))
+
     return act
 
 
@@ -104,7 +117,9 @@ def test_cuba_longest_game_policy_stays_within_the_bound(players):
     lengths = [_play(game.new_initial_state(seed=i), policy) for i in range(300)]
     assert max(lengths) <= bound
     # the policy does make games longer than uniformly random play does on average
-    random_mean = caribsim.random_playouts(game.new_initial_state(seed=0), 2000, seed=1).lengths.mean()
+    random_mean = caribsim.random_playouts(
+        game.new_initial_state(seed=0), 2000, seed=1
+    ).lengths.mean()
     assert np.mean(lengths) > random_mean
     _note(players, max(lengths))
 
@@ -124,7 +139,11 @@ def _check_terms(game, choose, games):
             d = state.to_dict()
             r = d["round"] - 1
             for b in d["boards"]:
-                items = sum(b["yard"].values()) + sum(b["warehouse"].values()) + sum(b["storage"].values())
+                items = (
+                    sum(b["yard"].values())
+                    + sum(b["warehouse"].values())
+                    + sum(b["storage"].values())
+                )
                 assert items <= terms["items"][r] and b["pesos"] + v * items <= terms["wealth"][r]
             if state.is_chance_node():
                 state.resolve_chance()
@@ -152,12 +171,18 @@ def test_cuba_derivation_steps_hold_in_play(players):
 
 
 def _held(board):
-    return sum(board["yard"].values()) + sum(board["warehouse"].values()) + sum(board["storage"].values())
+    return (
+        sum(board["yard"].values())
+        + sum(board["warehouse"].values())
+        + sum(board["storage"].values())
+    )
 
 
 def _cargo(board):
-    return sum(board["yard"][k] + board["warehouse"].get(k, 0) + board["storage"].get(k, 0)
-               for k in ("sugar", "citrus", "tobacco", "rum", "cigar"))
+    return sum(
+        board["yard"][k] + board["warehouse"].get(k, 0) + board["storage"].get(k, 0)
+        for k in ("sugar", "citrus", "tobacco", "rum", "cigar")
+    )
 
 
 def _check_actions(game, choose, games):
@@ -181,7 +206,9 @@ def _check_actions(game, choose, games):
             if d["phase"] != "setup":
                 if d["round"] != rnd:
                     rnd = d["round"]
-                    round_start = {q: b["pesos"] + t["v"] * _held(b) for q, b in enumerate(d["boards"])}
+                    round_start = {
+                        q: b["pesos"] + t["v"] * _held(b) for q, b in enumerate(d["boards"])
+                    }
                 for q, b in enumerate(d["boards"]):
                     assert b["pesos"] + t["v"] * _held(b) - round_start[q] <= t["gain"]
             if state.is_chance_node():
@@ -199,13 +226,18 @@ def _check_actions(game, choose, games):
                 if who == "worker":
                     limit = 1 + t["harvests"]
                 elif who == "trader":
-                    limit = _cargo(b) + t["tokens"] + (b["pesos"] + t["v"] * _cargo(b)) // t["supply_price"] + 1
+                    limit = (
+                        _cargo(b)
+                        + t["tokens"]
+                        + (b["pesos"] + t["v"] * _cargo(b)) // t["supply_price"]
+                        + 1
+                    )
                 elif who == "architect":
                     limit = 2
                 elif who == "foreman":
                     owned = [buildings.index(x.replace("_", " ")) for x in b["buildings"]]
                     extras = t["extras"](_held(b) + 2)
-                    limit = 1 + t["cross"] + sum(sorted(extras[i] for i in owned)[-t["cross"]:])
+                    limit = 1 + t["cross"] + sum(sorted(extras[i] for i in owned)[-t["cross"] :])
                 else:
                     limit = t["slots"]
                 action = [who, 0, limit]
@@ -230,6 +262,7 @@ def test_cuba_each_action_stays_within_its_step_bound(players):
 def _length_search(game, rng, rollouts=16):
     """A one-step search whose reward is the game's length: at each decision, the action
     whose random continuations (rollouts in C) make the most further decisions."""
+
     def act(state):
         legal = state.legal_actions()
         if len(legal) == 1:
@@ -238,11 +271,17 @@ def _length_search(game, rng, rollouts=16):
         for a in legal:
             child = state.clone()
             child.apply_action(a)
-            n = 0.0 if child.is_terminal() else caribsim.random_playouts(
-                child, rollouts, seed=int(rng.integers(2 ** 62))).lengths.mean()
+            n = (
+                0.0
+                if child.is_terminal()
+                else caribsim.random_playouts(
+                    child, rollouts, seed=int(rng.integers(2**62))
+                ).lengths.mean()
+            )
             if n > best:
                 best, best_a = n, a
         return best_a
+
     return act
 
 
@@ -299,7 +338,9 @@ def test_cuba_bound_follows_the_component_data(tmp_path):
     # free purchases from the unlimited supply: a Trader action has no bound (no bound is
     # given, the working limit would be used), and a buying loop shows it
     (tmp_path / "free").mkdir()
-    free = _data_folder(tmp_path / "free", {"market_buy_from_supply_price,7,": "market_buy_from_supply_price,0,"})
+    free = _data_folder(
+        tmp_path / "free", {"market_buy_from_supply_price,7,": "market_buy_from_supply_price,0,"}
+    )
     game = caribsim.load_game("cuba", players=2, data=free)
     with pytest.raises(ValueError, match="no bound"):
         cos.cuba_length_bound(game)
@@ -313,13 +354,13 @@ def test_cuba_bound_follows_the_component_data(tmp_path):
         names = {state.action_to_string(a): a for a in state.legal_actions()}
         buys = [a for nm, a in names.items() if nm.startswith("buy")]
         if buys:
-            state.apply_action(buys[-1])            # one more free item, again and again
+            state.apply_action(buys[-1])  # one more free item, again and again
         elif "play trader" in names:
             state.apply_action(names["play trader"])
         else:
             state.apply_action(state.legal_actions()[0])
         decisions += 1
-    assert not state.is_terminal() and state.to_dict()["round"] == 1    # all in one Trader action
+    assert not state.is_terminal() and state.to_dict()["round"] == 1  # all in one Trader action
 
 
 def _stall(state, prefer):

@@ -10,6 +10,7 @@ item 9).
 - the docs hold exactly the generated layout tables, whose rows add up to the length;
 - the environments' spaces contain every observation in both modes.
 """
+
 from __future__ import annotations
 
 import pathlib
@@ -33,10 +34,11 @@ def doc_table(name):
     options = DOC_TABLES[name][1]
     return layout_table([caribsim.load_game(name, players=n, **options) for n in range(2, 6)])
 
+
 CONFIGS = [
     ("puerto_rico", {}),
     ("puerto_rico", {"all_colonists_and_vp": True}),
-    ("puerto_rico", {"expansion": True}),                          # with the draft
+    ("puerto_rico", {"expansion": True}),  # with the draft
     ("puerto_rico", {"expansion": True, "all_31_buildings": True}),  # without the draft
     ("port_royal", {}),
     ("port_royal", {"require_expedition": True}),
@@ -171,16 +173,16 @@ def test_normalize_maps_the_bounds_to_0_and_1_and_clips_past_the_cap():
     const = low == caps
     assert np.allclose(game.normalize_observation(low), 0.0)
     assert np.allclose(game.normalize_observation(caps)[~const], 1.0)
-    assert np.allclose(game.normalize_observation(caps)[const], 0.0)   # one possible value
+    assert np.allclose(game.normalize_observation(caps)[const], 0.0)  # one possible value
     mid = (low + caps) / 2
     assert np.allclose(game.normalize_observation(mid)[~const], 0.5)
     unbounded = ~np.isfinite(high)
     assert unbounded.any()
     far = caps.copy()
-    far[unbounded] *= 10                                   # beyond the cap: clipped at 1
+    far[unbounded] *= 10  # beyond the cap: clipped at 1
     assert np.allclose(game.normalize_observation(far)[unbounded], 1.0)
     # any batch shape [..., O]; float32 out
-    batch = np.stack([np.stack([low, caps])] * 3)          # (3, 2, O)
+    batch = np.stack([np.stack([low, caps])] * 3)  # (3, 2, O)
     out = game.normalize_observation(batch)
     assert out.shape == batch.shape and out.dtype == np.float32
     assert np.allclose(out[:, 0], 0.0)
@@ -224,19 +226,27 @@ def test_puerto_rico_all_vp_chips_and_all_goods_of_a_kind():
     sc = pr_scenario.Scenario(players=4)
     game = sc.game
     pool = sc.d["vp_chips"]
-    sc.vp(0, pool)                                          # every VP chip: at the cap
-    sc.goods(1, corn=sc.d["goods"]["corn"])                 # every corn barrel
-    sc.doubloons(2, 5000)                                   # far past the cap: clipped
+    sc.vp(0, pool)  # every VP chip: at the cap
+    sc.goods(1, corn=sc.d["goods"]["corn"])  # every corn barrel
+    sc.doubloons(2, 5000)  # far past the cap: clipped
     d = sc.dict_at_role_selection(0)
-    d["end_triggered"] = True                               # the last chip taken triggers the end
+    d["end_triggered"] = True  # the last chip taken triggers the end
     st = game.state_from_dict(d)
     hi = game.observation_bounds()[1]
-    obs = _check_at(st, {_index(game, "player.vp chips", 0): 1.0,
-                         _index(game, "vp pool"): 0.0,
-                         _index(game, "player.goods", 1, 0): 1.0,
-                         _index(game, "player.doubloons", 2): 1.0})
+    obs = _check_at(
+        st,
+        {
+            _index(game, "player.vp chips", 0): 1.0,
+            _index(game, "vp pool"): 0.0,
+            _index(game, "player.goods", 1, 0): 1.0,
+            _index(game, "player.doubloons", 2): 1.0,
+        },
+    )
     assert obs[_index(game, "player.goods", 1, 0)] == hi[_index(game, "player.goods", 1, 0)] == 10
-    assert obs[_index(game, "player.doubloons", 2)] > game.observation_caps()[_index(game, "player.doubloons", 2)]
+    assert (
+        obs[_index(game, "player.doubloons", 2)]
+        > game.observation_caps()[_index(game, "player.doubloons", 2)]
+    )
 
 
 def test_puerto_rico_full_ships_and_a_full_trading_house():
@@ -245,7 +255,7 @@ def test_puerto_rico_full_ships_and_a_full_trading_house():
     caps = game.cargo_ship_capacities()
     sc.ships(("corn", caps[0]), ("indigo", caps[1]), ("sugar", caps[2]))
     sc.building(0, "office", colonists=1)
-    sc.house(coffee=4)                                      # four of a kind: the Office's doing
+    sc.house(coffee=4)  # four of a kind: the Office's doing
     st = sc.at_role_selection(0)
     entries = {_index(game, f"ship {i} load"): 1.0 for i in range(3)}
     entries[_index(game, "coffee trading house")] = 1.0
@@ -257,16 +267,23 @@ def test_puerto_rico_colonists_and_island():
     sc = pr_scenario.Scenario(players=2)
     game = sc.game
     sc.clear_island(0)
-    sc.tiles(0, "quarry", 5)                                # every quarry of the 2p game
+    sc.tiles(0, "quarry", 5)  # every quarry of the 2p game
     sc.colonists_on(0, "quarry", 5)
     st = sc.at_role_selection(0)
-    _check_at(st, {_index(game, "player.island tiles", 0, 5): 1.0,
-                   _index(game, "player.manned tiles", 0, 5): 1.0,
-                   _index(game, "quarries"): 0.0})
+    _check_at(
+        st,
+        {
+            _index(game, "player.island tiles", 0, 5): 1.0,
+            _index(game, "player.manned tiles", 0, 5): 1.0,
+            _index(game, "quarries"): 0.0,
+        },
+    )
 
 
 def test_port_royal_every_sailor_and_pirate():
-    fighters = [r["id"] for r in pry_scenario.core.CARD_ROWS if r["ability"] in ("SAILOR", "PIRATE")]
+    fighters = [
+        r["id"] for r in pry_scenario.core.CARD_ROWS if r["ability"] in ("SAILOR", "PIRATE")
+    ]
     cards = [c for c in fighters for _ in range(int(pry_scenario.ROWS[c]["count"]))]
     st = pry_scenario.make(4, display={1: cards}, coins={0: 30})
     game = st.game
@@ -280,16 +297,23 @@ def test_cuba_pesos_items_and_vp_past_their_caps():
     def fn(d):
         d["boards"][0]["pesos"] = 500
         d["boards"][0]["vp"] = 200
-        d["boards"][1]["yard"]["sugar"] = 18                  # the physical count: the cap
+        d["boards"][1]["yard"]["sugar"] = 18  # the physical count: the cap
         cuba_scenario.give_building(d["boards"][1], "storage", "1,2")
-        d["boards"][1]["storage"]["citrus"] = 3               # the Storage's capacity
+        d["boards"][1]["storage"]["citrus"] = 3  # the Storage's capacity
+
     st = cuba_scenario.edit(st, fn)
     _low, high = game.observation_bounds()
     assert not np.isfinite(high[_index(game, "player.pesos", 0)])
-    _check_at(st, {_index(game, "player.pesos", 0): 1.0,
-                   _index(game, "player.vp", 0): 1.0,
-                   _index(game, "player.yard", 1, 0): 1.0,
-                   _index(game, "player.citrus storage", 1): 1.0}, seat=0)
+    _check_at(
+        st,
+        {
+            _index(game, "player.pesos", 0): 1.0,
+            _index(game, "player.vp", 0): 1.0,
+            _index(game, "player.yard", 1, 0): 1.0,
+            _index(game, "player.citrus storage", 1): 1.0,
+        },
+        seat=0,
+    )
 
 
 def test_cuba_limited_game_is_finite():
@@ -297,7 +321,7 @@ def test_cuba_limited_game_is_finite():
     _low, high = game.observation_bounds()
     finite = np.isfinite(high)
     # only VP is unbounded when the bank and the supply are the physical ones
-    names = {nm for nm, start, count in _rows(game) if not finite[start:start + count].all()}
+    names = {nm for nm, start, count in _rows(game) if not finite[start : start + count].all()}
     assert names == {"player.vp"}
     assert high[_index(game, "player.pesos")] == 60
 
@@ -308,77 +332,143 @@ def test_cuba_limited_game_is_finite():
 UNREACHED = {
     # Puerto Rico: bounds from the components that no short random game reaches
     "player.island tiles": "a player holding every loose tile of a kind (11-12) needs the other "
-                           "players never to take one; the quarry entry is reached by a scenario",
+    "players never to take one; the quarry entry is reached by a scenario",
     "player.manned tiles": "as the island tiles",
     "player.san juan": "all colonists in one San Juan: the bound is the colonist count",
     "player.goods": "a player with every barrel of a kind (reached by a scenario for corn)",
     "player.building colonists": "a Guest house's 2 guests, a production building's 3 colonists",
-    "player.vp chips": "", "player.doubloons": "",
+    "player.vp chips": "",
+    "player.doubloons": "",
     "colonist ship": "the ship can hold only what the supply gave: the bound is the colonist count",
     "to place": "one player placing every colonist: the bound is the colonist count",
     "last mayor slot": "placing on the last building needs a player owning it with a colonist to place",
-    "corn discard": "every loose plantation of a kind in the discard", "indigo discard": "",
-    "sugar discard": "", "tobacco discard": "", "coffee discard": "",
-    "corn face-up": "N + 1 face-up of one kind", "indigo face-up": "", "sugar face-up": "",
-    "tobacco face-up": "", "coffee face-up": "",
-    "corn stack": "", "indigo stack": "", "sugar stack": "", "tobacco stack": "", "coffee stack": "",
-    "corn removed": "every loose plantation of a kind removed by forests", "indigo removed": "",
-    "sugar removed": "", "tobacco removed": "", "coffee removed": "",
+    "corn discard": "every loose plantation of a kind in the discard",
+    "indigo discard": "",
+    "sugar discard": "",
+    "tobacco discard": "",
+    "coffee discard": "",
+    "corn face-up": "N + 1 face-up of one kind",
+    "indigo face-up": "",
+    "sugar face-up": "",
+    "tobacco face-up": "",
+    "coffee face-up": "",
+    "corn stack": "",
+    "indigo stack": "",
+    "sugar stack": "",
+    "tobacco stack": "",
+    "coffee stack": "",
+    "corn removed": "every loose plantation of a kind removed by forests",
+    "indigo removed": "",
+    "sugar removed": "",
+    "tobacco removed": "",
+    "coffee removed": "",
     "corn trading house": "four of a kind need the Office (a scenario reaches coffee)",
-    "indigo trading house": "", "sugar trading house": "", "tobacco trading house": "",
-    "coffee trading house": "", "trading house count": "reached by a scenario",
+    "indigo trading house": "",
+    "sugar trading house": "",
+    "tobacco trading house": "",
+    "coffee trading house": "",
+    "trading house count": "reached by a scenario",
     "corn craftsman amount": "one Craftsman receiving every barrel of a kind",
-    "indigo craftsman amount": "", "sugar craftsman amount": "", "tobacco craftsman amount": "",
+    "indigo craftsman amount": "",
+    "sugar craftsman amount": "",
+    "tobacco craftsman amount": "",
     "coffee craftsman amount": "",
     "corn single barrels kept": "4 single barrels of one kind need a Storehouse",
-    "indigo single barrels kept": "", "sugar single barrels kept": "",
-    "tobacco single barrels kept": "", "coffee single barrels kept": "",
+    "indigo single barrels kept": "",
+    "sugar single barrels kept": "",
+    "tobacco single barrels kept": "",
+    "coffee single barrels kept": "",
     "small wharf goods": "a Small-wharf shipment of every good of the game",
     "ship 0 load": "a full ship is emptied at the end of the Captain phase (reached by a scenario)",
-    "ship 1 load": "", "ship 2 load": "",
+    "ship 1 load": "",
+    "ship 2 load": "",
     "selections done": "the value after the round's last selection is never a decision state",
     "idle captain turns": "n idle turns end the Captain phase at once",
-    "privilege left": "the Library's doubled privilege", "black market items left": "",
-    "black market last + 1": "", "barrels left": "", "last keep + 1": "",
-    "warehouse kinds left": "both warehouses occupied", "last warehouse kind + 1": "",
+    "privilege left": "the Library's doubled privilege",
+    "black market items left": "",
+    "black market last + 1": "",
+    "barrels left": "",
+    "last keep + 1": "",
+    "warehouse kinds left": "both warehouses occupied",
+    "last warehouse kind + 1": "",
     "colonist supply": "its setup value, left at once by the first Mayor",
     "step one-hot (base steps)": "the chance steps are resolved by VectorGame",
-    "step one-hot (expansion steps)": "", "phase one-hot": "the setup phase: chance only",
-    "last tile one-hot": "", "last building one-hot": "", "player.owns building": "",
-    "building supply": "", "player.used wharf": "", "small wharf used.small wharf used": "",
-    "to draw": "only chance nodes have plantations to draw", "quarries": "",
+    "step one-hot (expansion steps)": "",
+    "phase one-hot": "the setup phase: chance only",
+    "last tile one-hot": "",
+    "last building one-hot": "",
+    "player.owns building": "",
+    "building supply": "",
+    "player.used wharf": "",
+    "small wharf used.small wharf used": "",
+    "to draw": "only chance nodes have plantations to draw",
+    "quarries": "",
     # Port Royal
-    "player.coins": "every card as coins: the bound is the deck", "player.vp": "",
-    "player.swords": "reached by a scenario", "player.expeditions": "every expedition",
-    "player.display per variant": "every copy of a person", "harbour per variant": "",
-    "unseen per variant": "", "discard per variant": "", "pending card one-hot": "",
-    "step one-hot": "the chance step is resolved by VectorGame", "draw pile": "",
-    "discard pile": "", "revealed this turn": "127: the counter's saturation",
-    "picks left": "3 + every Governor (Cuba: as picks made)", "take-turns done": "",
+    "player.coins": "every card as coins: the bound is the deck",
+    "player.vp": "",
+    "player.swords": "reached by a scenario",
+    "player.expeditions": "every expedition",
+    "player.display per variant": "every copy of a person",
+    "harbour per variant": "",
+    "unseen per variant": "",
+    "discard per variant": "",
+    "pending card one-hot": "",
+    "step one-hot": "the chance step is resolved by VectorGame",
+    "draw pile": "",
+    "discard pile": "",
+    "revealed this turn": "127: the counter's saturation",
+    "picks left": "3 + every Governor (Cuba: as picks made)",
+    "take-turns done": "",
     # Cuba
-    "player.citrus storage": "reached by a scenario", "player.sugar storage": "",
-    "player.tobacco storage": "", "player.bought votes": "400: two bids of 200 pesos",
-    "player.votes": "", "player.own bid": "a 200-peso bid", "turn": "",
-    "ship card.returned position": "every ship returned", "harvest count": "every crop field",
-    "harvest last field + 1": "", "picks made": "127: an unlimited building's counter",
+    "player.citrus storage": "reached by a scenario",
+    "player.sugar storage": "",
+    "player.tobacco storage": "",
+    "player.bought votes": "400: two bids of 200 pesos",
+    "player.votes": "",
+    "player.own bid": "a 200-peso bid",
+    "turn": "",
+    "ship card.returned position": "every ship returned",
+    "harvest count": "every crop field",
+    "harvest last field + 1": "",
+    "picks made": "127: an unlimited building's counter",
     # "picks left": one key for both games, argued with Port Royal's above
-    "black market item + 1": "", "loads made": "a ship's every slot at once",
-    "loads left": "127: the Mayor's unlimited counter", "player.pesos": "", "player.yard": "",
-    "lap": "", "dock.sugar cargo": "", "dock.citrus cargo": "", "dock.tobacco cargo": "",
-    "dock.rum cargo": "", "dock.cigar cargo": "", "dock.sugar free slots": "",
-    "dock.citrus free slots": "", "dock.tobacco free slots": "", "dock.rum free slots": "",
-    "dock.cigar free slots": "", "setup items left": "", "setup last item + 1": "",
+    "black market item + 1": "",
+    "loads made": "a ship's every slot at once",
+    "loads left": "127: the Mayor's unlimited counter",
+    "player.pesos": "",
+    "player.yard": "",
+    "lap": "",
+    "dock.sugar cargo": "",
+    "dock.citrus cargo": "",
+    "dock.tobacco cargo": "",
+    "dock.rum cargo": "",
+    "dock.cigar cargo": "",
+    "dock.sugar free slots": "",
+    "dock.citrus free slots": "",
+    "dock.tobacco free slots": "",
+    "dock.rum free slots": "",
+    "dock.cigar free slots": "",
+    "setup items left": "",
+    "setup last item + 1": "",
     "building in use one-hot": "one entry per building kind: each is a legal position, random "
-                               "play builds only some kinds",
-    "foreman activated / used": "", "law card.vetoed": "a Church veto of each law card",
+    "play builds only some kinds",
+    "foreman activated / used": "",
+    "law card.vetoed": "a Church veto of each law card",
     "harvest activated fields": "",
 }
 # the building one-hot of each plantation field: 23 kinds x 11 fields, each a legal position
 UNREACHED.update({f"player.field {f} building one-hot": "" for f in range(12)})
 
 
-@pytest.mark.parametrize("name,opts,n", [("puerto_rico", {}, 3), ("puerto_rico", {"expansion": True}, 4),
-                                         ("port_royal", {}, 4), ("cuba", {}, 3)])
+@pytest.mark.parametrize(
+    "name,opts,n",
+    [
+        ("puerto_rico", {}, 3),
+        ("puerto_rico", {"expansion": True}, 4),
+        ("port_royal", {}, 4),
+        ("cuba", {}, 3),
+    ],
+)
 def test_every_finite_bound_is_reached_or_argued(name, opts, n):
     game = caribsim.load_game(name, players=n, **opts)
     low, high = game.observation_bounds()
@@ -407,8 +497,9 @@ def test_docs_hold_the_generated_layout_table(name):
     text = path.read_text(encoding="utf-8")
     assert TABLE_BEGIN in text and TABLE_END in text, f"{path} has no observation table"
     documented = text.split(TABLE_BEGIN, 1)[1].split(TABLE_END, 1)[0].strip()
-    assert documented == doc_table(name), \
+    assert documented == doc_table(name), (
         f"{path}: the table differs from the code: run python docs/gen_observation_tables.py --write"
+    )
     rows = parse_table(documented)
     options = DOC_TABLES[name][1]
     for k, n in enumerate(range(2, 6)):
@@ -416,9 +507,13 @@ def test_docs_hold_the_generated_layout_table(name):
         total, names = 0, []
         for offset, count, feature in rows:
             if offset.startswith("+"):
-                continue                                    # inside the block just counted
-            at = int(offset) if "n" not in offset else \
-                int(offset.split("n")[0]) * n + int(offset.split("+")[1] if "+" in offset else 0)
+                continue  # inside the block just counted
+            at = (
+                int(offset)
+                if "n" not in offset
+                else int(offset.split("n")[0]) * n
+                + int(offset.split("+")[1] if "+" in offset else 0)
+            )
             assert at == total, (name, n, feature, offset, total)
             if isinstance(count, tuple):
                 reps = count[0].split("/")
@@ -446,6 +541,7 @@ def test_gym_env_spaces_contain_every_observation(name, mode):
     from gymnasium.utils.env_checker import check_env
 
     from caribsim.envs import gym_env
+
     env = gym_env(name, players=3, observation=mode)
     box = env.observation_space["observation"]
     if mode == "normalized":
@@ -453,8 +549,11 @@ def test_gym_env_spaces_contain_every_observation(name, mode):
     else:
         low, high = env.game.observation_bounds()
         assert (box.low == low).all()
-        assert ((box.high == high) | ((low == high) & (box.high == low + 1))
-                | (~np.isfinite(high) & (box.high == 2 ** 15 - 1))).all()
+        assert (
+            (box.high == high)
+            | ((low == high) & (box.high == low + 1))
+            | (~np.isfinite(high) & (box.high == 2**15 - 1))
+        ).all()
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         check_env(env, skip_render_check=True)
@@ -475,6 +574,7 @@ def test_pettingzoo_env_spaces_contain_every_observation(mode):
     from pettingzoo.test import api_test
 
     from caribsim.envs import pettingzoo_env
+
     with warnings.catch_warnings():
         # "Observation is not a NumPy array": the {"observation", "action_mask"} dict of
         # PettingZoo's own classic games (as in test_envs.py)
@@ -495,6 +595,7 @@ def test_pettingzoo_env_spaces_contain_every_observation(mode):
 def test_vector_env_spaces_contain_every_observation(mode):
     need("rl")
     from caribsim.vector_env import vector_env
+
     env = vector_env("cuba", num_envs=6, players=2, seat=1, observation=mode)
     obs, info = env.reset(seed=0)
     rng = np.random.default_rng(0)
@@ -513,6 +614,7 @@ def test_bad_observation_mode_is_refused():
     need("rl")
     from caribsim.envs import gym_env, pettingzoo_env
     from caribsim.vector_env import vector_env
+
     for make in (gym_env, pettingzoo_env, vector_env):
         with pytest.raises(ValueError, match="observation must be one of"):
             make("port_royal", players=2, observation="scaled")

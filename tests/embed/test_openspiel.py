@@ -2,6 +2,7 @@
 Python game, checked with OpenSpiel's own random-simulation consistency test
 (pyspiel.random_sim_test), played in full by OpenSpiel's Python MCTSBot and ISMCTSBot, and
 its information states (caribsim.infostate) checked against the hidden facts of each game."""
+
 from __future__ import annotations
 
 import pickle
@@ -53,18 +54,30 @@ def test_random_sim_test(name, players):
 STOCK = [(name, min(_player_counts(name))) for name in caribsim.games()]
 
 
-@pytest.mark.parametrize("name,players,evaluator",
-                         [(n, p, "stock") for n, p in STOCK] + [(n, p, "c") for n, p in CASES],
-                         ids=[f"{n}-{p}p-stock" for n, p in STOCK] + [f"{i}-c" for i in IDS])
+@pytest.mark.parametrize(
+    "name,players,evaluator",
+    [(n, p, "stock") for n, p in STOCK] + [(n, p, "c") for n, p in CASES],
+    ids=[f"{n}-{p}p-stock" for n, p in STOCK] + [f"{i}-c" for i in IDS],
+)
 def test_mcts_bot_plays_full_games(name, players, evaluator):
     """OpenSpiel's Python MCTSBot takes every decision of a full game: with OpenSpiel's own
     RandomRolloutEvaluator (rollouts through pybind11, slow: the smallest player count), and
     with caribsim's CRolloutEvaluator (rollouts in C) at every player count."""
     game = pyspiel.load_game(f"caribsim_{name}", {"players": players})
     rs = np.random.RandomState(players)
-    ev = mcts.RandomRolloutEvaluator(1, rs) if evaluator == "stock" else cos.CRolloutEvaluator(1, seed=players)
-    bot = mcts.MCTSBot(game, uct_c=2.0, max_simulations=2 if evaluator == "stock" else 8,
-                       evaluator=ev, random_state=rs, solve=False)
+    ev = (
+        mcts.RandomRolloutEvaluator(1, rs)
+        if evaluator == "stock"
+        else cos.CRolloutEvaluator(1, seed=players)
+    )
+    bot = mcts.MCTSBot(
+        game,
+        uct_c=2.0,
+        max_simulations=2 if evaluator == "stock" else 8,
+        evaluator=ev,
+        random_state=rs,
+        solve=False,
+    )
     state = game.new_initial_state()
     decisions = 0
     while not state.is_terminal():
@@ -88,7 +101,10 @@ def test_game_parameters_and_info():
     cg = game.caribsim_game
     assert cg.options()["players"] == 3 and cg.options()["all_colonists_and_vp"] is True
     assert game.num_distinct_actions() == cg.num_distinct_actions()
-    assert game.max_chance_outcomes() >= max(a for a, _ in game.new_initial_state().chance_outcomes()) + 1
+    assert (
+        game.max_chance_outcomes()
+        >= max(a for a, _ in game.new_initial_state().chance_outcomes()) + 1
+    )
     assert game.observation_tensor_shape() == list(cg.observation_tensor_shape())
     gtype = game.get_type()
     assert gtype.chance_mode == pyspiel.GameType.ChanceMode.EXPLICIT_STOCHASTIC
@@ -110,8 +126,9 @@ def test_state_mirrors_the_caribsim_state():
     for _ in range(300):
         if state.is_terminal():
             break
-        assert state.current_player() == (pyspiel.PlayerId.CHANCE if mirror.is_chance_node()
-                                          else mirror.current_player())
+        assert state.current_player() == (
+            pyspiel.PlayerId.CHANCE if mirror.is_chance_node() else mirror.current_player()
+        )
         if state.is_chance_node():
             outcomes = state.chance_outcomes()
             assert outcomes == mirror.chance_outcomes()
@@ -133,7 +150,9 @@ def test_state_mirrors_the_caribsim_state():
     assert str(pickle.loads(pickle.dumps(state))) == str(state)
     for copy in (clone, restored, pickle.loads(pickle.dumps(state))):
         assert copy.information_state_string(1) == state.information_state_string(1)
-        np.testing.assert_array_equal(copy.information_state_tensor(1), state.information_state_tensor(1))
+        np.testing.assert_array_equal(
+            copy.information_state_tensor(1), state.information_state_tensor(1)
+        )
 
 
 def _random_walk(state, rng, steps):
@@ -153,9 +172,14 @@ def test_returns_are_constant_sum(name):
     """The declared CONSTANT_SUM with utility_sum 1: random games in C (all player counts)."""
     for players in _player_counts(name):
         game = pyspiel.load_game(f"caribsim_{name}", {"players": players})
-        result = caribsim.random_playouts(game.caribsim_game.new_initial_state(seed=0), 300, seed=players)
+        result = caribsim.random_playouts(
+            game.caribsim_game.new_initial_state(seed=0), 300, seed=players
+        )
         np.testing.assert_allclose(result.returns.sum(axis=1), game.utility_sum())
-        assert result.returns.min() >= game.min_utility() and result.returns.max() <= game.max_utility()
+        assert (
+            result.returns.min() >= game.min_utility()
+            and result.returns.max() <= game.max_utility()
+        )
 
 
 class _ISMCTSBot(ismcts.ISMCTSBot):
@@ -174,8 +198,11 @@ def test_evaluate_bots_with_ismcts_and_mcts(name):
     game = pyspiel.load_game(f"caribsim_{name}", {"players": 2})
     rs = np.random.RandomState(3)
     ev = cos.CRolloutEvaluator(1, seed=1)
-    first = (mcts.MCTSBot(game, 2.0, 4, ev, random_state=rs, solve=False) if name == "puerto_rico"
-             else _ISMCTSBot(game, ev, 2.0, 4, random_state=rs))
+    first = (
+        mcts.MCTSBot(game, 2.0, 4, ev, random_state=rs, solve=False)
+        if name == "puerto_rico"
+        else _ISMCTSBot(game, ev, 2.0, 4, random_state=rs)
+    )
     bots = [first, mcts.MCTSBot(game, 2.0, 4, ev, random_state=rs, solve=False)]
     state = game.new_initial_state()
     returns = evaluate_bots.evaluate_bots(state, bots, rs)
@@ -202,7 +229,11 @@ def _branch_with_other_outcome(name, hidden_kind):
     rng = np.random.RandomState(5)
     a = game.new_initial_state()
     while True:
-        if a.is_chance_node() and a.inner.chance_event()[0] == hidden_kind and len(a.chance_outcomes()) > 1:
+        if (
+            a.is_chance_node()
+            and a.inner.chance_event()[0] == hidden_kind
+            and len(a.chance_outcomes()) > 1
+        ):
             break
         _random_walk(a, rng, 1)
     b = a.clone()
@@ -214,7 +245,9 @@ def _branch_with_other_outcome(name, hidden_kind):
 
 def _assert_same_information_state(a, b, player):
     assert a.information_state_string(player) == b.information_state_string(player)
-    np.testing.assert_array_equal(a.information_state_tensor(player), b.information_state_tensor(player))
+    np.testing.assert_array_equal(
+        a.information_state_tensor(player), b.information_state_tensor(player)
+    )
     assert a.current_player() == b.current_player()
     if not a.is_chance_node() and not a.is_terminal():
         assert a.legal_actions() == b.legal_actions()
@@ -224,16 +257,18 @@ def _assert_resample_consistent(state, player, seed):
     sampler = iter(np.random.RandomState(seed).uniform(size=10))
     r = state.resample_from_infostate(player, lambda: next(sampler))
     assert r.information_state_string(player) == state.information_state_string(player)
-    np.testing.assert_array_equal(r.information_state_tensor(player), state.information_state_tensor(player))
+    np.testing.assert_array_equal(
+        r.information_state_tensor(player), state.information_state_tensor(player)
+    )
     np.testing.assert_array_equal(r.observation_tensor(player), state.observation_tensor(player))
     assert r.legal_actions() == state.legal_actions()
-    assert pickle.loads(pickle.dumps(r)).inner == r.inner      # serialisation keeps the sample
+    assert pickle.loads(pickle.dumps(r)).inner == r.inner  # serialisation keeps the sample
     return r
 
 
 def test_port_royal_states_differing_by_a_coin_face_share_information_states():
     _game, a, b, rng = _branch_with_other_outcome("port_royal", "draw")
-    assert a.inner.to_dict() != b.inner.to_dict()          # different true states
+    assert a.inner.to_dict() != b.inner.to_dict()  # different true states
     compared = 0
     for _ in range(60):
         if a.is_terminal():
@@ -246,9 +281,11 @@ def test_port_royal_states_differing_by_a_coin_face_share_information_states():
                 _assert_resample_consistent(b, p, compared)
             compared += 1
         if a.is_chance_node():
-            common = sorted({x for x, _ in a.chance_outcomes()} & {x for x, _ in b.chance_outcomes()})
+            common = sorted(
+                {x for x, _ in a.chance_outcomes()} & {x for x, _ in b.chance_outcomes()}
+            )
             if not common:
-                break                      # the piles now differ visibly: stop here
+                break  # the piles now differ visibly: stop here
             action = int(rng.choice(common))
         else:
             action = int(rng.choice(a.legal_actions()))
@@ -286,7 +323,7 @@ def test_cuba_secret_bid_is_hidden_until_the_reveal():
             _assert_resample_consistent(a, p, 0)
         assert a.information_state_string(bidder) != b.information_state_string(bidder)
         assert f"p{bidder}: hidden bid" in a.information_state_string(others[0])
-        assert a.observation_string(bidder) != b.observation_string(bidder)   # his own bid
+        assert a.observation_string(bidder) != b.observation_string(bidder)  # his own bid
         bids_now = [x for x in a.legal_actions() if bid0 <= x < bid0 + nbids]
         action = bids_now[0]
         a.apply_action(action)
@@ -314,17 +351,24 @@ def test_hidden_events_are_exactly_those_the_observation_hides(name):
     for _ in range(400):
         if state.is_terminal():
             break
-        options = ([x for x, _ in state.chance_outcomes()] if state.is_chance_node()
-                   else state.legal_actions())
+        options = (
+            [x for x, _ in state.chance_outcomes()]
+            if state.is_chance_node()
+            else state.legal_actions()
+        )
         if len(options) >= 2:
             children = [state.child(x) for x in options[:6]]
             mover = state.current_player()
             for p in range(3):
                 obs = {tuple(c.observation_tensor(p)) for c in children}
-                seen = all("hidden" not in c.information_state_string(p).splitlines()[-1] for c in children)
+                seen = all(
+                    "hidden" not in c.information_state_string(p).splitlines()[-1] for c in children
+                )
                 kinds.add(seen)
                 if p != mover or state.is_chance_node():
-                    assert (len(obs) == 1) == (not seen), state.information_state_string(p).splitlines()[-1]
+                    assert (len(obs) == 1) == (not seen), state.information_state_string(
+                        p
+                    ).splitlines()[-1]
         _random_walk(state, rng, 1)
     assert kinds == ({True} if name == "puerto_rico" else {True, False})
 
@@ -346,8 +390,8 @@ def test_make_observation_honours_perfect_recall():
     assert list(game.information_state_tensor_shape()) == [info.tensor.size]
     # the event part: one (actor, action) pair per event, the rest zeros
     events = info.tensor[n_obs:].reshape(-1, 2)
-    assert (events[:len(state.history())] != 0).any(axis=1).all()
-    assert not events[len(state.history()):].any()
+    assert (events[: len(state.history())] != 0).any(axis=1).all()
+    assert not events[len(state.history()) :].any()
     with pytest.raises(ValueError, match="own information state"):
         make_observation(game, pyspiel.IIGObservationType(perfect_recall=True, public_info=False))
 
@@ -392,7 +436,7 @@ def _stalling_action(state):
 
 
 @pytest.mark.parametrize("name", ["puerto_rico", "port_royal"])
-def test_puerto_rico_and_port_royal_have_no_finite_length(name):   # 3 players
+def test_puerto_rico_and_port_royal_have_no_finite_length(name):  # 3 players
     """max_game_length is a working limit, not a bound: a legal stalling game runs past it
     (and far past the longest random games), and the information-state tensor, which holds
     MAX_EVENTS events, then refuses with a clear error instead of truncating."""
@@ -406,13 +450,19 @@ def test_puerto_rico_and_port_royal_have_no_finite_length(name):   # 3 players
             state.apply_action(_stalling_action(state))
             decisions += 1
     assert not state.is_terminal() and decisions > game.max_game_length()
-    longest = int(caribsim.random_playouts(game.caribsim_game.new_initial_state(seed=0), 2000, seed=1).lengths.max())
+    longest = int(
+        caribsim.random_playouts(
+            game.caribsim_game.new_initial_state(seed=0), 2000, seed=1
+        ).lengths.max()
+    )
     assert game.max_game_length() >= 2.5 * longest
     events = cos.infostate.Events(name)
-    for a in (state.history() * 3)[:cos.MAX_EVENTS + 1]:       # one record more than the slots
+    for a in (state.history() * 3)[: cos.MAX_EVENTS + 1]:  # one record more than the slots
         events = cos.infostate.Events(None, events, ((0, a, 0, ""),))
     out = np.zeros(2 * cos.MAX_EVENTS, np.float32)
-    with pytest.raises(ValueError, match=f"more than the information-state tensor's {cos.MAX_EVENTS} slots"):
+    with pytest.raises(
+        ValueError, match=f"more than the information-state tensor's {cos.MAX_EVENTS} slots"
+    ):
         cos.infostate.encode_events(events, 0, 3, out)
 
 
@@ -460,7 +510,7 @@ def test_information_state_string_cache_gives_the_string_built_from_scratch():
     state = game.new_initial_state()
     rng = np.random.RandomState(7)
     cached = []
-    for _ in range(40):                   # ask at every step: each builds on the last one
+    for _ in range(40):  # ask at every step: each builds on the last one
         _random_walk(state, rng, 3)
         cached.append((state.clone(), state.information_state_string(0)))
     cos.infostate._STRINGS.clear()

@@ -6,6 +6,7 @@ slot taken before the step, with the same action applied and chance resolved by 
 state's own RNG (the struct carries it); masks, observations and current players must
 equal what the state API gives; finished games must report their returns and start afresh.
 """
+
 from __future__ import annotations
 
 import gc
@@ -59,7 +60,9 @@ def test_step_matches_the_state_api(name, players):
     game = caribsim.load_game(name, players=players)
     vg = VectorGame(name, n=6, players=players, seed=11)
     rng = np.random.default_rng(5)
-    fresh_scores = np.asarray([s["total"] if isinstance(s, dict) else s for s in _fresh(game).scores()], float)
+    fresh_scores = np.asarray(
+        [s["total"] if isinstance(s, dict) else s for s in _fresh(game).scores()], float
+    )
     ended = 0
     steps = 1500 if players <= 3 else 800
     for _ in range(steps):
@@ -137,7 +140,7 @@ def test_bad_arguments():
         vg.step(good.astype(np.float64))
     with pytest.raises(TypeError, match="integer array"):
         vg.step(good.astype(bool))
-    vg.step(good.astype(np.int16))        # any integer dtype, or a list of ints
+    vg.step(good.astype(np.int16))  # any integer dtype, or a list of ints
     vg.step(list(np.argmax(vg.legal_mask(), axis=1)))
     with pytest.raises(ValueError, match="n must be in"):
         VectorGame("puerto_rico", n=0)
@@ -163,11 +166,20 @@ def test_shapes_dtypes_and_read_only_views():
     assert vg.num_actions == game.num_distinct_actions()
     assert (vg.observation_size,) == game.observation_tensor_shape()
     assert vg.legal_mask().shape == (5, vg.num_actions) and vg.legal_mask().dtype == np.uint8
-    assert vg.observations().shape == (5, vg.observation_size) and vg.observations().dtype == np.float32
+    assert (
+        vg.observations().shape == (5, vg.observation_size)
+        and vg.observations().dtype == np.float32
+    )
     assert vg.current_players().dtype == np.int32
     assert vg.rewards().shape == (5, 3) and vg.rewards().dtype == np.float32
     assert vg.terminated().dtype == np.bool_
-    for arr in (vg.legal_mask(), vg.observations(), vg.current_players(), vg.rewards(), vg.terminated()):
+    for arr in (
+        vg.legal_mask(),
+        vg.observations(),
+        vg.current_players(),
+        vg.rewards(),
+        vg.terminated(),
+    ):
         with pytest.raises(ValueError, match="read-only"):
             arr[0] = 1
     info = game_info(game.new_initial_state())
@@ -205,7 +217,10 @@ def test_slots_draw_their_own_chance():
 def test_each_episode_and_slot_has_its_own_stream():
     """Slot i's randomness depends on (seed, i, episode) only: not on n, and a reset slot
     does not replay its first game's chance events."""
-    small, big = VectorGame("puerto_rico", n=4, players=4, seed=9), VectorGame("puerto_rico", n=64, players=4, seed=9)
+    small, big = (
+        VectorGame("puerto_rico", n=4, players=4, seed=9),
+        VectorGame("puerto_rico", n=64, players=4, seed=9),
+    )
     np.testing.assert_array_equal(small.observations(), big.observations()[:4])
     first = big.observations().copy()
     replayed = []
@@ -219,6 +234,7 @@ def test_each_episode_and_slot_has_its_own_stream():
 
 def test_threads_step_independent_batches():
     """Two VectorGames stepped in two threads (GIL released) give the results of sequential runs."""
+
     def run(out, k):
         vg = VectorGame("puerto_rico", n=256, players=4, seed=k)
         acc = np.zeros(4)
@@ -264,6 +280,7 @@ def test_buffers_are_freed():
 
 # --- sample_legal, seat views, the finished episode's finals, until (issue "Embedding contracts" 13-15)
 
+
 def _totals(scores):
     return np.asarray([s["total"] if isinstance(s, dict) else s for s in scores], float)
 
@@ -289,12 +306,14 @@ def test_finals_equal_the_state_played_one_by_one(name, players):
             if not s.is_terminal():
                 continue
             ended += 1
-            np.testing.assert_array_equal(vg.final_returns()[i], np.asarray(s.returns(), np.float32))
+            np.testing.assert_array_equal(
+                vg.final_returns()[i], np.asarray(s.returns(), np.float32)
+            )
             np.testing.assert_array_equal(vg.final_scores()[i], _totals(s.scores()))
             for seat in range(players):
                 np.testing.assert_array_equal(finals[seat][i], s.observation_tensor(seat))
             assert _dict(vg.final_state(i)) == _dict(s) and vg.final_state(i).is_terminal()
-            nxt = vg.get_state(i)            # the next episode: at its start, not the old game
+            nxt = vg.get_state(i)  # the next episode: at its start, not the old game
             assert not nxt.is_terminal() and not nxt.is_chance_node() and _dict(nxt) != _dict(s)
             np.testing.assert_array_equal(vg.observations(seat=0)[i], nxt.observation_tensor(0))
             copies[i] = nxt
@@ -320,8 +339,11 @@ def test_finals_are_zero_before_any_end():
         vg.final_state(3)
 
 
-@pytest.mark.parametrize("name,players", [c for c in CASES if c[1] in (2, 4)],
-                         ids=[i for c, i in zip(CASES, IDS) if c[1] in (2, 4)])
+@pytest.mark.parametrize(
+    "name,players",
+    [c for c in CASES if c[1] in (2, 4)],
+    ids=[i for c, i in zip(CASES, IDS) if c[1] in (2, 4)],
+)
 def test_observations_of_any_seat(name, players):
     vg = VectorGame(name, n=5, players=players, seed=4)
     for _ in range(40):
@@ -349,13 +371,15 @@ def test_seat_arguments_are_checked_and_change_nothing():
     before = [_dict(vg.get_state(i)) for i in range(4)]
     obs = vg.observations().copy()
     actions = vg.sample_legal().copy()
-    for bad, err, msg in [(3, ValueError, r"seat 3 is out of range 0\.\.2"),
-                          (-1, ValueError, "out of range"),
-                          ([0, 1, 2, 5], ValueError, r"game 3: seat 5"),
-                          ([0, 1], ValueError, r"shape \(4,\)"),
-                          (True, TypeError, "bool"),
-                          (1.0, TypeError, "dtype float64"),
-                          ("0", TypeError, "dtype")]:
+    for bad, err, msg in [
+        (3, ValueError, r"seat 3 is out of range 0\.\.2"),
+        (-1, ValueError, "out of range"),
+        ([0, 1, 2, 5], ValueError, r"game 3: seat 5"),
+        ([0, 1], ValueError, r"shape \(4,\)"),
+        (True, TypeError, "bool"),
+        (1.0, TypeError, "dtype float64"),
+        ("0", TypeError, "dtype"),
+    ]:
         with pytest.raises(err, match=msg):
             vg.observations(seat=bad)
         with pytest.raises(err, match=msg):
@@ -368,7 +392,7 @@ def test_seat_arguments_are_checked_and_change_nothing():
         vg.final_observations(None)
     assert [_dict(vg.get_state(i)) for i in range(4)] == before
     np.testing.assert_array_equal(vg.observations(), obs)
-    vg.step(actions)                       # the actions drawn before the bad calls are still legal
+    vg.step(actions)  # the actions drawn before the bad calls are still legal
 
 
 @pytest.mark.parametrize("name", caribsim.games())
@@ -396,7 +420,7 @@ def test_sample_legal_is_legal_and_uniform(name):
     dof = int((legal[rows] - 1).sum())
     z = (chi2 - dof) / np.sqrt(2 * dof)
     assert abs(z) < 4.5, (chi2, dof)
-    assert (counts[mask == 1] > 0).all()      # every legal action is drawn
+    assert (counts[mask == 1] > 0).all()  # every legal action is drawn
     # a biased pick (the lowest legal id twice as often) would be far outside
     biased = counts[rows].astype(float)
     first = np.argmax(mask[rows], axis=1)
@@ -416,10 +440,10 @@ def test_sample_legal_is_deterministic_per_seed_slot_and_episode():
         return np.array(out), vg
 
     a, vg = trace(5, 3)
-    b, _ = trace(5, 8)                       # slot i's draws do not depend on n
+    b, _ = trace(5, 8)  # slot i's draws do not depend on n
     np.testing.assert_array_equal(a, b)
     assert not np.array_equal(a, trace(6, 3)[0])
-    assert vg.episodes().min() >= 1         # the draws went on across episode ends
+    assert vg.episodes().min() >= 1  # the draws went on across episode ends
     # reset(seed) replays the same draws; sampling does not touch the games' chance RNG
     vg.reset(seed=5)
     again = []
@@ -446,7 +470,7 @@ def test_until_plays_sample_legal_to_the_seat(name):
             assert fast.current_players()[0] == seat
             assert _dict(fast.get_state(0)) == _dict(slow.get_state(0))
             a = fast.sample_legal().copy()
-            np.testing.assert_array_equal(slow.sample_legal(), a)   # the generators stay in step
+            np.testing.assert_array_equal(slow.sample_legal(), a)  # the generators stay in step
             fast.step(a, until=seat)
             slow.step(a)
             ended = bool(slow.terminated()[0])

@@ -9,6 +9,7 @@ takes a single ``gymnasium.Env``), so its vector contract is checked here as its
 episode's), seeded determinism, fresh data each call, and Gymnasium's own vector wrapper
 ``RecordEpisodeStatistics``.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -62,7 +63,9 @@ def test_make_vec_gives_the_c_vector_env_with_batched_spaces(name, env_id):
         s = vg.get_state(i)
         assert s.current_player() == 2
         np.testing.assert_array_equal(obs["action_mask"][i], s.legal_actions_mask())
-        np.testing.assert_array_equal(obs["observation"][i], s.game.normalize_observation(s.observation_tensor(2)))
+        np.testing.assert_array_equal(
+            obs["observation"][i], s.game.normalize_observation(s.observation_tensor(2))
+        )
     obs, rew, term, trunc, info = env.step(_pick(obs, np.random.default_rng(0)))
     assert obs in env.observation_space
     assert rew.shape == (5,) and rew.dtype == np.float64
@@ -92,8 +95,9 @@ def test_same_step_autoreset_keeps_the_final_observation_and_info(name, env_id):
         for i in range(6):
             s = vg.get_state(i)
             assert s.current_player() == seat
-            np.testing.assert_array_equal(obs["observation"][i],
-                                          s.game.normalize_observation(s.observation_tensor(seat)))
+            np.testing.assert_array_equal(
+                obs["observation"][i], s.game.normalize_observation(s.observation_tensor(seat))
+            )
             np.testing.assert_array_equal(obs["action_mask"][i], s.legal_actions_mask())
         if not term.any():
             assert "final_obs" not in info and not rew.any()
@@ -108,13 +112,17 @@ def test_same_step_autoreset_keeps_the_final_observation_and_info(name, env_id):
             final = vg.final_state(i)
             assert final.is_terminal()
             assert rew[i] == final.returns()[seat]
-            np.testing.assert_array_equal(info["final_obs"][i]["observation"],
-                                          final.game.normalize_observation(final.observation_tensor(seat)))
+            np.testing.assert_array_equal(
+                info["final_obs"][i]["observation"],
+                final.game.normalize_observation(final.observation_tensor(seat)),
+            )
             assert not info["final_obs"][i]["action_mask"].any()
             assert info["final_obs"][i] in env.single_observation_space
             np.testing.assert_array_equal(info["final_info"]["returns"][i], final.returns())
-            np.testing.assert_array_equal(info["final_info"]["scores"][i],
-                                          [sc["total"] if isinstance(sc, dict) else sc for sc in final.scores()])
+            np.testing.assert_array_equal(
+                info["final_info"]["scores"][i],
+                [sc["total"] if isinstance(sc, dict) else sc for sc in final.scores()],
+            )
             assert info["final_info"]["episode_length"][i] >= learner_steps[i]
             assert not np.array_equal(obs["observation"][i], info["final_obs"][i]["observation"])
             learner_steps[i] = 0
@@ -143,14 +151,16 @@ def test_seeded_runs_are_deterministic_and_data_is_fresh():
     obs1 = env.step(_pick(obs0, np.random.default_rng(0)))[0]
     for key in obs0:
         assert not np.shares_memory(obs0[key], obs1[key])
-    obs0["observation"][:] = -5          # writable, and not the environment's memory
+    obs0["observation"][:] = -5  # writable, and not the environment's memory
     assert (env.step(_pick(obs1, np.random.default_rng(0)))[0]["observation"] != -5).any()
 
 
 def test_record_episode_statistics_sees_every_episode():
     """Gymnasium's vector RecordEpisodeStatistics (which reads the declared autoreset mode)
     reports each ended episode's return and its number of learner steps."""
-    env = gymnasium.wrappers.vector.RecordEpisodeStatistics(vector_env("port_royal", num_envs=4, players=2))
+    env = gymnasium.wrappers.vector.RecordEpisodeStatistics(
+        vector_env("port_royal", num_envs=4, players=2)
+    )
     rng = np.random.default_rng(0)
     obs, _ = env.reset(seed=2)
     steps = np.zeros(4, int)
@@ -185,17 +195,22 @@ def test_bad_inputs_raise_and_change_nothing():
     with pytest.raises(TypeError, match="integers"):
         env.step(bad.astype(float))
     assert [vg.get_state(i).serialize() for i in range(4)] == before
-    for kwargs, err, msg in [(dict(seat=3), ValueError, r"seat must be in 0\.\.2"),
-                             (dict(seat="left"), ValueError, "seat must be an int 0..2 or .random."),
-                             (dict(seat=True), TypeError, "seat must be an int"),
-                             (dict(opponents=["greedy", "random"]), ValueError, "vectorization_mode='sync'"),
-                             (dict(num_envs=0), ValueError, "n must be in")]:
+    for kwargs, err, msg in [
+        (dict(seat=3), ValueError, r"seat must be in 0\.\.2"),
+        (dict(seat="left"), ValueError, "seat must be an int 0..2 or .random."),
+        (dict(seat=True), TypeError, "seat must be an int"),
+        (dict(opponents=["greedy", "random"]), ValueError, "vectorization_mode='sync'"),
+        (dict(num_envs=0), ValueError, "n must be in"),
+    ]:
         with pytest.raises(err, match=msg):
             vector_env("puerto_rico", players=3, **kwargs)
     vector_env("puerto_rico", players=3, opponents=["random", "random"])
-    for seed, err, msg in [(-1, ValueError, "seed must be in"), (1.5, TypeError, "seed must be an int"),
-                           ([1, 2, 3, 4], TypeError, "one seed for the batch"),
-                           (True, TypeError, "bool")]:
+    for seed, err, msg in [
+        (-1, ValueError, "seed must be in"),
+        (1.5, TypeError, "seed must be an int"),
+        ([1, 2, 3, 4], TypeError, "one seed for the batch"),
+        (True, TypeError, "bool"),
+    ]:
         with pytest.raises(err, match=msg):
             env.reset(seed=seed)
     with pytest.raises(ValueError, match="no options"):
@@ -224,16 +239,18 @@ def test_random_seat_is_drawn_per_episode_and_followed(name):
             played = info["final_info"]["seat"][i]
             assert played == seats[i]
             assert rewards[i] == pytest.approx(info["final_info"]["returns"][i][played])
-            assert np.array_equal(info["final_obs"][i]["observation"],
-                                  env.vg.final_observations(int(played), normalized=True)[i])
+            assert np.array_equal(
+                info["final_obs"][i]["observation"],
+                env.vg.final_observations(int(played), normalized=True)[i],
+            )
             seats_seen.append(int(played))
             changes += int(info["seat"][i] != played)
             episodes += 1
         assert (rewards[~terminated] == 0).all()
     assert episodes >= 20
     counts = np.bincount(seats_seen, minlength=3)
-    assert counts.min() >= episodes // 6, counts        # every seat is drawn, roughly a third each
-    assert changes >= episodes // 3                      # the next episode's seat is a new draw
+    assert counts.min() >= episodes // 6, counts  # every seat is drawn, roughly a third each
+    assert changes >= episodes // 3  # the next episode's seat is a new draw
 
 
 def test_random_seats_depend_only_on_the_seed():
@@ -245,6 +262,7 @@ def test_random_seats_depend_only_on_the_seed():
             env.step(env.vg.sample_legal())
             out.append(env.seat)
         return np.array(out)
+
     a, b, c = run(11), run(11), run(12)
     assert np.array_equal(a, b) and not np.array_equal(a, c)
     assert len(np.unique(a)) > 1

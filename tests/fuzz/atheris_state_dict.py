@@ -13,6 +13,7 @@ Run (not collected by pytest):
 
 Replay a finding: the same command with the saved file as the argument.
 """
+
 from __future__ import annotations
 
 import copy
@@ -21,7 +22,7 @@ from pathlib import Path
 
 import atheris
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))     # tests/, for the shared code
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests/, for the shared code
 
 with atheris.instrument_imports():
     from test_fuzz_state_dict import GAMES, check_dict, check_text, mutate, pool
@@ -36,7 +37,7 @@ def one_input(data: bytes) -> None:
     name = GAMES[fdp.ConsumeIntInRange(0, len(GAMES) - 1)]
     states = _POOLS[name]
     game, d = states[fdp.ConsumeIntInRange(0, len(states) - 1)]
-    if fdp.ConsumeIntInRange(0, 9) == 0:                  # deserialize_state of raw bytes
+    if fdp.ConsumeIntInRange(0, 9) == 0:  # deserialize_state of raw bytes
         check_text(game, fdp.ConsumeBytes(fdp.remaining_bytes()))
         return
     d = copy.deepcopy(d)

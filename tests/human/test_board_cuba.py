@@ -1,6 +1,7 @@
 """Cuba in the HTML replay viewer: the snapshot a step draws, checked against the state and
 the data files, and the page itself in a real headless Chromium (plantations, pesos, VP,
 docks, laws in force, market) at several steps of a random game."""
+
 from __future__ import annotations
 
 import csv
@@ -33,7 +34,9 @@ def _random_record(game, seed=SEED):
             s.resolve_chance()
         else:
             s.apply_action(rng.choice(s.legal_actions()))
-    return records.record_game(s, seed=seed, players_info=[chr(97 + i) for i in range(game.num_players())])
+    return records.record_game(
+        s, seed=seed, players_info=[chr(97 + i) for i in range(game.num_players())]
+    )
 
 
 @pytest.fixture(scope="module")
@@ -54,8 +57,14 @@ def steps(record):
     """Steps to look at: the start, a middle step with a building and a loaded ship, the
     first step with a secret bid made, the first with a parliament winner, the last step."""
     n = len(record["steps"])
-    middle = _first_step(record, n // 2, lambda d: any(b["buildings"] for b in d["boards"])
-                         and any(k and any(k["cargo"].values()) for k in d["harbour"]["docks"]))
+    middle = _first_step(
+        record,
+        n // 2,
+        lambda d: (
+            any(b["buildings"] for b in d["boards"])
+            and any(k and any(k["cargo"].values()) for k in d["harbour"]["docks"])
+        ),
+    )
     voted = _first_step(record, 0, lambda d: d["parliament"]["winner"] is not None)
     bidding = _first_step(record, 0, lambda d: any(b["bid"] for b in d["boards"]))
     return {"start": 0, "middle": middle, "bidding": bidding, "voted": voted, "last": n}
@@ -63,15 +72,20 @@ def steps(record):
 
 # --- the snapshot (pure Python) ---------------------------------------------------------
 
+
 def _expected_market(d):
     setup = {r["key"]: r["value"] for r in _csv("cuba_setup.csv")}
     out = {}
     for row in _csv("cuba_market.csv"):
         prices, c = [int(p) for p in row["prices"].split(";")], d["market"][row["item"]]
-        to_supply = setup["market_sell_to_supply_price_" + ("crop" if row["item"] in ("sugar", "citrus", "tobacco")
-                                                            else "good")]
-        out[row["item"]] = (prices[c - 1] if c else int(setup["market_buy_from_supply_price"]),
-                            prices[c] if c < len(prices) else int(to_supply))
+        to_supply = setup[
+            "market_sell_to_supply_price_"
+            + ("crop" if row["item"] in ("sugar", "citrus", "tobacco") else "good")
+        ]
+        out[row["item"]] = (
+            prices[c - 1] if c else int(setup["market_buy_from_supply_price"]),
+            prices[c] if c < len(prices) else int(to_supply),
+        )
     return out
 
 
@@ -80,19 +94,30 @@ def _check_snapshot(st):
     names = {r["id"]: r["name"] for r in _csv("cuba_buildings.csv")}
     copies = {r["id"]: int(r["copies"]) for r in _csv("cuba_buildings.csv")}
     fields = {f"{r['row']},{r['col']}": r["field"] for r in _csv("cuba_plantation.csv")}
-    ships = {r["id"]: dict(kv.split(":") for kv in r["accepts"].split(";")) for r in _csv("cuba_ships.csv")}
+    ships = {
+        r["id"]: dict(kv.split(":") for kv in r["accepts"].split(";"))
+        for r in _csv("cuba_ships.csv")
+    }
     d, scores, snap = st.to_dict(), st.scores(), board.snapshot(st)
-    assert json.loads(json.dumps(snap)) == snap                     # the page gets it as JSON
+    assert json.loads(json.dumps(snap)) == snap  # the page gets it as JSON
     assert (snap["round"], snap["phase"], snap["step"]) == (d["round"], d["phase"], d["step"])
-    assert (snap["bank"], snap["supply"], snap["pesos_limited"]) == (d["bank"], d["supply"], d["options"]["pesos_limited"])
+    assert (snap["bank"], snap["supply"], snap["pesos_limited"]) == (
+        d["bank"],
+        d["supply"],
+        d["options"]["pesos_limited"],
+    )
     assert {rc: f for f, rc in snap["plantation"]} == fields
     assert len(snap["boards"]) == st.num_players()
     for b, sb, sc in zip(d["boards"], snap["boards"], scores):
         assert (sb["pesos"], sb["vp"], sb["pawn"]) == (b["pesos"], b["vp"], b["pawn"])
         assert sb["vp"] + sb["building_vp"] == sc["total"]
-        assert {rc: x["id"] for rc, x in sb["buildings"].items()} == {f: i for i, f in b["buildings"].items()}
+        assert {rc: x["id"] for rc, x in sb["buildings"].items()} == {
+            f: i for i, f in b["buildings"].items()
+        }
         assert all(x["name"] == names[x["id"]] for x in sb["buildings"].values())
-        assert sorted(sb["hand"] + sb["played"]) == sorted(["worker", "trader", "architect", "foreman", "mayor"])
+        assert sorted(sb["hand"] + sb["played"]) == sorted(
+            ["worker", "trader", "architect", "foreman", "mayor"]
+        )
         assert set(sb["hand"]) == set(b["hand"])
     for dock, sd in zip(d["harbour"]["docks"], snap["docks"]):
         if dock is None:
@@ -102,9 +127,12 @@ def _check_snapshot(st):
         assert sd["slots"] == {k: int(v) for k, v in ships[dock["ship"]].items()}
         assert sd["cargo"] == {k: dock["cargo"][k] for k in ships[dock["ship"]]}
     assert snap["deck_unseen"] == len(d["harbour"]["deck_unseen"])
-    assert [(x["stack"], x["in_force"] and x["in_force"]["id"]) for x in snap["laws"]] == \
-        list(d["laws"]["in_force"].items())
-    assert [x["proposal"] and x["proposal"]["id"] for x in snap["laws"]] == list(d["laws"]["proposals"].values())
+    assert [(x["stack"], x["in_force"] and x["in_force"]["id"]) for x in snap["laws"]] == list(
+        d["laws"]["in_force"].items()
+    )
+    assert [x["proposal"] and x["proposal"]["id"] for x in snap["laws"]] == list(
+        d["laws"]["proposals"].values()
+    )
     assert {m["kind"]: (m["buy"], m["sell"]) for m in snap["market"]} == _expected_market(d)
     owned = [i for b in d["boards"] for i in b["buildings"]]
     assert {p[0]: p[3] for p in snap["pool"]} == {i: c - owned.count(i) for i, c in copies.items()}
@@ -115,7 +143,9 @@ def test_snapshot_follows_the_state_and_the_data_files(record, steps):
         _check_snapshot(records.replay(record, upto=n))
 
 
-@pytest.mark.parametrize("options", [{"players": 2}, {"players": 5, "supply_limited": True, "pesos_limited": True}])
+@pytest.mark.parametrize(
+    "options", [{"players": 2}, {"players": 5, "supply_limited": True, "pesos_limited": True}]
+)
 def test_snapshot_at_every_step_of_other_games(options):
     rec = _random_record(caribsim.load_game("cuba", **options), seed=4)
     states = records.states(rec)
@@ -130,28 +160,37 @@ def test_snapshot_uses_the_games_own_data(tmp_path):
     for name in ("cuba_buildings.csv", "cuba_laws.csv"):
         shutil.copy(DATA / name, tmp_path / name)
     text = (tmp_path / "cuba_buildings.csv").read_text(encoding="utf-8")
-    (tmp_path / "cuba_buildings.csv").write_text(text.replace("small_bank,Small bank,", "small_bank,Piggy bank,"),
-                                                 encoding="utf-8")
+    (tmp_path / "cuba_buildings.csv").write_text(
+        text.replace("small_bank,Small bank,", "small_bank,Piggy bank,"), encoding="utf-8"
+    )
     text = (tmp_path / "cuba_laws.csv").read_text(encoding="utf-8")
-    (tmp_path / "cuba_laws.csv").write_text(text.replace(",tax,pesos=", ",tax,pesos=1"), encoding="utf-8")
+    (tmp_path / "cuba_laws.csv").write_text(
+        text.replace(",tax,pesos=", ",tax,pesos=1"), encoding="utf-8"
+    )
     user_tax = {r["id"]: r["params"] for r in _csv("cuba_laws.csv", tmp_path) if r["kind"] == "tax"}
     game = caribsim.load_game("cuba", players=3, data=str(tmp_path))
     s, rng = game.new_initial_state(seed=1), random.Random(1)
-    while s.phase() != "actions":                     # setup and the proposals of round 1
+    while s.phase() != "actions":  # setup and the proposals of round 1
         s.resolve_chance() if s.is_chance_node() else s.apply_action(rng.choice(s.legal_actions()))
     snap = board.snapshot(s)
     assert {p[0]: p[1] for p in snap["pool"]}["small_bank"] == "Piggy bank"
     proposal = snap["laws"][0]["proposal"]
     if proposal["id"] in user_tax:
         assert proposal["text"] == "tax: pesos " + user_tax[proposal["id"]].split("=")[1]
-        assert int(user_tax[proposal["id"]].split("=")[1]) >= 10      # the user's value, not the shipped one
+        assert (
+            int(user_tax[proposal["id"]].split("=")[1]) >= 10
+        )  # the user's value, not the shipped one
     else:
-        assert proposal["id"] == "tax_per_building" and proposal["text"] == "tax per building: pesos per building 1"
+        assert (
+            proposal["id"] == "tax_per_building"
+            and proposal["text"] == "tax per building: pesos per building 1"
+        )
     shipped = board.snapshot(caribsim.load_game("cuba", players=3).new_initial_state(seed=1))
     assert {p[0]: p[1] for p in shipped["pool"]}["small_bank"] == "Small bank"
 
 
 # --- the page in a real browser ---------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def page(record, tmp_path_factory):
@@ -162,7 +201,7 @@ def page(record, tmp_path_factory):
 
 def _open(browser, page, n):
     browser.get(f"{page.as_uri()}#step={n}")
-    browser.refresh()                   # the same file with another hash is not reloaded by get
+    browser.refresh()  # the same file with another hash is not reloaded by get
     return browser
 
 
@@ -201,7 +240,9 @@ def test_page_draws_the_state_of_the_step(browser, record, page, steps, which):
                 assert names[on[rc]] in _text(b, cell)
         hand = b.find_elements("css selector", f"#cuba-hand-{seat} .cu-card")
         assert [e.text for e in hand] == pb["hand"]
-    ships = {r["id"]: [kv.split(":") for kv in r["accepts"].split(";")] for r in _csv("cuba_ships.csv")}
+    ships = {
+        r["id"]: [kv.split(":") for kv in r["accepts"].split(";")] for r in _csv("cuba_ships.csv")
+    }
     for k, dock in enumerate(d["harbour"]["docks"], start=1):
         assert _attr(b, f"cuba-dock-{k}", "data-ship") == (dock["ship"] if dock else "")
         for kind, slots in ships[dock["ship"]] if dock else []:
@@ -209,12 +250,16 @@ def test_page_draws_the_state_of_the_step(browser, record, page, steps, which):
     assert _attr(b, "cuba-at-sea", "data-ship") == (d["harbour"]["at_sea"] or "")
     for stack, law in d["laws"]["in_force"].items():
         assert _attr(b, f"cuba-law-{stack}", "data-law") == (law or "")
-        assert _attr(b, f"cuba-proposal-{stack}", "data-law") == (d["laws"]["proposals"][stack] or "")
+        assert _attr(b, f"cuba-proposal-{stack}", "data-law") == (
+            d["laws"]["proposals"][stack] or ""
+        )
     for kind, tokens in d["market"].items():
         assert _attr(b, f"cuba-market-{kind}", "data-tokens") == str(tokens)
     winner = d["parliament"]["winner"]
     drawn = b.find_elements("id", "cuba-winner")
-    assert [e.get_attribute("data-seat") for e in drawn] == ([] if winner is None else [str(winner)])
+    assert [e.get_attribute("data-seat") for e in drawn] == (
+        [] if winner is None else [str(winner)]
+    )
     secret = st.hidden_bids_pending()
     assert bool(secret) == (which == "bidding")
     for seat, pb in enumerate(d["boards"]):

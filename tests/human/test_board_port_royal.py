@@ -1,6 +1,7 @@
 """The Port Royal board of the replay viewer: the card table against the deck csv, the
 snapshot against the state, and the page drawn in a real headless Chromium at several steps
 (every value read back from the page is compared with the replayed state)."""
+
 from __future__ import annotations
 
 import csv
@@ -16,10 +17,15 @@ import caribsim
 from caribsim.human import records, viewer
 from caribsim.human.boards import port_royal as board
 
-SEED = 1            # a random 3-player game with every kind of event (checked by test_events)
+SEED = 1  # a random 3-player game with every kind of event (checked by test_events)
 DECK = Path(caribsim.__file__).resolve().parent / "data" / "port_royal_deck.csv"
-SHIP_TYPES = {"yellow": "Pinnace", "blue": "Flute", "green": "Skiff", "red": "Frigate",
-              "black": "Galleon"}          # rules §1.1, the ship table
+SHIP_TYPES = {
+    "yellow": "Pinnace",
+    "blue": "Flute",
+    "green": "Skiff",
+    "red": "Frigate",
+    "black": "Galleon",
+}  # rules §1.1, the ship table
 
 
 def _deck_rows():
@@ -52,7 +58,7 @@ def page(rec, tmp_path_factory):
     return path
 
 
-_VERBS = {"reveal": "reveals", "draw": "draws", "pay": "pays", "fee": "gives"}   # queue ops
+_VERBS = {"reveal": "reveals", "draw": "draws", "pay": "pays", "fee": "gives"}  # queue ops
 
 
 def _kind(before, after, step):
@@ -74,7 +80,10 @@ def _kind(before, after, step):
         return "choice"
     if a["harbour"].get(card, 0) == b["harbour"].get(card, 0) + 1:
         return "docked"
-    if not a["harbour"] and len(a["discard_pile"]) == len(b["discard_pile"]) + sum(b["harbour"].values()) + 1:
+    if (
+        not a["harbour"]
+        and len(a["discard_pile"]) == len(b["discard_pile"]) + sum(b["harbour"].values()) + 1
+    ):
         return "bust"
     return "reveal"
 
@@ -95,8 +104,10 @@ def _open(browser, page, n):
 
 
 def _cards_in(browser, element_id):
-    return [e.get_attribute("data-card")
-            for e in browser.find_elements(By.CSS_SELECTOR, f"#{element_id} [data-card]")]
+    return [
+        e.get_attribute("data-card")
+        for e in browser.find_elements(By.CSS_SELECTOR, f"#{element_id} [data-card]")
+    ]
 
 
 def _text(browser, element_id):
@@ -105,10 +116,11 @@ def _text(browser, element_id):
 
 # --- pure Python ------------------------------------------------------------------------
 
+
 def test_card_table_matches_the_deck_csv():
     rows, table = _deck_rows(), board.card_table()
     assert set(table) == set(rows) and len(rows) == 62
-    assert sum(c["count"] for c in table.values()) == 120                     # rules §1.1
+    assert sum(c["count"] for c in table.values()) == 120  # rules §1.1
     for card_id, row in rows.items():
         card = table[card_id]
         for key in ("swords", "coins", "cost", "vp", "count", "min_players"):
@@ -128,7 +140,7 @@ def test_card_table_matches_the_deck_csv():
     assert board.card_name("jack_of_all_trades_c6") == "Jack of all trades"
     assert board.card_name("trader_red_c3") == "red Trader"
     assert board.card_name("tax_fewest_vp") == "Tax increase: fewest VP"
-    table["priest_c4"]["name"] = "changed"                                      # a copy
+    table["priest_c4"]["name"] = "changed"  # a copy
     assert board.card_name("priest_c4") == "Priest"
 
 
@@ -141,18 +153,21 @@ def test_snapshot_is_the_public_part_of_every_state(rec, states):
     for n, state in enumerate(states):
         snap, d, scores = board.snapshot(state), state.to_dict(), state.scores()
         assert json.loads(json.dumps(snap)) == snap
-        assert snap["draw_pile"] == len(d["draw_pile"]) and snap["discard_pile"] == len(d["discard_pile"])
+        assert snap["draw_pile"] == len(d["draw_pile"]) and snap["discard_pile"] == len(
+            d["discard_pile"]
+        )
         assert Counter(snap["harbour"]) == Counter(d["harbour"])
         assert snap["expedition_area"] == d["expedition_area"]
         assert snap["last"] == (rec["steps"][n - 1]["name"] if n else None)
         assert snap["chance"] == (list(state.chance_event()) if state.is_chance_node() else None)
         for p, sp, sc in zip(d["players"], snap["players"], scores):
-            assert sp["coins"] == len(p["coins"])                   # a count: the faces are hidden
+            assert sp["coins"] == len(p["coins"])  # a count: the faces are hidden
             assert (sp["vp"], sp["swords"]) == (sc["total"], sc["swords"])
             assert Counter(sp["persons"]) + Counter(sp["expeditions"]) == Counter(p["display"])
 
 
 # --- the page in Chromium ---------------------------------------------------------------
+
 
 def _check_step(browser, page, rec, n):
     """Every drawn value of step ``n`` against the replayed state."""
@@ -163,11 +178,14 @@ def _check_step(browser, page, rec, n):
         assert int(_text(browser, f"pry-coins-{seat}")) == len(p["coins"])
         assert int(_text(browser, f"pry-vp-{seat}")) == sc["total"]
         assert int(_text(browser, f"pry-swords-{seat}")) == sc["swords"]
-        drawn = {e.get_attribute("data-card"): int(e.get_attribute("data-count")) for e in
-                 browser.find_elements(By.CSS_SELECTOR, f"#pry-display-{seat} [data-card]")}
+        drawn = {
+            e.get_attribute("data-card"): int(e.get_attribute("data-count"))
+            for e in browser.find_elements(By.CSS_SELECTOR, f"#pry-display-{seat} [data-card]")
+        }
         assert drawn == {k: v for k, v in p["display"].items() if not k.startswith("expedition_")}
         assert Counter(_cards_in(browser, f"pry-fulfilled-{seat}")) == Counter(
-            {k: v for k, v in p["display"].items() if k.startswith("expedition_")})
+            {k: v for k, v in p["display"].items() if k.startswith("expedition_")}
+        )
     assert int(_text(browser, "pry-draw-pile")) == len(d["draw_pile"])
     assert int(_text(browser, "pry-discard-pile")) == len(d["discard_pile"])
     assert Counter(_cards_in(browser, "pry-harbour")) == Counter(d["harbour"])
@@ -196,16 +214,30 @@ def test_harbour_cards_show_their_complete_face(browser, page, rec, states):
         assert board.card_name(row["id"]) in text
         if row["category"] == "ship":
             assert f"pays {row['coins']} coin" in text
-            assert ("cannot be repelled" in text) if row["skull"] == "1" else (f"{row['swords']} to repel" in text)
+            assert (
+                ("cannot be repelled" in text)
+                if row["skull"] == "1"
+                else (f"{row['swords']} to repel" in text)
+            )
         else:
             assert f"cost {row['cost']} · {row['vp']} VP" in text
 
 
-@pytest.mark.parametrize("kind, says", [
-    ("choice", "repel it or let it dock"), ("docked", "docks in the harbour"), ("bust", "BUST"),
-    ("tax", "discards half"), ("repel", "repels"), ("dock", "lets"), ("fulfil", "fulfils"),
-    ("take", "seat"), ("pay", "goes face up to the discard pile"), ("draw", "draws a coin (face down)"),
-])
+@pytest.mark.parametrize(
+    "kind, says",
+    [
+        ("choice", "repel it or let it dock"),
+        ("docked", "docks in the harbour"),
+        ("bust", "BUST"),
+        ("tax", "discards half"),
+        ("repel", "repels"),
+        ("dock", "lets"),
+        ("fulfil", "fulfils"),
+        ("take", "seat"),
+        ("pay", "goes face up to the discard pile"),
+        ("draw", "draws a coin (face down)"),
+    ],
+)
 def test_events(browser, page, rec, states, kinds, kind, says):
     """The card just revealed (or taken, paid) and what it did, at one step of each kind."""
     assert kind in kinds, f"seed {SEED} has no {kind} step; the kinds are {sorted(kinds)}"
@@ -215,7 +247,7 @@ def test_events(browser, page, rec, states, kinds, kind, says):
     effect = _text(browser, "pry-effect")
     assert says in effect
     drawn = _cards_in(browser, "pry-drawn")
-    if kind == "draw":                         # a drawn coin's face stays hidden
+    if kind == "draw":  # a drawn coin's face stays hidden
         assert drawn == [] and f"seat {states[n - 1].chance_event()[1]:d}" in effect
         return
     card = before["pending"] if kind in ("repel", "dock") else step["name"].split()[1]
@@ -223,28 +255,39 @@ def test_events(browser, page, rec, states, kinds, kind, says):
     if kind == "take":
         verb = "trades" if card.startswith("ship_") else "hires"
         assert f"seat {step['player']} {verb}" in effect
-    if kind == "fulfil":                      # the persons it used up go to the discard pile
+    if kind == "fulfil":  # the persons it used up go to the discard pile
         assert f"+{board.card_table()[card]['vp']} VP" in effect
         seat = step["player"]
         used = Counter(before["players"][seat]["display"]) - Counter(d["players"][seat]["display"])
         assert used and Counter(_cards_in(browser, "pry-lost")) == used
     if kind == "bust":
         assert f"the harbour ({sum(before['harbour'].values()) + 1} cards)" in effect
-        assert Counter(_cards_in(browser, "pry-lost")) == Counter(before["harbour"]) + Counter([card])
-    if d["queue"]:                            # the card moves still to come, in order
+        assert Counter(_cards_in(browser, "pry-lost")) == Counter(before["harbour"]) + Counter(
+            [card]
+        )
+    if d["queue"]:  # the card moves still to come, in order
         to_come = effect.split("to come: ")[1].split("\n")[0].split("; ")
         assert [t.split()[:4] for t in to_come] == [
-            ["seat", str(q["seat"]), _VERBS[q["op"]], "a" if q["op"] == "reveal" else str(q["count"])]
-            for q in d["queue"]]
+            [
+                "seat",
+                str(q["seat"]),
+                _VERBS[q["op"]],
+                "a" if q["op"] == "reveal" else str(q["count"]),
+            ]
+            for q in d["queue"]
+        ]
 
 
 def test_screenshot_of_a_middle_step(browser, page, rec, states, kinds, tmp_path):
     """A ship just revealed (waiting for repel/dock, or docked) with the fullest harbour."""
-    n = max(kinds["choice"] + kinds["docked"], key=lambda i: sum(states[i].to_dict()["harbour"].values()))
+    n = max(
+        kinds["choice"] + kinds["docked"],
+        key=lambda i: sum(states[i].to_dict()["harbour"].values()),
+    )
     _check_step(browser, page, rec, n)
     _open(browser, page, n)
     assert _cards_in(browser, "pry-drawn") == [rec["steps"][n - 1]["name"].split()[1]]
-    shot = tmp_path / "viewer_port_royal.png"      # the docs' pictures: test_viewer_page.py
+    shot = tmp_path / "viewer_port_royal.png"  # the docs' pictures: test_viewer_page.py
     assert browser.save_screenshot(str(shot))
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
@@ -259,9 +302,13 @@ def test_the_move_line_never_names_a_coin_card(rec, states):
         if before.is_chance_node() and before.chance_event()[0] in ("draw", "pay", "fee"):
             _kind, seat = before.chance_event()
             coins += 1
-            assert step["name"].split()[1] not in move and f"to seat {seat}, face down" in move, move
+            assert step["name"].split()[1] not in move and f"to seat {seat}, face down" in move, (
+                move
+            )
         else:
-            named = " ".join(board.card_name(w) if w in board.card_table() else w for w in step["name"].split())
+            named = " ".join(
+                board.card_name(w) if w in board.card_table() else w for w in step["name"].split()
+            )
             assert move.endswith(named), move
             assert not any(w in board.card_table() for w in move.split()), move
     assert coins > 20

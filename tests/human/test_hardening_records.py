@@ -1,5 +1,6 @@
 """Records and JSON input under bad input: replay(upto=...), states() validated exactly as
 replay(), and JSON that is nested too deeply, not UTF-8 or not JSON (records, state texts)."""
+
 import json
 import random
 
@@ -27,8 +28,10 @@ def _copy(rec):
 
 # --- item 17: upto -------------------------------------------------------------------
 
-@pytest.mark.parametrize("upto, kind", [(True, "bool"), (False, "bool"), (2.0, "float"), ("3", "str"),
-                                        ([1], "list")])
+
+@pytest.mark.parametrize(
+    "upto, kind", [(True, "bool"), (False, "bool"), (2.0, "float"), ("3", "str"), ([1], "list")]
+)
 def test_replay_upto_must_be_an_int(record, upto, kind):
     with pytest.raises(TypeError, match=f"^upto must be an int, got {kind}$"):
         records.replay(record, upto=upto)
@@ -37,14 +40,20 @@ def test_replay_upto_must_be_an_int(record, upto, kind):
 def test_replay_upto_range_names_the_step_count(record):
     n = len(record["steps"])
     for bad in (-1, n + 1, 10**30):
-        with pytest.raises(records.RecordError, match=rf"upto must be in 0\.\.{n}, got {bad} \(the record has {n} steps\)"):
+        with pytest.raises(
+            records.RecordError,
+            match=rf"upto must be in 0\.\.{n}, got {bad} \(the record has {n} steps\)",
+        ):
             records.replay(record, upto=bad)
     # ints of any kind (numpy too) in range still work
-    assert records.replay(record, upto=np.int64(7)).history() == [s["action"] for s in record["steps"][:7]]
+    assert records.replay(record, upto=np.int64(7)).history() == [
+        s["action"] for s in record["steps"][:7]
+    ]
     assert records.replay(record, upto=0).history() == []
 
 
 # --- item 18: states() validates exactly as replay() ----------------------------------
+
 
 def _mutations(rec, rng):
     """Mutated copies of a record: names, players, actions, steps, final scores, game,
@@ -63,7 +72,7 @@ def _mutations(rec, rng):
         elif kind == 3:
             del r["steps"][i]
         elif kind == 4:
-            r["steps"] = r["steps"][:rng.randrange(len(steps))]
+            r["steps"] = r["steps"][: rng.randrange(len(steps))]
         elif kind == 5:
             seat = rng.randrange(3)
             r["final"]["scores"][seat]["total"] += rng.choice([-1, 1])
@@ -72,8 +81,15 @@ def _mutations(rec, rng):
         elif kind == 7:
             r["game"] = rng.choice(["chess", "port_royal", "cuba", "Puerto_Rico"])
         elif kind == 8:
-            r["options"] = rng.choice([{"players": 9}, {"players": "3"}, {"speed": 1}, {"players": 4},
-                                       {"players": 3, "expansion": "yes"}])
+            r["options"] = rng.choice(
+                [
+                    {"players": 9},
+                    {"players": "3"},
+                    {"speed": 1},
+                    {"players": 4},
+                    {"players": 3, "expansion": "yes"},
+                ]
+            )
         else:
             r["players"] = rng.choice([["a", "b"], ["a", "b", "c", "d"], [], ["a", "b", "c"]])
         yield r
@@ -84,7 +100,7 @@ def _outcome(fn, rec):
         return "ok", fn(rec)
     except records.RecordError as e:
         return "RecordError", str(e)
-    except Exception as e:                      # any other error is a failure of the check
+    except Exception as e:  # any other error is a failure of the check
         return type(e).__name__, str(e)
 
 
@@ -105,18 +121,21 @@ def test_states_refuses_exactly_what_replay_refuses(record):
             assert len(svalue) == len(rec["steps"]) + 1
         else:
             refused += 1
-    assert refused > 100          # the mutations do hit the checks
+    assert refused > 100  # the mutations do hit the checks
 
 
-@pytest.mark.parametrize("change, message", [
-    ({"game": "chess"}, "unknown game"),
-    ({"options": {"players": 9}}, "players must be 2..5, got 9"),
-    ({"options": {"players": "3"}}, "players must be an int"),
-    ({"options": {"speed": 1}}, "speed"),
-    ({"players": ["a", "b"]}, "record.players has 2 entries for a 3-player game"),
-    ({"players": ["a", 1, "c"]}, "record.players must be a list of strings"),
-    ({"players": "abc"}, "record.players must be a list of strings"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"game": "chess"}, "unknown game"),
+        ({"options": {"players": 9}}, "players must be 2..5, got 9"),
+        ({"options": {"players": "3"}}, "players must be an int"),
+        ({"options": {"speed": 1}}, "speed"),
+        ({"players": ["a", "b"]}, "record.players has 2 entries for a 3-player game"),
+        ({"players": ["a", 1, "c"]}, "record.players must be a list of strings"),
+        ({"players": "abc"}, "record.players must be a list of strings"),
+    ],
+)
 def test_states_bad_game_options_and_players_are_record_errors(record, change, message):
     rec = {**_copy(record), **change}
     for fn in (records.states, records.replay):
@@ -125,9 +144,11 @@ def test_states_bad_game_options_and_players_are_record_errors(record, change, m
 
 
 def test_states_checks_names_players_and_final(record):
-    for path, value, message in ((("steps", 30, "name"), "role mayor", "step 30: action"),
-                                 (("steps", 31, "player"), 2, "step 31: recorded player 2"),
-                                 (("final", "returns"), [0.5, 0.5, 0.0], "final scores do not match")):
+    for path, value, message in (
+        (("steps", 30, "name"), "role mayor", "step 30: action"),
+        (("steps", 31, "player"), 2, "step 31: recorded player 2"),
+        (("final", "returns"), [0.5, 0.5, 0.0], "final scores do not match"),
+    ):
         rec = _copy(record)
         target = rec
         for key in path[:-1]:
@@ -149,7 +170,9 @@ NESTED = ["[" * 100_000, '{"a":' * 100_000, "[" * 40 + "]" * 40]
 def test_deserialize_state_of_deeply_nested_json_is_a_clear_value_error(name, text):
     game = caribsim.load_game(name)
     for t in (text, text.encode()):
-        with pytest.raises(ValueError, match=r"^serialized state is nested too deeply \(at most 32 levels\)$"):
+        with pytest.raises(
+            ValueError, match=r"^serialized state is nested too deeply \(at most 32 levels\)$"
+        ):
             game.deserialize_state(t)
 
 
@@ -158,20 +181,29 @@ def test_deserialize_state_of_bad_bytes_and_text(name):
     game = caribsim.load_game(name)
     s = _played(game, seed=3, steps=20)
     assert game.deserialize_state(s.serialize().encode()) == s
-    with pytest.raises(ValueError, match=r"^serialized state is not UTF-8 text \(byte 0: invalid start byte\)$"):
+    with pytest.raises(
+        ValueError, match=r"^serialized state is not UTF-8 text \(byte 0: invalid start byte\)$"
+    ):
         game.deserialize_state(b"\xff" + s.serialize().encode())
     with pytest.raises(ValueError, match=r"^serialized state is not valid JSON: "):
         game.deserialize_state(s.serialize()[:-1])
 
 
-@pytest.mark.parametrize("content, message", [
-    ("[" * 100_000, "is nested too deeply"),
-    ('{"format": ' + "[" * 50 + "]" * 50 + "}", "is nested too deeply"),
-    (b'{"format": "caribsim-record", "game": "\xe9"}', r"is not UTF-8 text \(byte 39: invalid continuation byte\)"),
-    (b"\xff\xfe{\x00}\x00", r"is not UTF-8 text \(byte 0: invalid start byte\)"),
-    ("{not json", "is not valid JSON"),
-    ("", "is not valid JSON"),
-], ids=["list-100000", "list-51", "latin-1", "utf-16", "bad-json", "empty"])
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        ("[" * 100_000, "is nested too deeply"),
+        ('{"format": ' + "[" * 50 + "]" * 50 + "}", "is nested too deeply"),
+        (
+            b'{"format": "caribsim-record", "game": "\xe9"}',
+            r"is not UTF-8 text \(byte 39: invalid continuation byte\)",
+        ),
+        (b"\xff\xfe{\x00}\x00", r"is not UTF-8 text \(byte 0: invalid start byte\)"),
+        ("{not json", "is not valid JSON"),
+        ("", "is not valid JSON"),
+    ],
+    ids=["list-100000", "list-51", "latin-1", "utf-16", "bad-json", "empty"],
+)
 def test_load_names_the_file_for_nested_non_utf8_and_bad_json(tmp_path, content, message):
     path = tmp_path / "rec.json"
     if isinstance(content, str):
@@ -183,14 +215,20 @@ def test_load_names_the_file_for_nested_non_utf8_and_bad_json(tmp_path, content,
 
 
 def test_load_of_a_folder_a_missing_file_and_a_bad_path(tmp_path):
-    with pytest.raises(records.RecordError, match=f"^cannot read record '{tmp_path}': Is a directory$"):
+    with pytest.raises(
+        records.RecordError, match=f"^cannot read record '{tmp_path}': Is a directory$"
+    ):
         records.load(tmp_path)
-    with pytest.raises(records.RecordError, match=r"^cannot read record .*: No such file or directory$"):
+    with pytest.raises(
+        records.RecordError, match=r"^cannot read record .*: No such file or directory$"
+    ):
         records.load(tmp_path / "missing.json")
-    with pytest.raises(records.RecordError, match=r"^cannot read record 'a\\x00b': embedded null byte$"):
+    with pytest.raises(
+        records.RecordError, match=r"^cannot read record 'a\\x00b': embedded null byte$"
+    ):
         records.load("a\0b")
     with pytest.raises(TypeError, match=r"^record path must be a str or path object, got int$"):
-        records.load(0)        # not file descriptor 0
+        records.load(0)  # not file descriptor 0
 
 
 def test_record_with_a_long_bad_value_gets_a_short_message(record):
@@ -204,7 +242,9 @@ def test_record_with_a_long_bad_value_gets_a_short_message(record):
 def test_record_game_refuses_players_info_that_a_record_cannot_hold():
     s = _played(caribsim.load_game("puerto_rico", players=3), seed=4, steps=10)
     for bad in (["a", "b"], ["a", "b", 3]):
-        with pytest.raises(ValueError, match=r"^players_info must be 3 strings, one per seat, got \["):
+        with pytest.raises(
+            ValueError, match=r"^players_info must be 3 strings, one per seat, got \["
+        ):
             records.record_game(s, 4, bad)
     assert records.record_game(s, 4, ("a", "b", "c"))["players"] == ["a", "b", "c"]
 
@@ -219,10 +259,14 @@ def _script_end(page: str, i: int) -> int:
     tokenizer's script data states (escaped after "<!--", double-escaped after "<script"
     there); -1 if it never ends."""
     text, state = page.lower(), "data"
+
     def tag(name, at):
-        return text.startswith(name, at) and text[at + len(name):at + len(name) + 1] in tuple(" \t\n\f\r/>")
+        return text.startswith(name, at) and text[at + len(name) : at + len(name) + 1] in tuple(
+            " \t\n\f\r/>"
+        )
+
     while i < len(text):
-        if state != "data" and text[i] == ">" and text[i - 2:i] == "--":
+        if state != "data" and text[i] == ">" and text[i - 2 : i] == "--":
             state = "data"
         elif state == "data" and text.startswith("<!--", i):
             state, i = "escaped", i + 4
@@ -250,7 +294,7 @@ def test_viewer_script_element_closes_where_the_page_ends_it(hostile_record):
     page = viewer.render(hostile_record)
     start = page.index("<script>") + len("<script>")
     assert _script_end(page, start) == page.rindex("</script></body></html>")
-    literal = page[page.index("const DATA = ") + len("const DATA = "):page.index(";\nconst S = ")]
+    literal = page[page.index("const DATA = ") + len("const DATA = ") : page.index(";\nconst S = ")]
     assert not set(literal) & set("<>&\u2028\u2029")
     assert json.loads(literal) == json.loads(json.dumps(viewer.steps_data(hostile_record)))
 
@@ -266,10 +310,21 @@ def test_viewer_shows_hostile_player_names_as_text_in_a_browser(tmp_path, hostil
     out = tmp_path / "replay.html"
     viewer.write_html(hostile_record, out)
     n = len(hostile_record["steps"])
-    dom = subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--virtual-time-budget=5000",
-                          "--dump-dom", f"file://{out}#step={n}"], capture_output=True, text=True,
-                         timeout=120).stdout
-    assert f"step {n} / {n}" in dom                      # the script ran to the end
+    dom = subprocess.run(
+        [
+            chromium,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--virtual-time-budget=5000",
+            "--dump-dom",
+            f"file://{out}#step={n}",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    ).stdout
+    assert f"step {n} / {n}" in dom  # the script ran to the end
     assert " - &lt;!--&lt;script&gt;</h3>" in dom
     assert ' - &lt;/script&gt;&lt;b id="pwned"&gt;x&lt;/b&gt;</h3>' in dom
     assert " - a&amp;b\u2028c\u2029</h3>" in dom
@@ -282,6 +337,13 @@ def test_write_html_of_a_bad_record_leaves_the_file_alone(tmp_path, record):
     out = tmp_path / "page.html"
     out.write_text("before")
     with pytest.raises(records.RecordError, match="step 5: recorded player"):
-        viewer.write_html({**_copy(record), "steps": [dict(s, player=7) if i == 5 else s
-                                                      for i, s in enumerate(record["steps"])]}, out)
+        viewer.write_html(
+            {
+                **_copy(record),
+                "steps": [
+                    dict(s, player=7) if i == 5 else s for i, s in enumerate(record["steps"])
+                ],
+            },
+            out,
+        )
     assert out.read_text() == "before"

@@ -3,6 +3,7 @@ data/lang_cs.csv (no English word of the English boards is left), moves typed as
 Czech labels (accents optional) or English names, the record still English; the Czech replay
 page in a real browser (Czech labels, the numbers of the state); bad languages; and the data
 file covering every component name of the three games."""
+
 import csv
 import os
 import random
@@ -47,8 +48,12 @@ def words(text) -> set:
 
 def english_left(english_texts, czech_text, ignore=()) -> set:
     """The words of the English texts that are not Czech words yet stand in the Czech text."""
-    suspects = {w for t in english_texts for w in words(t)
-                if w.lower() not in CZECH_WORDS and w not in ignore and len(w) > 1}
+    suspects = {
+        w
+        for t in english_texts
+        for w in words(t)
+        if w.lower() not in CZECH_WORDS and w not in ignore and len(w) > 1
+    }
     return suspects & words(czech_text)
 
 
@@ -60,6 +65,7 @@ def choices(prompt_text):
 def typed_plain(text):
     """A label as a person may type it without a Czech keyboard (no accents)."""
     import unicodedata
+
     return "".join(c for c in unicodedata.normalize("NFD", text) if not unicodedata.combining(c))
 
 
@@ -85,13 +91,19 @@ def _typing(labels, n):
     if n % 3 == 2:
         plain = [typed_plain(x).lower() for x in labels]
         for end in range(len(plain[k].split()[0]), len(plain[k]) + 1):
-            if sum(p.startswith(plain[k][:end]) for p in plain) == 1 and not plain[k][:end].isdecimal():
+            if (
+                sum(p.startswith(plain[k][:end]) for p in plain) == 1
+                and not plain[k][:end].isdecimal()
+            ):
                 return k, plain[k][:end]
     return k, None
 
 
-GAMES = {"puerto_rico": ("--players", 3, "--seed", 12), "port_royal": ("--players", 2, "--seed", 4),
-         "cuba": ("--players", 2, "--seed", 8)}
+GAMES = {
+    "puerto_rico": ("--players", 3, "--seed", 12),
+    "port_royal": ("--players", 2, "--seed", 4),
+    "cuba": ("--players", 2, "--seed", 8),
+}
 
 
 @pytest.fixture(scope="module", params=list(GAMES))
@@ -99,10 +111,16 @@ def czech_game(request, tmp_path_factory):
     game = request.param
     path = tmp_path_factory.mktemp(game) / "game.json"
     bots = ",".join(["random"] * (GAMES[game][1] - 1))
-    with Player("play", game, *GAMES[game], "--bots", bots, "--no-color", "--record", path,
-                "--lang", "cs") as player:
+    with Player(
+        "play", game, *GAMES[game], "--bots", bots, "--no-color", "--record", path, "--lang", "cs"
+    ) as player:
         played = drive(player, _typing)
-    return game, played, records.load(path), player.text.replace(str(path), "FILE")    # a path is no word
+    return (
+        game,
+        played,
+        records.load(path),
+        player.text.replace(str(path), "FILE"),
+    )  # a path is no word
 
 
 def _decisions(rec):
@@ -117,26 +135,30 @@ def _decisions(rec):
 
 def test_the_record_is_english_and_each_move_is_the_czech_label_chosen(czech_game):
     game, played, rec, _ = czech_game
-    final = records.replay(rec)                    # the record format is unchanged
+    final = records.replay(rec)  # the record format is unchanged
     assert final.is_terminal() and rec["final"]["returns"] == final.returns()
     tr, board = lang.translator(game, "cs"), boards.get(game)
     decisions = _decisions(rec)
     assert len(decisions) == len(played)
     for (before, action), (labels, k) in zip(decisions, played):
         name = before.action_to_string(action)
-        assert rec["steps"][len(before.history())]["name"] == name          # English engine name
+        assert rec["steps"][len(before.history())]["name"] == name  # English engine name
         legal = before.legal_actions()
         assert labels == [tr.move(board.choice_label(before, a, seat=0)) for a in legal]
-        assert legal[k] == action                   # the number, the label or the prefix typed
+        assert legal[k] == action  # the number, the label or the prefix typed
 
 
 def test_no_english_word_of_the_english_boards_is_printed(czech_game):
     game, _, rec, out = czech_game
     board = boards.get(game)
     english = [board.LEGEND] + [board.text_board(st) for st, _ in _decisions(rec)]
-    english += [board.choice_label(st, a, seat=0) for st, _ in _decisions(rec) for a in st.legal_actions()]
+    english += [
+        board.choice_label(st, a, seat=0) for st, _ in _decisions(rec) for a in st.legal_actions()
+    ]
     english.append(board.text_board(records.replay(rec)))
-    assert english_left(english, out, ignore={"random", "I", "II", "III", "IV"}) == set()   # bots, law stacks
+    assert (
+        english_left(english, out, ignore={"random", "I", "II", "III", "IV"}) == set()
+    )  # bots, law stacks
 
 
 def test_the_messages_and_terms_printed_are_the_data_files(czech_game):
@@ -146,11 +168,15 @@ def test_the_messages_and_terms_printed_are_the_data_files(czech_game):
     assert MSG["You are seat {seat}. {help}"].format(seat=0, help=MSG[play.HELP]) in out
     totals = [s["total"] if isinstance(s, dict) else s for s in rec["final"]["scores"]]
     scores = ", ".join(MSG["seat {i} {total}"].format(i=i, total=t) for i, t in enumerate(totals))
-    assert MSG["Game over. Scores: {scores}. Returns: {returns}"].format(
-        scores=scores, returns=rec["final"]["returns"]) in out
+    assert (
+        MSG["Game over. Scores: {scores}. Returns: {returns}"].format(
+            scores=scores, returns=rec["final"]["returns"]
+        )
+        in out
+    )
     legend = boards.get(game).LEGEND
     assert term(game, "Legend") + ": " + term(game, legend) in out
-    if game == "puerto_rico":       # every role of the game, by its Czech name only
+    if game == "puerto_rico":  # every role of the game, by its Czech name only
         for role in records.states(rec)[0].to_dict()["roles"]:
             assert re.search(rf"\brole {term(game, role)}\b", out) and f"role {role}" not in out
     if game == "cuba":
@@ -174,12 +200,17 @@ def test_a_move_may_be_typed_as_its_english_czech_name_or_label():
             assert play.match_move(text, s, labels, tr) == (a, None), text
     k = next(i for i, a in enumerate(legal) if s.action_to_string(a) == "build small indigo plant")
     assert labels[k].startswith("postavit " + term("puerto_rico", "small indigo plant") + ":")
-    builds = ", ".join(tr.move(s.action_to_string(a)) for a in legal if s.action_to_string(a).startswith("build "))
+    builds = ", ".join(
+        tr.move(s.action_to_string(a)) for a in legal if s.action_to_string(a).startswith("build ")
+    )
     assert play.match_move("postavit", s, labels, tr) == (
-        None, MSG["{text!r} is ambiguous: {names}"].format(text="postavit", names=builds))
+        None,
+        MSG["{text!r} is ambiguous: {names}"].format(text="postavit", names=builds),
+    )
 
 
 # --- the page ---------------------------------------------------------------------------------
+
 
 def _page_text(browser, path, step):
     browser.get(f"file://{path}#step={step}")
@@ -201,9 +232,16 @@ def test_the_czech_page_has_no_english_word_of_the_english_page(browser, tmp_pat
         assert english != czech
         counter = browser.find_element("id", "counter").text
         assert counter == f"{term(game, 'step')} {step} / {n}"
-        assert browser.find_element("id", "move").text == viewer.steps_data(rec, "cs")["snapshots"][step]["move"]
-        totals = [s["total"] if isinstance(s, dict) else s for s in records.states(rec)[step].scores()]
-        assert [browser.find_element("id", f"total-{p}").text for p in range(len(totals))] == [str(t) for t in totals]
+        assert (
+            browser.find_element("id", "move").text
+            == viewer.steps_data(rec, "cs")["snapshots"][step]["move"]
+        )
+        totals = [
+            s["total"] if isinstance(s, dict) else s for s in records.states(rec)[step].scores()
+        ]
+        assert [browser.find_element("id", f"total-{p}").text for p in range(len(totals))] == [
+            str(t) for t in totals
+        ]
 
 
 def test_the_czech_page_draws_the_states_numbers_with_czech_names(browser, tmp_path):
@@ -215,7 +253,7 @@ def test_the_czech_page_draws_the_states_numbers_with_czech_names(browser, tmp_p
     states = records.states(rec)
     for step in (1, len(states) // 2, len(states) - 1):
         _page_text(browser, path, step)
-        check_supply_and_city(browser, states[step].to_dict())       # the numbers are the state's
+        check_supply_and_city(browser, states[step].to_dict())  # the numbers are the state's
         for b in ("small_indigo_plant", "coffee_roaster", "city_hall"):
             shown = browser.find_element("css selector", f"#pr-supply-{b} .bn").text
             czech = term("puerto_rico", names[b].lower())
@@ -232,14 +270,21 @@ def test_the_czech_page_draws_the_states_numbers_with_czech_names(browser, tmp_p
 
 # --- bad languages ------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("command", [["play", "puerto_rico"], ["replay", "REC", "--html", "OUT"]])
 def test_an_unknown_language_is_one_error_line(tmp_path, command):
     path = tmp_path / "rec.json"
     records.save(records.record_game(random_game(players=3, seed=1, steps=5), seed=1), path)
-    args = [str(path) if a == "REC" else str(tmp_path / "out.html") if a == "OUT" else a for a in command]
+    args = [
+        str(path) if a == "REC" else str(tmp_path / "out.html") if a == "OUT" else a
+        for a in command
+    ]
     r = run_cli(*args, "--lang", "xx", stdin="quit\n")
     assert r.returncode == 2 and r.stdout == ""
-    assert r.stderr == f"python -m caribsim {command[0]}: error: argument --lang: unknown language 'xx'; choose from en, cs\n"
+    assert (
+        r.stderr
+        == f"python -m caribsim {command[0]}: error: argument --lang: unknown language 'xx'; choose from en, cs\n"
+    )
     assert not (tmp_path / "out.html").exists()
 
 
@@ -253,6 +298,7 @@ def test_the_python_api_refuses_an_unknown_language(tmp_path):
 
 
 # --- the data file --------------------------------------------------------------------------------
+
 
 def _has(game, english):
     return english in lang.translator(game, "cs").terms
@@ -301,27 +347,43 @@ def test_replay_prints_the_board_and_its_commands_in_czech(tmp_path):
     r = run_cli("replay", path, "--step", 40, "--lang", "cs")
     assert r.returncode == 0, r.stderr
     board = boards.get("cuba")
-    english = board.text_board(states[40])       # the board of play, the engine's abbreviations spelt out
-    assert r.stdout == (f"{term('all', 'step')} 40 / {n}\n"
-                        + board.text_board(states[40], tr=lang.translator("cuba", "cs").text) + "\n")
+    english = board.text_board(
+        states[40]
+    )  # the board of play, the engine's abbreviations spelt out
+    assert r.stdout == (
+        f"{term('all', 'step')} 40 / {n}\n"
+        + board.text_board(states[40], tr=lang.translator("cuba", "cs").text)
+        + "\n"
+    )
     assert english_left([english], r.stdout, ignore={"I", "II", "III", "IV"}) == set()
     r = run_cli("replay", path, "--lang", "cs", stdin="\nzzz\nq\n")
     first = rec["steps"][0]["name"]
     assert MSG["--- step {i} / {n}: {head}"].format(i=0, n=n, head=MSG["start"]) in r.stdout
-    assert MSG["--- step {i} / {n}: {head}"].format(
-        i=1, n=n, head="1. " + lang.translator("cuba", "cs").move(first)) in r.stdout
+    assert (
+        MSG["--- step {i} / {n}: {head}"].format(
+            i=1, n=n, head="1. " + lang.translator("cuba", "cs").move(first)
+        )
+        in r.stdout
+    )
     usage = MSG["Enter or n, p, g N (0..{n}), q"].format(n=n)
     assert MSG["unknown command {cmd}: {usage}"].format(cmd="'zzz'", usage=usage) in r.stdout
 
 
-@pytest.mark.parametrize("text, words", [
-    ("game,kind,key,text\nall,msg,a,b, c\n", "line 2: 5 fields, expected 4 (game, kind, key, text): quote a field"),
-    ("game,kind,key,text\nall,msg,ok,fine\nall,msg,a\n", "line 3: 3 fields, expected 4"),
-    ("game,kind,key,text\nall,nope,a,b\n", "line 2: bad row"),
-])
+@pytest.mark.parametrize(
+    "text, words",
+    [
+        (
+            "game,kind,key,text\nall,msg,a,b, c\n",
+            "line 2: 5 fields, expected 4 (game, kind, key, text): quote a field",
+        ),
+        ("game,kind,key,text\nall,msg,ok,fine\nall,msg,a\n", "line 3: 3 fields, expected 4"),
+        ("game,kind,key,text\nall,nope,a,b\n", "line 2: bad row"),
+    ],
+)
 def test_a_malformed_row_of_the_data_file_is_named(text, words):
     import io
+
     with pytest.raises(ValueError, match=re.escape(words)):
         lang.check_rows(csv.DictReader(io.StringIO(text)))
-    assert len(lang.rows()) == len(CS)          # the shipped file itself reads whole
+    assert len(lang.rows()) == len(CS)  # the shipped file itself reads whole
     assert all(None not in r and None not in r.values() for r in CS)

@@ -1,5 +1,6 @@
 """Play, watch and record: game records, the play/replay/bench/arena/simulate commands end to
 end (subprocess), and the HTML viewer in a real headless browser."""
+
 import json
 import os
 import random
@@ -17,8 +18,9 @@ CLI = [sys.executable, "-m", "caribsim"]
 
 
 def run_cli(*args, stdin=None, timeout=300):
-    return subprocess.run(CLI + [str(a) for a in args], input=stdin, capture_output=True, text=True,
-                          timeout=timeout)
+    return subprocess.run(
+        CLI + [str(a) for a in args], input=stdin, capture_output=True, text=True, timeout=timeout
+    )
 
 
 def random_game(players=3, seed=5, steps=None, game=None):
@@ -37,6 +39,7 @@ def random_game(players=3, seed=5, steps=None, game=None):
 
 # --- records ------------------------------------------------------------------------
 
+
 def test_record_round_trip_replays_to_an_identical_final_state(tmp_path):
     s = random_game()
     rec = records.record_game(s, seed=5, players_info=["a", "b", "c"])
@@ -45,7 +48,7 @@ def test_record_round_trip_replays_to_an_identical_final_state(tmp_path):
     assert rec["final"]["returns"] == s.returns()
     assert [st["action"] for st in rec["steps"]] == s.history()
     assert all(st["name"] == s.action_to_string(st["action"]) for st in rec["steps"])
-    assert any(st["player"] == -1 for st in rec["steps"])            # chance outcomes are steps too
+    assert any(st["player"] == -1 for st in rec["steps"])  # chance outcomes are steps too
     path = tmp_path / "g.json"
     records.save(rec, path)
     again = records.replay(records.load(path))
@@ -66,20 +69,23 @@ def _bad(rec, step, **change):
     return rec
 
 
-@pytest.mark.parametrize("mutate, message", [
-    (lambda r: _bad(r, 40, name="build nothing"), "step 40"),
-    (lambda r: _bad(r, 41, action=0), "step 41"),
-    (lambda r: _bad(r, 42, player=(r["steps"][42]["player"] + 1) % 3), "step 42"),
-    (lambda r: _bad(r, 43, action=10**6), "step 43"),
-    (lambda r: {**r, "final": {"scores": [], "returns": [1, 0, 0]}}, "final scores"),
-    (lambda r: {**r, "steps": r["steps"][:-5]}, "not over"),
-    (lambda r: {**r, "options": {**r["options"], "players": 4}}, "step "),
-    (lambda r: {**r, "game": "chess"}, "unknown game"),
-    (lambda r: {**r, "format": "pgn"}, "format"),
-    (lambda r: {**r, "version": 99}, "version"),
-    (lambda r: {**r, "seed": -1}, "seed"),
-    (lambda r: {**r, "steps": [1, 2]}, "step 0"),
-])
+@pytest.mark.parametrize(
+    "mutate, message",
+    [
+        (lambda r: _bad(r, 40, name="build nothing"), "step 40"),
+        (lambda r: _bad(r, 41, action=0), "step 41"),
+        (lambda r: _bad(r, 42, player=(r["steps"][42]["player"] + 1) % 3), "step 42"),
+        (lambda r: _bad(r, 43, action=10**6), "step 43"),
+        (lambda r: {**r, "final": {"scores": [], "returns": [1, 0, 0]}}, "final scores"),
+        (lambda r: {**r, "steps": r["steps"][:-5]}, "not over"),
+        (lambda r: {**r, "options": {**r["options"], "players": 4}}, "step "),
+        (lambda r: {**r, "game": "chess"}, "unknown game"),
+        (lambda r: {**r, "format": "pgn"}, "format"),
+        (lambda r: {**r, "version": 99}, "version"),
+        (lambda r: {**r, "seed": -1}, "seed"),
+        (lambda r: {**r, "steps": [1, 2]}, "step 0"),
+    ],
+)
 def test_corrupted_or_mismatched_records_name_the_first_bad_step(mutate, message):
     rec = records.record_game(random_game(), seed=5)
     with pytest.raises(records.RecordError, match=message):
@@ -96,12 +102,40 @@ def test_load_rejects_unreadable_files(tmp_path):
 
 # --- play ---------------------------------------------------------------------------
 
+
 def test_play_scripted_with_bad_input_undo_hint_and_save(tmp_path):
     saved = tmp_path / "partial.json"
-    script = "\n".join(["undo", "xyz", "999", "role", "hint", "1", "undo", "role settler", f"save {saved}",
-                        "save", "quit"]) + "\n"
-    r = run_cli("play", "puerto_rico", "--players", 3, "--seat", 0, "--bots", "random,random",
-                "--hint-iterations", 200, stdin=script)
+    script = (
+        "\n".join(
+            [
+                "undo",
+                "xyz",
+                "999",
+                "role",
+                "hint",
+                "1",
+                "undo",
+                "role settler",
+                f"save {saved}",
+                "save",
+                "quit",
+            ]
+        )
+        + "\n"
+    )
+    r = run_cli(
+        "play",
+        "puerto_rico",
+        "--players",
+        3,
+        "--seat",
+        0,
+        "--bots",
+        "random,random",
+        "--hint-iterations",
+        200,
+        stdin=script,
+    )
     assert r.returncode == 0, r.stderr
     out = r.stdout
     assert "nothing to undo" in out
@@ -123,8 +157,20 @@ def test_play_scripted_with_bad_input_undo_hint_and_save(tmp_path):
 
 def test_play_a_full_game_to_the_end_and_record_it(tmp_path):
     path = tmp_path / "full.json"
-    r = run_cli("play", "puerto_rico", "--players", 2, "--bots", "greedy", "--seed", 3, "--record", path,
-                "--no-color", stdin="1\n" * 2000)
+    r = run_cli(
+        "play",
+        "puerto_rico",
+        "--players",
+        2,
+        "--bots",
+        "greedy",
+        "--seed",
+        3,
+        "--record",
+        path,
+        "--no-color",
+        stdin="1\n" * 2000,
+    )
     assert r.returncode == 0, r.stderr
     assert "Game over" in r.stdout and "\033[" not in r.stdout
     rec = records.load(path)
@@ -133,16 +179,21 @@ def test_play_a_full_game_to_the_end_and_record_it(tmp_path):
 
 
 def test_play_colour_and_end_of_input():
-    r = run_cli("play", "puerto_rico", "--players", 3, "--bots", "random,random", "--color", stdin="")
+    r = run_cli(
+        "play", "puerto_rico", "--players", 3, "--bots", "random,random", "--color", stdin=""
+    )
     assert r.returncode == 0
     assert "\033[" in r.stdout and "end of input" in r.stdout
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--players", 3, "--bots", "random"], "need 2 bots"),
-    (["--players", 3, "--seat", 5, "--bots", "random,random"], "seat must be"),
-    (["--bots", "random,wizard"], "unknown bot spec"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--players", 3, "--bots", "random"], "need 2 bots"),
+        (["--players", 3, "--seat", 5, "--bots", "random,random"], "seat must be"),
+        (["--bots", "random,wizard"], "unknown bot spec"),
+    ],
+)
 def test_play_bad_arguments(args, message):
     r = run_cli("play", "puerto_rico", *args, stdin="quit\n")
     assert r.returncode == 2 and message in r.stderr
@@ -150,10 +201,13 @@ def test_play_bad_arguments(args, message):
 
 # --- replay, simulate, arena, bench ---------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def record_file(tmp_path_factory):
     path = tmp_path_factory.mktemp("rec") / "game.json"
-    records.save(records.record_game(random_game(players=4, seed=9), seed=9, players_info=["r"] * 4), path)
+    records.save(
+        records.record_game(random_game(players=4, seed=9), seed=9, players_info=["r"] * 4), path
+    )
     return path
 
 
@@ -164,7 +218,11 @@ def test_replay_step_and_interactive(record_file):
     assert expected in r.stdout
     r = run_cli("replay", record_file, stdin="n\ng 50\np\nbogus\nq\n")
     assert r.returncode == 0
-    assert "--- step 50 /" in r.stdout and "--- step 49 /" in r.stdout and "unknown command 'bogus'" in r.stdout
+    assert (
+        "--- step 50 /" in r.stdout
+        and "--- step 49 /" in r.stdout
+        and "unknown command 'bogus'" in r.stdout
+    )
 
 
 def test_replay_rejects_a_corrupted_record(tmp_path, record_file):
@@ -177,8 +235,19 @@ def test_replay_rejects_a_corrupted_record(tmp_path, record_file):
 
 
 def test_simulate_with_bots_saves_games(tmp_path):
-    r = run_cli("simulate", "puerto_rico", "--players", 3, "--games", 3, "--bots", "greedy,random,random",
-                "--save-games", tmp_path / "games", "--json")
+    r = run_cli(
+        "simulate",
+        "puerto_rico",
+        "--players",
+        3,
+        "--games",
+        3,
+        "--bots",
+        "greedy,random,random",
+        "--save-games",
+        tmp_path / "games",
+        "--json",
+    )
     assert r.returncode == 0, r.stderr
     summary = json.loads(r.stdout)
     assert summary["bots"] == ["greedy", "random", "random"] and summary["games"] == 3
@@ -190,14 +259,26 @@ def test_simulate_with_bots_saves_games(tmp_path):
 
 def test_arena_save_games_and_plot(tmp_path):
     need("plot")
-    r = run_cli("arena", "puerto_rico", "--bots", "greedy,random", "--games", 4, "--save-games",
-                tmp_path / "g", "--plot", tmp_path / "w.png", "--save", tmp_path / "m.json")
+    r = run_cli(
+        "arena",
+        "puerto_rico",
+        "--bots",
+        "greedy,random",
+        "--games",
+        4,
+        "--save-games",
+        tmp_path / "g",
+        "--plot",
+        tmp_path / "w.png",
+        "--save",
+        tmp_path / "m.json",
+    )
     assert r.returncode == 0, r.stderr
     assert (tmp_path / "w.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     match = json.loads((tmp_path / "m.json").read_text())
     assert len(os.listdir(tmp_path / "g")) == 4
     rec = records.load(tmp_path / "g" / "game_00001.json")
-    assert rec["players"] == ["random", "greedy"]          # seats rotate every game
+    assert rec["players"] == ["random", "greedy"]  # seats rotate every game
     assert records.replay(rec).returns() == match["games"][1]["returns"]
 
 
@@ -211,9 +292,12 @@ def test_bench_quick_prints_every_game():
     assert all(row["value"] > 0 for row in rows)
     for name in caribsim.games():
         whats = {row["what"] for row in rows if row["game"] == name}
-        assert {"random playouts (C, 1 thread)", "state.child(a) at 512 positions",
-                "state.clone() + apply_action(a) at 512 positions",
-                "MCTS from the opening, 1 thread"} <= whats, whats
+        assert {
+            "random playouts (C, 1 thread)",
+            "state.child(a) at 512 positions",
+            "state.clone() + apply_action(a) at 512 positions",
+            "MCTS from the opening, 1 thread",
+        } <= whats, whats
         assert any(w.startswith("Python loop") for w in whats)
     assert sum(row["what"].endswith("2 threads") for row in rows) == 2
     assert sum(row["unit"] == "x" for row in rows) == 2
@@ -221,6 +305,7 @@ def test_bench_quick_prints_every_game():
 
 
 # --- the HTML viewer in a real browser -------------------------------------------------
+
 
 def _chromium():
     for name in ("chromium", "chromium-browser", "google-chrome"):
@@ -242,9 +327,20 @@ def test_html_viewer_shows_the_scores_of_the_chosen_step(tmp_path, record_file, 
     at = n if step is None else step
     st = records.replay(rec, upto=at)
     expected = [s["total"] for s in st.scores()]
-    dom = subprocess.run([_chromium(), "--headless", "--no-sandbox", "--disable-gpu",
-                          "--virtual-time-budget=5000", "--dump-dom", f"file://{out}#step={at}"],
-                         capture_output=True, text=True, timeout=120).stdout
+    dom = subprocess.run(
+        [
+            _chromium(),
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--virtual-time-budget=5000",
+            "--dump-dom",
+            f"file://{out}#step={at}",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    ).stdout
     assert f"step {at} / {n}" in dom
     for seat, total in enumerate(expected):
         assert f'id="score-{seat}">{total}<' in dom

@@ -2,6 +2,7 @@
 number, after reading the choices printed), checked against the recorded states: Puerto Rico
 build prices and Mayor colonists, Port Royal's revealed cards and busts, Cuba's plantation
 grids and building costs; quit with --record, --load, and the printed default seed."""
+
 import csv
 import os
 import random
@@ -33,12 +34,13 @@ class Player:
 
     def __init__(self, *args):
         self.args = [str(a) for a in args]
-        self.text = ""          # everything printed so far
+        self.text = ""  # everything printed so far
 
     def __enter__(self):
         self.err = tempfile.TemporaryFile()
-        self.proc = subprocess.Popen([*CLI, *self.args], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=self.err)
+        self.proc = subprocess.Popen(
+            [*CLI, *self.args], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.err
+        )
         return self
 
     def __exit__(self, *exc):
@@ -98,21 +100,36 @@ def my_steps(record, seat=0):
 
 # --- Puerto Rico ------------------------------------------------------------------------
 
+
 def _pr_choice(labels, _text):
     """Take the Builder when offered, then the dearest build; else the first move."""
     roles = [i for i, lab in enumerate(labels) if lab.startswith("role builder")]
     if roles:
         return roles[0]
-    builds = [(int(m.group(1)), i) for i, lab in enumerate(labels)
-              if (m := re.match(r"build .+?: (\d+) doubloons?", lab)) and "more than in hand" not in lab]
+    builds = [
+        (int(m.group(1)), i)
+        for i, lab in enumerate(labels)
+        if (m := re.match(r"build .+?: (\d+) doubloons?", lab)) and "more than in hand" not in lab
+    ]
     return max(builds)[1] if builds else 0
 
 
 @pytest.fixture(scope="module")
 def pr_game(tmp_path_factory):
     path = tmp_path_factory.mktemp("pr") / "game.json"
-    with Player("play", "puerto_rico", "--players", 3, "--bots", "random,random", "--seed", 12,
-                "--no-color", "--record", path) as player:
+    with Player(
+        "play",
+        "puerto_rico",
+        "--players",
+        3,
+        "--bots",
+        "random,random",
+        "--seed",
+        12,
+        "--no-color",
+        "--record",
+        path,
+    ) as player:
         played = drive(player, _pr_choice)
     rec = records.load(path)
     return played, rec, records.states(rec), player.text
@@ -175,12 +192,24 @@ def test_puerto_rico_board_has_its_legend_and_the_engine_board(pr_game):
 
 # --- Port Royal -------------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def pry_game(tmp_path_factory):
     path = tmp_path_factory.mktemp("pry") / "game.json"
-    with Player("play", "port_royal", "--players", 3, "--bots", "random,random", "--seed", 4,
-                "--no-color", "--record", path) as player:
-        played = drive(player, lambda labels, text: 0)     # always reveal, never take: many busts
+    with Player(
+        "play",
+        "port_royal",
+        "--players",
+        3,
+        "--bots",
+        "random,random",
+        "--seed",
+        4,
+        "--no-color",
+        "--record",
+        path,
+    ) as player:
+        played = drive(player, lambda labels, text: 0)  # always reveal, never take: many busts
     rec = records.load(path)
     return played, rec, records.states(rec), player.text
 
@@ -192,8 +221,11 @@ def _deck():
 def test_port_royal_prints_every_revealed_card_readably(pry_game):
     _, rec, states, out = pry_game
     deck = _deck()
-    reveals = [(states[i].to_dict()["active"], step["name"].split()[1]) for i, step in enumerate(rec["steps"])
-               if states[i].is_chance_node() and states[i].chance_event()[0] == "reveal"]
+    reveals = [
+        (states[i].to_dict()["active"], step["name"].split()[1])
+        for i, step in enumerate(rec["steps"])
+        if states[i].is_chance_node() and states[i].chance_event()[0] == "reveal"
+    ]
     shown = re.findall(r"^  seat (\d+) reveals (.*)$", out, re.M)
     assert len(shown) == len(reveals) > 20
     for (seat, text), (active, card) in zip(shown, reveals):
@@ -247,7 +279,9 @@ def test_port_royal_coin_lines_follow_the_coin_counts(pry_game):
             assert int(last) == len(p["coins"])
             assert re.search(rf"^[S ][> ]seat {seat}: {len(p['coins'])} coins \|", text, re.M)
     for seat, p in enumerate(states[-1].to_dict()["players"]):
-        assert int(re.findall(rf"^  seat {seat}: \d+ -> (\d+) coins?$", out, re.M)[-1]) == len(p["coins"])
+        assert int(re.findall(rf"^  seat {seat}: \d+ -> (\d+) coins?$", out, re.M)[-1]) == len(
+            p["coins"]
+        )
 
 
 def test_port_royal_board_names_cards_not_ids(pry_game):
@@ -259,6 +293,7 @@ def test_port_royal_board_names_cards_not_ids(pry_game):
 
 
 # --- Cuba -------------------------------------------------------------------------------
+
 
 def _cuba_choice(labels, _text):
     """Water at setup (to pay irrigation), the Architect when offered, then a build and its
@@ -273,8 +308,19 @@ def _cuba_choice(labels, _text):
 @pytest.fixture(scope="module")
 def cuba_game(tmp_path_factory):
     path = tmp_path_factory.mktemp("cuba") / "game.json"
-    with Player("play", "cuba", "--players", 3, "--bots", "random,random", "--seed", 8,
-                "--no-color", "--record", path) as player:
+    with Player(
+        "play",
+        "cuba",
+        "--players",
+        3,
+        "--bots",
+        "random,random",
+        "--seed",
+        8,
+        "--no-color",
+        "--record",
+        path,
+    ) as player:
         played = drive(player, _cuba_choice)
     rec = records.load(path)
     return played, rec, records.states(rec), player.text
@@ -285,9 +331,14 @@ def _expected_grid(d, seat):
     names = {r["id"]: r["name"] for r in data_rows("cuba_buildings.csv")}
     board = d["boards"][seat]
     on = {f: b for b, f in board["buildings"].items()}
-    return [[("*" if board["pawn"] == f"{r},{c}" else "")
-             + ("#" + names[on[f"{r},{c}"]] if f"{r},{c}" in on else layout[r, c]) for c in range(1, 5)]
-            for r in range(1, 4)]
+    return [
+        [
+            ("*" if board["pawn"] == f"{r},{c}" else "")
+            + ("#" + names[on[f"{r},{c}"]] if f"{r},{c}" in on else layout[r, c])
+            for c in range(1, 5)
+        ]
+        for r in range(1, 4)
+    ]
 
 
 def _shown_grid(text, seat):
@@ -331,8 +382,12 @@ def test_cuba_worker_choices_say_what_is_on_the_field(cuba_game):
     seen = 0
     for (text, _), i in zip(played, my_steps(rec)):
         grid = _expected_grid(states[i].to_dict(), 0)
-        for r, c, what in re.findall(r"^ +\d+\. (?:pawn to|harvest|place on) (\d),(\d)\W+(?:covers )?(?:1 )?"
-                                     r"\(?([A-Za-z ]+?)(?:[),]|$)", text, re.M):
+        for r, c, what in re.findall(
+            r"^ +\d+\. (?:pawn to|harvest|place on) (\d),(\d)\W+(?:covers )?(?:1 )?"
+            r"\(?([A-Za-z ]+?)(?:[),]|$)",
+            text,
+            re.M,
+        ):
             assert grid[int(r) - 1][int(c) - 1].lstrip("*#") == what
             seen += 1
     assert seen > 10
@@ -346,8 +401,13 @@ def test_cuba_pawn_moves_say_the_materials_they_bring(cuba_game):
         if not m:
             continue
         said = {k: int(n) for n, k in re.findall(r"\+(\d+) (\w+)", m.group(1))}
-        before, after = states[i].to_dict()["boards"][0]["yard"], states[i + 1].to_dict()["boards"][0]["yard"]
-        assert {k: after[k] - before[k] for k in ("wood", "stone", "water") if after[k] != before[k]} == said
+        before, after = (
+            states[i].to_dict()["boards"][0]["yard"],
+            states[i + 1].to_dict()["boards"][0]["yard"],
+        )
+        assert {
+            k: after[k] - before[k] for k in ("wood", "stone", "water") if after[k] != before[k]
+        } == said
         moves += 1
     assert moves >= 3
 
@@ -359,7 +419,10 @@ def test_cuba_harvest_choices_say_the_crop_and_the_water_paid(cuba_game):
         m = re.match(r"harvest \d,\d: (\d+) (\w+), (free|costs (\d+) water)$", label)
         if not m:
             continue
-        before, after = states[i].to_dict()["boards"][0]["yard"], states[i + 1].to_dict()["boards"][0]["yard"]
+        before, after = (
+            states[i].to_dict()["boards"][0]["yard"],
+            states[i + 1].to_dict()["boards"][0]["yard"],
+        )
         assert after[m.group(2)] - before[m.group(2)] == int(m.group(1))
         assert before["water"] - after["water"] == int(m.group(4) or 0)
         free += m.group(3) == "free"
@@ -379,7 +442,9 @@ def test_cuba_loads_and_characters_say_their_vp_and_votes(cuba_game):
         m = re.match(r"load \w+ on dock (\d): (\d+) VP per item$", label)
         if m:
             assert m.group(2) == dock_vp[int(m.group(1)) - 1]
-            gained = states[i + 1].to_dict()["boards"][0]["vp"] - states[i].to_dict()["boards"][0]["vp"]
+            gained = (
+                states[i + 1].to_dict()["boards"][0]["vp"] - states[i].to_dict()["boards"][0]["vp"]
+            )
             assert gained == int(m.group(2))
             loads += 1
     assert loads >= 1
@@ -394,10 +459,21 @@ def test_cuba_bots_bids_stay_secret(cuba_game):
 
 # --- quit, --record, --load, the seed -----------------------------------------------------
 
+
 def test_quit_with_record_writes_the_steps_played_and_load_resumes_there(tmp_path):
     path = tmp_path / "quit.json"
-    r = run_cli("play", "puerto_rico", "--players", 3, "--bots", "random,random", "--no-color",
-                "--record", path, stdin="1\n1\n1\nquit\n")
+    r = run_cli(
+        "play",
+        "puerto_rico",
+        "--players",
+        3,
+        "--bots",
+        "random,random",
+        "--no-color",
+        "--record",
+        path,
+        stdin="1\n1\n1\nquit\n",
+    )
     assert r.returncode == 0, r.stderr
     rec = records.load(path)
     state = records.replay(rec)
@@ -406,32 +482,56 @@ def test_quit_with_record_writes_the_steps_played_and_load_resumes_there(tmp_pat
     assert mine == [m.split(":")[0] for m in re.findall(r"^(?:> )*you: (.*)$", r.stdout, re.M)]
     assert len(mine) == 3
     assert not state.is_terminal() and state.current_player() == 0
-    resumed = run_cli("play", "puerto_rico", "--load", path, "--bots", "random,random", "--no-color",
-                      stdin="quit\n")
+    resumed = run_cli(
+        "play",
+        "puerto_rico",
+        "--load",
+        path,
+        "--bots",
+        "random,random",
+        "--no-color",
+        stdin="quit\n",
+    )
     assert resumed.returncode == 0, resumed.stderr
-    assert resumed.stdout.splitlines()[0] == f"resumed at step {len(rec['steps'])} (seed {rec['seed']})"
+    assert (
+        resumed.stdout.splitlines()[0]
+        == f"resumed at step {len(rec['steps'])} (seed {rec['seed']})"
+    )
     first_board = resumed.stdout.split("Your move:")[0]
     assert str(state) in first_board and "Puerto Rico, " not in first_board.split(str(state))[0]
 
 
 def test_load_resumes_a_save_file_record(tmp_path):
     path = tmp_path / "saved.json"
-    r = run_cli("play", "port_royal", "--players", 2, "--bots", "random", "--no-color",
-                stdin=f"1\n1\nsave {path}\nquit\n")
+    r = run_cli(
+        "play",
+        "port_royal",
+        "--players",
+        2,
+        "--bots",
+        "random",
+        "--no-color",
+        stdin=f"1\n1\nsave {path}\nquit\n",
+    )
     assert r.returncode == 0, r.stderr
     state = records.replay(records.load(path))
     assert f"saved {len(state.history())} steps to {path}" in r.stdout
-    resumed = run_cli("play", "port_royal", "--load", path, "--bots", "random", "--no-color", stdin="quit\n")
+    resumed = run_cli(
+        "play", "port_royal", "--load", path, "--bots", "random", "--no-color", stdin="quit\n"
+    )
     assert resumed.returncode == 0, resumed.stderr
     board = resumed.stdout.split("Your move:")[0]
     assert boards.get("port_royal").text_board(state) in board
 
 
-@pytest.mark.parametrize("content, message", [
-    (None, "cannot read record"),
-    ("{not json", "not valid JSON"),
-    ('{"format": "pgn"}', "record.format"),
-])
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        (None, "cannot read record"),
+        ("{not json", "not valid JSON"),
+        ('{"format": "pgn"}', "record.format"),
+    ],
+)
 def test_load_of_a_missing_or_corrupt_file_is_one_error_line(tmp_path, content, message):
     path = tmp_path / "r.json"
     if content is not None:
@@ -459,8 +559,19 @@ def test_load_refuses_another_game_and_a_finished_one(tmp_path):
 
 
 def test_the_default_seed_is_fresh_and_printed_and_seed_replays_it():
-    runs = [run_cli("play", "cuba", "--players", 3, "--bots", "random,random", "--no-color", stdin="1\n1\nquit\n")
-            for _ in range(2)]
+    runs = [
+        run_cli(
+            "play",
+            "cuba",
+            "--players",
+            3,
+            "--bots",
+            "random,random",
+            "--no-color",
+            stdin="1\n1\nquit\n",
+        )
+        for _ in range(2)
+    ]
     seeds = []
     for r in runs:
         assert r.returncode == 0, r.stderr
@@ -468,8 +579,18 @@ def test_the_default_seed_is_fresh_and_printed_and_seed_replays_it():
         assert m and m.group(1) == m.group(2)
         seeds.append(int(m.group(1)))
     assert seeds[0] != seeds[1]
-    again = run_cli("play", "cuba", "--players", 3, "--bots", "random,random", "--no-color", "--seed", seeds[0],
-                    stdin="1\n1\nquit\n")
+    again = run_cli(
+        "play",
+        "cuba",
+        "--players",
+        3,
+        "--bots",
+        "random,random",
+        "--no-color",
+        "--seed",
+        seeds[0],
+        stdin="1\n1\nquit\n",
+    )
     assert again.stdout == runs[0].stdout
 
 
@@ -485,5 +606,8 @@ def test_a_move_can_be_typed_as_its_label():
     labels = [board.choice_label(s, a) for a in legal]
     k = next(i for i, lab in enumerate(labels) if lab.startswith("build indigo plant:"))
     assert play.match_move(labels[k].upper(), s, labels) == (legal[k], None)
-    assert play.match_move(labels[k], s) == (None, f"no legal move matches {labels[k].lower()!r}; {play.HELP}")
+    assert play.match_move(labels[k], s) == (
+        None,
+        f"no legal move matches {labels[k].lower()!r}; {play.HELP}",
+    )
     assert play.match_move("build indigo plant", s, labels) == (legal[k], None)

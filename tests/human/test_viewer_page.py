@@ -2,6 +2,7 @@
 Mayor colonists against the replayed state, the game-over panel against the final scores
 and returns, the keyboard and the address (#step=N), the narrow layout, the chart's end
 labels, and a screenshot of every game's page (also written to $CARIBSIM_SCREENSHOT_DIR)."""
+
 import base64
 import csv
 import os
@@ -18,7 +19,7 @@ import caribsim
 from caribsim import records, viewer
 
 NAMES = ["random-a", "greedy-b", "mcts-c", "random-d", "greedy-e"]
-WINDOW = (1280, 1000)          # the browser fixture's size, restored by tests that change it
+WINDOW = (1280, 1000)  # the browser fixture's size, restored by tests that change it
 
 
 def play_record(game_name="puerto_rico", seed=5, **options):
@@ -31,7 +32,7 @@ def play_record(game_name="puerto_rico", seed=5, **options):
             state.resolve_chance()
         else:
             state.apply_action(rng.choice(state.legal_actions()))
-    return records.record_game(state, seed=seed, players_info=NAMES[:game.num_players()])
+    return records.record_game(state, seed=seed, players_info=NAMES[: game.num_players()])
 
 
 def end_kind(final) -> str:
@@ -54,12 +55,14 @@ def first_record(kind, seeds=range(600)):
 
 
 def building_rows():
-    text = files("caribsim").joinpath("data", "puerto_rico_buildings.csv").read_text(encoding="utf-8")
+    text = (
+        files("caribsim").joinpath("data", "puerto_rico_buildings.csv").read_text(encoding="utf-8")
+    )
     return {r["id"]: r for r in csv.DictReader(text.splitlines())}
 
 
 def open_page(browser, path, step):
-    browser.get("about:blank")          # a fresh load, not a hash change of the open page
+    browser.get("about:blank")  # a fresh load, not a hash change of the open page
     browser.get(f"file://{path}#step={step}")
     return browser
 
@@ -79,7 +82,10 @@ def drawn(browser, prefix, *names):
         "const [p, names] = arguments;"
         "return [...document.querySelectorAll('[id^=\"' + p + '\"]')].map(e => [e.id,"
         " names.map(n => e.getAttribute('data-' + n)), e.querySelectorAll('.dot.on').length,"
-        " e.querySelectorAll('.dot').length]);", prefix, list(names))
+        " e.querySelectorAll('.dot').length]);",
+        prefix,
+        list(names),
+    )
     return {r[0]: (r[1], r[2], r[3]) for r in rows}
 
 
@@ -102,32 +108,44 @@ def _steps(rec, pred):
 
 # --- Puerto Rico's drawing --------------------------------------------------------------
 
+
 def check_supply_and_city(browser, d):
     rows = building_rows()
     supply = drawn(browser, "pr-supply-", "left", "cost", "vp", "circles")
-    if "expansion" in d:                # production buildings and the violet kinds in play
-        in_play = [b for b in d["buildings"] if rows[b]["kind"].endswith("production")
-                   or b in d["expansion"]["violet_in_play"]]
+    if "expansion" in d:  # production buildings and the violet kinds in play
+        in_play = [
+            b
+            for b in d["buildings"]
+            if rows[b]["kind"].endswith("production") or b in d["expansion"]["violet_in_play"]
+        ]
     else:
         in_play = [b for b in d["buildings"] if rows[b]["set"] == "base"]
     assert sorted(supply) == sorted(f"pr-supply-{b}" for b in in_play)
     for b in in_play:
         r = rows[b]
-        assert supply[f"pr-supply-{b}"][0] == [str(d["buildings"][b]), r["cost"], r["vp"], r["circles"]]
-        assert supply[f"pr-supply-{b}"][1:] == (0, int(r["circles"]))     # supply circles are empty
+        assert supply[f"pr-supply-{b}"][0] == [
+            str(d["buildings"][b]),
+            r["cost"],
+            r["vp"],
+            r["circles"],
+        ]
+        assert supply[f"pr-supply-{b}"][1:] == (0, int(r["circles"]))  # supply circles are empty
     for seat, board in enumerate(d["boards"]):
         city = drawn(browser, f"pr-building-{seat}-", "colonists", "circles", "vp")
         assert sorted(city) == sorted(f"pr-building-{seat}-{b}" for b in board["buildings"])
         for b, colonists in board["buildings"].items():
             r = rows[b]
-            assert city[f"pr-building-{seat}-{b}"] == ([str(colonists), r["circles"], r["vp"]],
-                                                      colonists, int(r["circles"]))
+            assert city[f"pr-building-{seat}-{b}"] == (
+                [str(colonists), r["circles"], r["vp"]],
+                colonists,
+                int(r["circles"]),
+            )
         island = drawn(browser, f"pr-island-{seat}-", "tiles", "colonists")
         worked = {k: t for k, t in board["island"].items() if t["tiles"]}
         assert sorted(island) == sorted(f"pr-island-{seat}-{k}" for k in worked)
         for k, t in worked.items():
             on = t.get("colonists", 0)
-            circles = t["tiles"] if "colonists" in t else 0          # a forest has no circle
+            circles = t["tiles"] if "colonists" in t else 0  # a forest has no circle
             assert island[f"pr-island-{seat}-{k}"] == ([str(t["tiles"]), str(on)], on, circles)
 
 
@@ -152,7 +170,9 @@ def test_expansion_buildings_in_the_supply_and_on_the_boards(browser, tmp_path):
     # the game covers what the base game lacks: expansion buildings owned, one without a
     # circle or with two (Statue, Guest house), forests on the islands
     d, rows = records.replay(rec).to_dict(), building_rows()
-    owned = [b for board in d["boards"] for b in board["buildings"] if rows[b]["set"] == "expansion"]
+    owned = [
+        b for board in d["boards"] for b in board["buildings"] if rows[b]["set"] == "expansion"
+    ]
     assert owned and any(rows[b]["circles"] != "1" for b in owned)
     assert any(board["island"]["forest"]["tiles"] for board in d["boards"])
 
@@ -169,7 +189,9 @@ def test_mayor_shows_the_colonists_each_seat_still_has_to_place(browser, pr_reco
         marks = drawn(browser, "pr-toplace-", "status", "to-place", "san-juan")
         assert sorted(marks) == [f"pr-toplace-{i}" for i in range(seats)]
         for i, board in enumerate(d["boards"]):
-            status = "placed" if i in placed else "placing" if i == st.current_player() else "waiting"
+            status = (
+                "placed" if i in placed else "placing" if i == st.current_player() else "waiting"
+            )
             to_place = d["turn"]["to_place"] if status == "placing" else 0
             assert marks[f"pr-toplace-{i}"][0] == [status, str(to_place), str(board["san_juan"])]
         assert d["turn"]["to_place"] > 0
@@ -178,6 +200,7 @@ def test_mayor_shows_the_colonists_each_seat_still_has_to_place(browser, pr_reco
 
 
 # --- the game-over panel ------------------------------------------------------------------
+
 
 def check_game_over(browser, rec):
     final = rec["final"]
@@ -188,11 +211,16 @@ def check_game_over(browser, rec):
     for seat, score in enumerate(final["scores"]):
         row = browser.find_element("id", f"final-{seat}")
         total, tiebreak, returned = rows[f"final-{seat}"][0]
-        assert (int(total), int(tiebreak), float(returned)) == (score["total"], score["tiebreak"],
-                                                                final["returns"][seat])
+        assert (int(total), int(tiebreak), float(returned)) == (
+            score["total"],
+            score["tiebreak"],
+            final["returns"][seat],
+        )
         cells = [td.text for td in row.find_elements("tag name", "td")]
         parts = [k for k in score if k not in ("total", "tiebreak")]
-        assert cells[1:] == [str(score["total"])] + [str(score[k]) for k in parts] + [str(score["tiebreak"])]
+        assert cells[1:] == [str(score["total"])] + [str(score[k]) for k in parts] + [
+            str(score["tiebreak"])
+        ]
         assert NAMES[seat] in cells[0]
         assert ("winner" in row.get_attribute("class").split()) == (final["returns"][seat] == best)
     heads = [th.text for th in panel.find_elements("tag name", "th")]
@@ -211,8 +239,13 @@ def test_game_over_panel_shows_the_final_scores_and_the_winner(browser, tmp_path
     verdict = check_game_over(browser, rec)
     returns = rec["final"]["returns"]
     winner = returns.index(max(returns))
-    assert verdict == f"winner: seat {winner} ({NAMES[winner]}) with {rec['final']['scores'][winner]['total']} points"
-    assert browser.execute_script("return document.querySelectorAll('#game-over td.used').length") == 0
+    assert (
+        verdict
+        == f"winner: seat {winner} ({NAMES[winner]}) with {rec['final']['scores'][winner]['total']} points"
+    )
+    assert (
+        browser.execute_script("return document.querySelectorAll('#game-over td.used').length") == 0
+    )
 
 
 def test_game_over_panel_names_the_tie_break(browser, tmp_path):
@@ -229,7 +262,8 @@ def test_game_over_panel_names_the_tie_break(browser, tmp_path):
     assert "tie-break" in verdict and f"tied on {top} points" in verdict
     assert f"{scores[winner]['tiebreak']} against" in verdict
     used = browser.execute_script(
-        "return [...document.querySelectorAll('#game-over td.used')].map(td => td.parentElement.id)")
+        "return [...document.querySelectorAll('#game-over td.used')].map(td => td.parentElement.id)"
+    )
     assert sorted(used) == [f"final-{i}" for i in tied]
 
 
@@ -247,15 +281,22 @@ def test_game_over_panel_shows_a_shared_win(browser, tmp_path):
 
 # --- keyboard, address, narrow screens, chart ------------------------------------------------
 
+
 def test_one_key_press_moves_one_step(browser, pr_record, pr_page):
     n = len(pr_record["steps"])
     open_page(browser, pr_page, 10)
     slider = browser.find_element("id", "slider")
-    slider.click()                      # the focused range input moves on arrow keys by itself
+    slider.click()  # the focused range input moves on arrow keys by itself
     start = int(slider.get_attribute("value"))
     assert browser.execute_script("return document.activeElement.id") == "slider"
-    for key, expected in ((Keys.ARROW_RIGHT, start + 1), (Keys.ARROW_RIGHT, start + 2),
-                          (Keys.ARROW_LEFT, start + 1), (Keys.HOME, 0), (Keys.END, n), (Keys.ARROW_LEFT, n - 1)):
+    for key, expected in (
+        (Keys.ARROW_RIGHT, start + 1),
+        (Keys.ARROW_RIGHT, start + 2),
+        (Keys.ARROW_LEFT, start + 1),
+        (Keys.HOME, 0),
+        (Keys.END, n),
+        (Keys.ARROW_LEFT, n - 1),
+    ):
         slider.send_keys(key)
         assert counter(browser) == f"step {expected} / {n}"
         assert slider.get_attribute("value") == str(expected)
@@ -281,34 +322,42 @@ def test_editing_the_address_shows_that_step(browser, pr_record, pr_page):
 
 def test_the_page_fits_a_phone_screen(browser, pr_record, pr_page):
     # a phone (mobile emulation) lays a page without a viewport tag out 980 px wide
-    browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride",
-                            {"width": 420, "height": 900, "deviceScaleFactor": 1, "mobile": True})
+    browser.execute_cdp_cmd(
+        "Emulation.setDeviceMetricsOverride",
+        {"width": 420, "height": 900, "deviceScaleFactor": 1, "mobile": True},
+    )
     try:
         open_page(browser, pr_page, len(pr_record["steps"]))
         assert browser.execute_script("return window.innerWidth") == 420
         width = browser.execute_script("return document.documentElement.scrollWidth")
         assert width <= 424, f"the page is {width} px wide on a 420 px screen"
-        chart = browser.execute_script("return document.getElementById('chart').getBoundingClientRect().width")
+        chart = browser.execute_script(
+            "return document.getElementById('chart').getBoundingClientRect().width"
+        )
         assert 300 < chart <= 420
     finally:
         browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
 
 
 def test_chart_end_labels_do_not_overlap(browser, tmp_path):
-    rec = first_record("tiebreak")          # two seats end on the same total
+    rec = first_record("tiebreak")  # two seats end on the same total
     path = tmp_path / "close.html"
     viewer.write_html(rec, path)
     open_page(browser, path, 0)
     totals = [s["total"] for s in rec["final"]["scores"]]
     boxes = browser.execute_script(
         "return [...document.querySelectorAll('#chart text.end')].map(t => { const b = t.getBBox();"
-        " return [t.textContent, b.x, b.y, b.width, b.height]; })")
+        " return [t.textContent, b.x, b.y, b.width, b.height]; })"
+    )
     assert [b[0] for b in boxes] == [f"seat {p}: {t}" for p, t in enumerate(totals)]
     for i in range(len(boxes)):
         for j in range(i + 1, len(boxes)):
             _, x1, y1, w1, h1 = boxes[i]
             _, x2, y2, w2, h2 = boxes[j]
-            assert x1 + w1 <= x2 or x2 + w2 <= x1 or y1 + h1 <= y2 or y2 + h2 <= y1, (boxes[i], boxes[j])
+            assert x1 + w1 <= x2 or x2 + w2 <= x1 or y1 + h1 <= y2 or y2 + h2 <= y1, (
+                boxes[i],
+                boxes[j],
+            )
     # a higher total keeps its label above a lower one
     for i in range(len(boxes)):
         for j in range(len(boxes)):
@@ -318,13 +367,14 @@ def test_chart_end_labels_do_not_overlap(browser, tmp_path):
 
 # --- screenshots of every game's page -------------------------------------------------------
 
+
 def png_pixels(data: bytes):
     """Width, height and rows of pixel tuples of an 8-bit RGB/RGBA PNG (its IDAT unfiltered)."""
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
     pos, idat = 8, b""
     while pos < len(data):
-        size, kind = struct.unpack(">I4s", data[pos:pos + 8])
-        body = data[pos + 8:pos + 8 + size]
+        size, kind = struct.unpack(">I4s", data[pos : pos + 8])
+        body = data[pos + 8 : pos + 8 + size]
         if kind == b"IHDR":
             width, height, depth, colour = struct.unpack(">IIBB", body[:10])
             assert depth == 8 and colour in (2, 6), (depth, colour)
@@ -334,13 +384,16 @@ def png_pixels(data: bytes):
         pos += 12 + size
     raw, stride, prev, rows = zlib.decompress(idat), width * bpp, bytearray(width * bpp), []
     for y in range(height):
-        kind, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        kind, line = (
+            raw[y * (stride + 1)],
+            bytearray(raw[y * (stride + 1) + 1 : (y + 1) * (stride + 1)]),
+        )
         for x in range(stride):
             a = line[x - bpp] if x >= bpp else 0
             b, c = prev[x], prev[x - bpp] if x >= bpp else 0
             pred = (0, a, b, (a + b) // 2, _paeth(a, b, c))[kind]
             line[x] = (line[x] + pred) & 0xFF
-        rows.append([tuple(line[x:x + bpp]) for x in range(0, stride, bpp)])
+        rows.append([tuple(line[x : x + bpp]) for x in range(0, stride, bpp)])
         prev = line
     return width, height, rows
 
@@ -354,9 +407,14 @@ def _paeth(a, b, c):
 def full_page_screenshot(browser, path):
     """The whole page, below the window's height too (Chromium's DevTools capture)."""
     size = browser.execute_cdp_cmd("Page.getLayoutMetrics", {})["cssContentSize"]
-    shot = browser.execute_cdp_cmd("Page.captureScreenshot", {
-        "format": "png", "captureBeyondViewport": True,
-        "clip": {"x": 0, "y": 0, "width": size["width"], "height": size["height"], "scale": 1}})
+    shot = browser.execute_cdp_cmd(
+        "Page.captureScreenshot",
+        {
+            "format": "png",
+            "captureBeyondViewport": True,
+            "clip": {"x": 0, "y": 0, "width": size["width"], "height": size["height"], "scale": 1},
+        },
+    )
     with open(path, "wb") as f:
         f.write(base64.b64decode(shot["data"]))
 
@@ -366,11 +424,24 @@ def test_screenshots_of_a_finished_game(browser, tmp_path, game_name):
     rec = play_record(game_name, seed=11)
     page = tmp_path / f"{game_name}.html"
     viewer.write_html(rec, page)
-    text = page.read_text(encoding="utf-8")          # one file: nothing fetched from anywhere
-    for reference in ("http://", "https://", "<script src", "<link", "@import", "url(", "<img", "<iframe"):
-        assert reference not in text, f"the {game_name} page refers to something outside it: {reference!r}"
+    text = page.read_text(encoding="utf-8")  # one file: nothing fetched from anywhere
+    for reference in (
+        "http://",
+        "https://",
+        "<script src",
+        "<link",
+        "@import",
+        "url(",
+        "<img",
+        "<iframe",
+    ):
+        assert reference not in text, (
+            f"the {game_name} page refers to something outside it: {reference!r}"
+        )
     n = len(rec["steps"])
-    out_dirs = [tmp_path] + ([os.environ["CARIBSIM_SCREENSHOT_DIR"]] if os.environ.get("CARIBSIM_SCREENSHOT_DIR") else [])
+    out_dirs = [tmp_path] + (
+        [os.environ["CARIBSIM_SCREENSHOT_DIR"]] if os.environ.get("CARIBSIM_SCREENSHOT_DIR") else []
+    )
     for step, suffix in ((n // 2, ""), (n, "_end")):
         open_page(browser, page, step)
         assert counter(browser) == f"step {step} / {n}"

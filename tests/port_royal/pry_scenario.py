@@ -6,6 +6,7 @@ state with ``game.state_from_dict`` (which checks card conservation and the flow
 every reveal and coin draw is a chance event, a test chooses the card that is revealed with
 ``reveal(state, "ship_flute_blue_s2_c2")``; coin draws are resolved with ``drain``.
 """
+
 from __future__ import annotations
 
 from collections import Counter
@@ -18,7 +19,7 @@ ROWS = {r["id"]: r for r in core.CARD_ROWS}
 FIVE_P = "expedition_anchor_cross_house_5p"
 
 
-FULL_DECK = Counter({r["id"]: int(r["count"]) for r in core.CARD_ROWS})   # all 120 cards
+FULL_DECK = Counter({r["id"]: int(r["count"]) for r in core.CARD_ROWS})  # all 120 cards
 
 
 def deck(players):
@@ -28,9 +29,28 @@ def deck(players):
     return c
 
 
-def make(players=4, *, active=0, start=0, coins=None, display=None, harbour=(), expeditions=(),
-         discard=(), draw=None, step="discover", revealed=1, takers_done=0, picks_left=0,
-         end_triggered=False, require_expedition=False, turns=1, seed=0, coin_cards=None, leftover_seats=None):
+def make(
+    players=4,
+    *,
+    active=0,
+    start=0,
+    coins=None,
+    display=None,
+    harbour=(),
+    expeditions=(),
+    discard=(),
+    draw=None,
+    step="discover",
+    revealed=1,
+    takers_done=0,
+    picks_left=0,
+    end_triggered=False,
+    require_expedition=False,
+    turns=1,
+    seed=0,
+    coin_cards=None,
+    leftover_seats=None,
+):
     """A position at a decision. ``coins``: {seat: n} (any cards, taken from the draw pile's
     most common variants) and/or ``coin_cards``: {seat: [ids]}; ``display``: {seat: [ids]};
     ``draw``: the exact draw pile (default: every card not placed elsewhere; when given, the
@@ -66,8 +86,14 @@ def make(players=4, *, active=0, start=0, coins=None, display=None, harbour=(), 
         for _ in range(n):
             # coins come from the most common person/ship variants, so that every variant
             # keeps a copy in the draw pile for reveals when possible
-            best = max((c for c in pool if pool[c] - reserved[c] > 0 and ROWS[c]["category"] in ("ship", "person")),
-                       key=lambda c: (pool[c] - reserved[c], c))
+            best = max(
+                (
+                    c
+                    for c in pool
+                    if pool[c] - reserved[c] > 0 and ROWS[c]["category"] in ("ship", "person")
+                ),
+                key=lambda c: (pool[c] - reserved[c], c),
+            )
             boards[seat]["coins"].append(take(best))
             boards[seat]["coin_generations"].append(0)
     if draw is None:
@@ -80,16 +106,30 @@ def make(players=4, *, active=0, start=0, coins=None, display=None, harbour=(), 
         for k, c in enumerate(rest):
             boards[seats[k % len(seats)]]["coins"].append(take(c))
             boards[seats[k % len(seats)]]["coin_generations"].append(0)
-    d.update({
-        "phase": "trade" if step == "take" else "discover",
-        "step": step, "resume": "take" if step == "take" else "discover",
-        "start_player": start, "active": active,
-        "player": (active + takers_done) % players if step == "take" else active,
-        "takers_done": takers_done, "picks_left": picks_left, "revealed": revealed,
-        "pending": None, "end_triggered": end_triggered, "turns": turns, "generation": 0,
-        "draw_pile": draw_pile, "discard_pile": disc, "harbour": hb, "expedition_area": area,
-        "queue": [], "players": boards, "history": [],
-    })
+    d.update(
+        {
+            "phase": "trade" if step == "take" else "discover",
+            "step": step,
+            "resume": "take" if step == "take" else "discover",
+            "start_player": start,
+            "active": active,
+            "player": (active + takers_done) % players if step == "take" else active,
+            "takers_done": takers_done,
+            "picks_left": picks_left,
+            "revealed": revealed,
+            "pending": None,
+            "end_triggered": end_triggered,
+            "turns": turns,
+            "generation": 0,
+            "draw_pile": draw_pile,
+            "discard_pile": disc,
+            "harbour": hb,
+            "expedition_area": area,
+            "queue": [],
+            "players": boards,
+            "history": [],
+        }
+    )
     if draw is not None:
         leftover = +pool
         leftover.pop(FIVE_P, None)
@@ -148,9 +188,14 @@ def display(state, seat):
 def zones(state):
     """Where every card is: a Counter per zone name."""
     d = state.to_dict()
-    z = {"draw": Counter(d["draw_pile"]), "discard": Counter(d["discard_pile"]),
-         "harbour": Counter(d["harbour"]), "area": Counter(d["expedition_area"]),
-         "box": Counter(d["box"]), "pending": Counter([d["pending"]] if d["pending"] else [])}
+    z = {
+        "draw": Counter(d["draw_pile"]),
+        "discard": Counter(d["discard_pile"]),
+        "harbour": Counter(d["harbour"]),
+        "area": Counter(d["expedition_area"]),
+        "box": Counter(d["box"]),
+        "pending": Counter([d["pending"]] if d["pending"] else []),
+    }
     for i, p in enumerate(d["players"]):
         z[f"coins{i}"] = Counter(p["coins"])
         z[f"display{i}"] = Counter(p["display"])

@@ -1,6 +1,7 @@
 """Port Royal API tests: registration, game options, action names, the search interface
 (GameState vtable), and bad input: every wrong call raises ValueError/TypeError naming the
 problem and leaves the state unchanged; state_from_dict rejects broken positions."""
+
 from __future__ import annotations
 
 import copy
@@ -30,11 +31,19 @@ def test_registered_and_options():
     assert isinstance(st, GameState) and st.start_player() == 1
 
 
-@pytest.mark.parametrize("kwargs,exc", [
-    ({"players": 1}, ValueError), ({"players": 6}, ValueError), ({"players": True}, TypeError),
-    ({"players": "4"}, TypeError), ({"require_expedition": 1}, TypeError),
-    ({"start_player": 4}, ValueError), ({"start_player": 1.0}, TypeError), ({"expansion": True}, TypeError),
-])
+@pytest.mark.parametrize(
+    "kwargs,exc",
+    [
+        ({"players": 1}, ValueError),
+        ({"players": 6}, ValueError),
+        ({"players": True}, TypeError),
+        ({"players": "4"}, TypeError),
+        ({"require_expedition": 1}, TypeError),
+        ({"start_player": 4}, ValueError),
+        ({"start_player": 1.0}, TypeError),
+        ({"expansion": True}, TypeError),
+    ],
+)
 def test_bad_game_options(kwargs, exc):
     with pytest.raises(exc):
         caribsim.load_game("port_royal", **kwargs)
@@ -48,14 +57,31 @@ def test_action_names_round_trip_and_are_unique():
         assert g.string_to_action(n) == a
         assert g.string_to_action("  " + n.upper() + " ") == a
     assert names[:5] == ["reveal", "stop", "repel", "dock", "pass"]
-    assert g.string_to_action("take sailor_c3") == core.TAKE_ACTION_BASE + core.CARD_IDS.index("sailor_c3")
-    assert g.string_to_action("card tax_fewest_vp") == core.CARD_ACTION_BASE + core.CARD_IDS.index("tax_fewest_vp")
-    assert g.action_to_string(g.string_to_action("fulfil expedition_anchor_anchor_house jack for anchor+house")) \
+    assert g.string_to_action("take sailor_c3") == core.TAKE_ACTION_BASE + core.CARD_IDS.index(
+        "sailor_c3"
+    )
+    assert g.string_to_action("card tax_fewest_vp") == core.CARD_ACTION_BASE + core.CARD_IDS.index(
+        "tax_fewest_vp"
+    )
+    assert (
+        g.action_to_string(
+            g.string_to_action("fulfil expedition_anchor_anchor_house jack for anchor+house")
+        )
         == "fulfil expedition_anchor_anchor_house jack for anchor+house"
+    )
 
 
-@pytest.mark.parametrize("bad,exc", [(-1, ValueError), (291, ValueError), ("reveal", TypeError),
-                                     (1.0, TypeError), (True, TypeError), (None, TypeError)])
+@pytest.mark.parametrize(
+    "bad,exc",
+    [
+        (-1, ValueError),
+        (291, ValueError),
+        ("reveal", TypeError),
+        (1.0, TypeError),
+        (True, TypeError),
+        (None, TypeError),
+    ],
+)
 def test_bad_action_ids(bad, exc):
     st = make(2)
     before = st.to_dict()
@@ -84,9 +110,12 @@ def test_terminal_state_rejects_actions():
     st = game(2).new_initial_state(seed=1)
     caribsim.random_playouts(st, 1)
     import random
+
     r = random.Random(0)
     while not st.is_terminal():
-        st.resolve_chance() if st.is_chance_node() else st.apply_action(r.choice(st.legal_actions()))
+        st.resolve_chance() if st.is_chance_node() else st.apply_action(
+            r.choice(st.legal_actions())
+        )
     with pytest.raises(ValueError, match="over"):
         st.apply_action(0)
     assert st.current_player() == caribsim.TERMINAL and st.to_dict()["player"] is None
@@ -123,8 +152,13 @@ def test_hash_and_eq():
 
 
 def test_str_and_repr_are_readable():
-    st = make(4, coins={0: 2}, display={0: ["sailor_c3"]}, harbour=["ship_flute_blue_s1_c1"],
-              expeditions=["expedition_cross_cross"])
+    st = make(
+        4,
+        coins={0: 2},
+        display={0: ["sailor_c3"]},
+        harbour=["ship_flute_blue_s1_c1"],
+        expeditions=["expedition_cross_cross"],
+    )
     text = str(st)
     assert "Port Royal, 4 players" in text and "Harbour: ship_flute_blue_s1_c1" in text
     assert "seat 0: 2 coins | 1 VP | 1 swords" in text and "expedition_cross_cross" in text
@@ -135,8 +169,11 @@ def test_str_and_repr_are_readable():
 
 # --- state_from_dict validation ------------------------------------------------
 
+
 def _dict(**kw):
-    return make(4, coins={0: 3, 1: 3}, harbour=["sailor_c3", "ship_flute_blue_s1_c1"], **kw).to_dict()
+    return make(
+        4, coins={0: 3, 1: 3}, harbour=["sailor_c3", "ship_flute_blue_s1_c1"], **kw
+    ).to_dict()
 
 
 def _expect(d, exc, match):
@@ -247,6 +284,7 @@ def test_search_interface_table_is_filled():
     st = game(4).new_initial_state(seed=0)
     assert st.game.name == "port_royal"
     import pickle
+
     assert pickle.loads(pickle.dumps(st.game)) == st.game
 
 
@@ -273,7 +311,11 @@ def test_from_dict_rejects_inconsistent_chance_continuations():
     st = make(4, coins={0: 2, 1: 2})
     st.apply_action(st.string_to_action("reveal"))
     d = st.to_dict()
-    assert d["step"] == "chance" and d["resume"] == "resolve" and d["queue"] == [{"op": "reveal", "seat": 0, "count": 1}]
+    assert (
+        d["step"] == "chance"
+        and d["resume"] == "resolve"
+        and d["queue"] == [{"op": "reveal", "seat": 0, "count": 1}]
+    )
     assert game().state_from_dict(d) == st
     bad = json.loads(json.dumps(d))
     bad["queue"][0]["count"] = 2

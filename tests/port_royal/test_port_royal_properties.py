@@ -2,6 +2,7 @@
 audited random games per player count (in C), termination, determinism, round trips of the
 dict / JSON / pickle codecs, chance distributions, determinize (public information kept, the
 120 cards conserved, only same-origin cards exchanged) and the observation (public only)."""
+
 from __future__ import annotations
 
 import json
@@ -17,9 +18,15 @@ import caribsim
 from caribsim import _port_royal as core
 
 PLAYERS = (2, 3, 4, 5)
-AUDIT_CODES = {1: "card conservation", 2: "derived player counts", 3: "harbour bookkeeping",
-               4: "two ships of one colour in the harbour", 5: "queue/step", 6: "pending card",
-               7: "a decision without a legal action"}
+AUDIT_CODES = {
+    1: "card conservation",
+    2: "derived player counts",
+    3: "harbour bookkeeping",
+    4: "two ships of one colour in the harbour",
+    5: "queue/step",
+    6: "pending card",
+    7: "a decision without a legal action",
+}
 
 
 def game(n, **kw):
@@ -31,9 +38,11 @@ def game(n, **kw):
 def test_every_card_accounted_for_after_every_step_of_2000_random_games(n, require_expedition):
     g = game(n, require_expedition=require_expedition)
     games = 2000 if not require_expedition else 500
-    ended, steps, longest, bad = core._audited_random_games(g.new_initial_state(seed=n), games, 1000 + n)
+    ended, steps, longest, bad = core._audited_random_games(
+        g.new_initial_state(seed=n), games, 1000 + n
+    )
     assert bad == [], [(gi, st, AUDIT_CODES[c]) for gi, st, c in bad]
-    assert ended == games                       # every game ends (well below the step cap)
+    assert ended == games  # every game ends (well below the step cap)
     assert longest < 100000 and steps > games * 100
 
 
@@ -105,7 +114,7 @@ def test_random_playouts_deterministic_threads_independent_and_sane():
     assert np.allclose(r1.returns.sum(axis=1), 1.0)
     # the end: somebody has 12+ VP (standard rule) unless the deadlock ruling ended it
     assert (r1.scores.max(axis=1) >= 12).mean() > 0.95
-    assert st.to_dict()["history"] == []           # the start state is unchanged
+    assert st.to_dict()["history"] == []  # the start state is unchanged
 
 
 def test_chance_outcomes_are_distributions_and_match_sampling():
@@ -132,7 +141,7 @@ def test_chance_outcomes_are_distributions_and_match_sampling():
     counts = Counter()
     for k in range(4000):
         c = st.clone()
-        core_seed = c.determinize(0, seed=k)      # reseeds the copy's RNG
+        core_seed = c.determinize(0, seed=k)  # reseeds the copy's RNG
         counts[core_seed.resolve_chance()] += 1
     for a, p in probs.items():
         assert abs(counts[a] / 4000 - p) < 0.03
@@ -145,8 +154,10 @@ def _public(d):
     d.pop("rng")
     draw = d.pop("draw_pile")
     d["draw_size"] = len(draw)
-    d["players"] = [{"n_coins": len(p["coins"]), "display": p["display"],
-                     "gens": sorted(p["coin_generations"])} for p in d["players"]]
+    d["players"] = [
+        {"n_coins": len(p["coins"]), "display": p["display"], "gens": sorted(p["coin_generations"])}
+        for p in d["players"]
+    ]
     return d
 
 
@@ -170,7 +181,7 @@ def test_determinize_keeps_public_information_and_conserves_cards(n):
     while not st.is_terminal():
         if rng.random() < 0.1:
             seat = rng.randrange(n)
-            det = st.determinize(seat, seed=rng.randrange(2 ** 32))
+            det = st.determinize(seat, seed=rng.randrange(2**32))
             d0, d1 = st.to_dict(), det.to_dict()
             assert _public(d0) == _public(d1)
             assert total_cards(det) == FULL_DECK
@@ -179,7 +190,7 @@ def test_determinize_keeps_public_information_and_conserves_cards(n):
             assert det.legal_actions() == st.legal_actions() or st.is_chance_node()
             for p in range(n):
                 assert np.array_equal(det.observation_tensor(p), st.observation_tensor(p))
-            g.state_from_dict(d1)                   # a valid position
+            g.state_from_dict(d1)  # a valid position
             changed += d0["players"] != d1["players"] or d0["draw_pile"] != d1["draw_pile"]
             checked += 1
         if st.is_chance_node():
@@ -201,8 +212,8 @@ def test_determinize_depends_only_on_the_information_set(n):
     while not st.is_terminal():
         if rng.random() < 0.1:
             seat = rng.randrange(n)
-            other = st.determinize(seat, seed=rng.randrange(2 ** 32))   # same information, other facts
-            seed = rng.randrange(2 ** 32)
+            other = st.determinize(seat, seed=rng.randrange(2**32))  # same information, other facts
+            seed = rng.randrange(2**32)
             a, b = st.determinize(seat, seed=seed), other.determinize(seat, seed=seed)
             assert a.to_dict() == b.to_dict()
             checked += st.to_dict() != other.to_dict()
@@ -224,15 +235,29 @@ def test_determinize_separates_reshuffle_generations():
         else:
             st.apply_action(rng.choice(st.legal_actions()))
     d = st.to_dict()
-    old = Counter(c for p in d["players"] for c, gen in zip(p["coins"], p["coin_generations"]) if gen == 0)
+    old = Counter(
+        c for p in d["players"] for c, gen in zip(p["coins"], p["coin_generations"]) if gen == 0
+    )
     assert old, "some coins from before the reshuffle are held"
     for k in range(20):
         dd = st.determinize(0, seed=k).to_dict()
-        assert Counter(c for p in dd["players"] for c, gen in zip(p["coins"], p["coin_generations"]) if gen == 0) == old
+        assert (
+            Counter(
+                c
+                for p in dd["players"]
+                for c, gen in zip(p["coins"], p["coin_generations"])
+                if gen == 0
+            )
+            == old
+        )
         assert Counter(dd["draw_pile"]) + Counter(
-            c for p in dd["players"] for c, gen in zip(p["coins"], p["coin_generations"]) if gen == 1) == \
-            Counter(d["draw_pile"]) + Counter(
-            c for p in d["players"] for c, gen in zip(p["coins"], p["coin_generations"]) if gen == 1)
+            c
+            for p in dd["players"]
+            for c, gen in zip(p["coins"], p["coin_generations"])
+            if gen == 1
+        ) == Counter(d["draw_pile"]) + Counter(
+            c for p in d["players"] for c, gen in zip(p["coins"], p["coin_generations"]) if gen == 1
+        )
 
 
 def test_observation_shows_no_hidden_information():

@@ -2,6 +2,7 @@
 (port_royal.md §1-§10), every test scenario T01-T33 and regression R01-R10 of §11, and the
 checklist of issue 5. Positions are built with tests/port_royal/pry_scenario.py; the card revealed by a
 reveal is chosen by the test (every reveal is a chance event)."""
+
 from __future__ import annotations
 
 import random
@@ -25,7 +26,7 @@ import caribsim
 from caribsim import _port_royal as core
 
 SAILOR = "sailor_c3"
-YELLOW_1_2 = "ship_pinnace_yellow_s1_c2"      # 1 sword, 2 coins
+YELLOW_1_2 = "ship_pinnace_yellow_s1_c2"  # 1 sword, 2 coins
 BLUE_1_1 = "ship_flute_blue_s1_c1"
 BLUE_2_2 = "ship_flute_blue_s2_c2"
 GREEN_1_1 = "ship_skiff_green_s1_c1"
@@ -50,6 +51,7 @@ def to_phase2(st):
 # --------------------------------------------------------------------------------------
 # §1 Components and setup
 # --------------------------------------------------------------------------------------
+
 
 def test_s1_1_R01_deck_has_120_cards_3_jacks_and_the_5p_expedition():
     rows = core.CARD_ROWS
@@ -77,7 +79,9 @@ def test_s1_1_ships_10_per_colour_22_coins_each_and_sword_tiers():
 
 
 def test_R02_pirate_costs_and_R03_ship_names():
-    pirates = sorted((int(r["cost"]), int(r["vp"])) for r in core.CARD_ROWS if r["ability"] == "PIRATE")
+    pirates = sorted(
+        (int(r["cost"]), int(r["vp"])) for r in core.CARD_ROWS if r["ability"] == "PIRATE"
+    )
     assert pirates == [(5, 1), (7, 2), (9, 3)]
     red = Counter()
     for r in core.CARD_ROWS:
@@ -133,13 +137,17 @@ def test_s1_3_setup_deals_as_chance_events_and_start_player_option():
     st = _after_setup(3, start_player=2)
     assert st.active_player() == 2 and st.chance_event() == ("reveal", 2)
     # random start player by seed: every seat occurs
-    seen = {caribsim.load_game("port_royal", players=4).new_initial_state(seed=s).start_player() for s in range(60)}
+    seen = {
+        caribsim.load_game("port_royal", players=4).new_initial_state(seed=s).start_player()
+        for s in range(60)
+    }
     assert seen == {0, 1, 2, 3}
 
 
 # --------------------------------------------------------------------------------------
 # §2 Coins
 # --------------------------------------------------------------------------------------
+
 
 def test_s2_1_receiving_coins_takes_cards_from_the_draw_pile():
     st = make(2, coins={0: 0}, harbour=[BLUE_2_2])
@@ -163,18 +171,28 @@ def test_s2_2_paying_puts_coin_cards_face_up_on_the_discard_pile():
 
 
 def test_s2_2_payment_outcomes_weighted_by_the_payers_coins():
-    st = make(2, coin_cards={0: ["priest_c4", "priest_c4", "captain_c4", "settler_c4"]}, harbour=[SAILOR])
+    st = make(
+        2, coin_cards={0: ["priest_c4", "priest_c4", "captain_c4", "settler_c4"]}, harbour=[SAILOR]
+    )
     act(st, "stop", "take " + SAILOR)
     assert st.chance_event() == ("pay", 0)
     probs = {st.action_to_string(a): p for a, p in st.chance_outcomes()}
-    assert probs == pytest.approx({"card priest_c4": 0.5, "card captain_c4": 0.25, "card settler_c4": 0.25})
+    assert probs == pytest.approx(
+        {"card priest_c4": 0.5, "card captain_c4": 0.25, "card settler_c4": 0.25}
+    )
 
 
 def test_T27_reshuffle_during_a_coin_draw():
     ten = ["priest_c4"] * 5 + ["settler_c4"] * 5
-    st = make(4, draw=[BLACK_2_1], discard=ten, display={0: ["admiral_c5"]},
-              harbour=[YELLOW_1_1, BLUE_1_1, GREEN_1_1, SAILOR, "captain_c4"], leftover_seats=[2, 3])
-    act(st, "stop")                        # Admiral: harbour of 5 -> +2 coins
+    st = make(
+        4,
+        draw=[BLACK_2_1],
+        discard=ten,
+        display={0: ["admiral_c5"]},
+        harbour=[YELLOW_1_1, BLUE_1_1, GREEN_1_1, SAILOR, "captain_c4"],
+        leftover_seats=[2, 3],
+    )
+    act(st, "stop")  # Admiral: harbour of 5 -> +2 coins
     assert st.chance_event() == ("draw", 0)
     assert [a for a, _ in st.chance_outcomes()] == [st.string_to_action("card " + BLACK_2_1)]
     act(st, "card " + BLACK_2_1)
@@ -194,44 +212,67 @@ def test_T28_both_piles_empty_phase1_stop_is_the_only_choice():
 
 
 def test_T28_both_piles_empty_no_coins():
-    st = make(4, draw=[], discard=[], display={0: ["admiral_c5"]},
-              harbour=[YELLOW_1_1, BLUE_1_1, GREEN_1_1, SAILOR, "captain_c4"], leftover_seats=[2, 3])
+    st = make(
+        4,
+        draw=[],
+        discard=[],
+        display={0: ["admiral_c5"]},
+        harbour=[YELLOW_1_1, BLUE_1_1, GREEN_1_1, SAILOR, "captain_c4"],
+        leftover_seats=[2, 3],
+    )
     before = coins(st, 0)
     act(st, "stop")
-    assert not st.is_chance_node()          # the 2 Admiral coins cannot be drawn
+    assert not st.is_chance_node()  # the 2 Admiral coins cannot be drawn
     assert coins(st, 0) == before == 0
 
 
 def test_T28_both_piles_empty_phase1_must_stop():
     # P2's turn begins with both piles empty: no reveal, only stop (or fulfil)
-    st = make(4, active=1, revealed=0, draw=[], discard=[], display={1: ["captain_c4", "captain_c4"]},
-              expeditions=["expedition_anchor_anchor"], leftover_seats=[2])
+    st = make(
+        4,
+        active=1,
+        revealed=0,
+        draw=[],
+        discard=[],
+        display={1: ["captain_c4", "captain_c4"]},
+        expeditions=["expedition_anchor_anchor"],
+        leftover_seats=[2],
+    )
     assert names(st) == ["stop", "fulfil expedition_anchor_anchor"]
 
 
 def test_OPEN_PR_1_deadlock_ruling_game_ends_when_nothing_can_change():
     st = make(4, revealed=0, draw=[], discard=[], leftover_seats=[2])
     assert names(st) == ["stop"]
-    act(st, "stop")             # nobody can take anything; P2's turn would be the same forever
+    act(st, "stop")  # nobody can take anything; P2's turn would be the same forever
     assert st.is_terminal() and st.to_dict()["turns"] == 2
-    assert st.returns() == [0.0, 0.0, 1.0, 0.0]       # 0 VP each, seat 2 has the coins
+    assert st.returns() == [0.0, 0.0, 1.0, 0.0]  # 0 VP each, seat 2 has the coins
 
 
 # --------------------------------------------------------------------------------------
 # §4 Turn structure
 # --------------------------------------------------------------------------------------
 
+
 def test_s4_clockwise_turns_and_first_reveal_compulsory():
     st = make(3, active=2, harbour=[SAILOR], step="take", takers_done=2, picks_left=1)
     act(st, "pass")
-    assert st.active_player() == 0          # the left neighbour of seat 2 in 3 players
+    assert st.active_player() == 0  # the left neighbour of seat 2 in 3 players
     # the first reveal is compulsory: no decision, a reveal chance event at once
     assert st.chance_event() == ("reveal", 0)
 
 
 def test_s4_expedition_can_be_fulfilled_before_the_first_reveal():
-    st = make(3, active=2, harbour=[SAILOR], step="take", takers_done=2, picks_left=1,
-              display={0: ["captain_c4", "captain_c4"]}, expeditions=["expedition_anchor_anchor"])
+    st = make(
+        3,
+        active=2,
+        harbour=[SAILOR],
+        step="take",
+        takers_done=2,
+        picks_left=1,
+        display={0: ["captain_c4", "captain_c4"]},
+        expeditions=["expedition_anchor_anchor"],
+    )
     act(st, "pass")
     assert st.current_player() == 0 and names(st) == ["reveal", "fulfil expedition_anchor_anchor"]
 
@@ -239,6 +280,7 @@ def test_s4_expedition_can_be_fulfilled_before_the_first_reveal():
 # --------------------------------------------------------------------------------------
 # §5 Discover
 # --------------------------------------------------------------------------------------
+
 
 def test_s5_2_person_goes_to_the_harbour():
     st = make(2)
@@ -263,7 +305,7 @@ def test_T01_repel_flute_with_sailor_and_pirate_swords_not_used_up():
     act(st, "repel")
     assert discard(st) == Counter({BLUE_2_2: 1}) and st.to_dict()["harbour"] == {}
     assert display(st, 0) == {SAILOR: 1, "pirate_c5": 1}
-    reveal(st, "ship_flute_blue_s2_c3")       # the same swords repel again
+    reveal(st, "ship_flute_blue_s2_c3")  # the same swords repel again
     assert names(st) == ["repel", "dock"]
 
 
@@ -276,7 +318,7 @@ def test_T08_equal_swords_may_repel():
 def test_T09_insufficient_swords_must_dock_and_bust_on_a_duplicate_colour():
     st = make(2, display={0: ["pirate_c5"]})
     reveal(st, RED_3_2)
-    assert st.to_dict()["harbour"] == {RED_3_2: 1}      # docked without a decision
+    assert st.to_dict()["harbour"] == {RED_3_2: 1}  # docked without a decision
     assert names(st) == ["reveal", "stop"]
     reveal(st, "ship_frigate_red_s3_c2")
     # bust: harbour to the discard pile, next player's turn (reveal chance of seat 1)
@@ -286,7 +328,9 @@ def test_T09_insufficient_swords_must_dock_and_bust_on_a_duplicate_colour():
 
 
 def test_T10_skull_ship_cannot_be_repelled():
-    st = make(2, display={0: ["pirate_c5", "pirate_c7", "pirate_c9", SAILOR, SAILOR, SAILOR, SAILOR]})
+    st = make(
+        2, display={0: ["pirate_c5", "pirate_c7", "pirate_c9", SAILOR, SAILOR, SAILOR, SAILOR]}
+    )
     assert st.to_dict()["players"][0]["display"]
     reveal(st, RED_SKULL)
     assert st.to_dict()["harbour"] == {RED_SKULL: 1} and st.step_name() == "discover"
@@ -316,10 +360,14 @@ def test_s5_4_expedition_goes_to_the_expedition_area_and_stays():
 
 
 def test_T06_tax_halving_then_most_swords():
-    st = make(4, coins={0: 13, 1: 12, 2: 11}, display={0: [SAILOR, SAILOR], 1: ["pirate_c5"], 2: [SAILOR]})
+    st = make(
+        4, coins={0: 13, 1: 12, 2: 11}, display={0: [SAILOR, SAILOR], 1: ["pirate_c5"], 2: [SAILOR]}
+    )
     reveal(st, "tax_most_swords")
     moves = drain(st)
-    assert Counter(m[:2] for m in moves) == Counter({("pay", 0): 6, ("pay", 1): 6, ("draw", 0): 1, ("draw", 1): 1})
+    assert Counter(m[:2] for m in moves) == Counter(
+        {("pay", 0): 6, ("pay", 1): 6, ("draw", 0): 1, ("draw", 1): 1}
+    )
     # halving first (all payments before the bonus draws)
     kinds = [m[0] for m in moves]
     assert kinds == ["pay"] * 12 + ["draw"] * 2
@@ -341,11 +389,11 @@ def test_s5_5_tax_fewest_vp_ties():
     st = make(4, display={0: [SAILOR], 1: ["captain_c4"], 3: ["sailor_c5"]})
     reveal(st, "tax_fewest_vp")
     drain(st)
-    assert coins(st) == [0, 0, 1, 0]          # only seat 2 has the fewest VP (0)
+    assert coins(st) == [0, 0, 1, 0]  # only seat 2 has the fewest VP (0)
     st = make(4, display={0: [SAILOR], 3: ["sailor_c5"]})
     reveal(st, "tax_fewest_vp")
     drain(st)
-    assert coins(st) == [0, 1, 1, 0]          # seats 1 and 2 tied at 0 VP
+    assert coins(st) == [0, 1, 1, 0]  # seats 1 and 2 tied at 0 VP
 
 
 def test_s5_5_tax_most_swords_ties_and_the_active_player_too():
@@ -359,7 +407,7 @@ def test_R06_tax_threshold_exactly_12_taxed_11_not():
     st = make(4, coins={0: 12, 1: 11, 2: 13, 3: 25}, display={1: [SAILOR]})
     reveal(st, "tax_most_swords")
     drain(st)
-    assert coins(st) == [6, 12, 7, 13]        # 12->6, 11 kept (+1 swords bonus), 13->7, 25->13
+    assert coins(st) == [6, 12, 7, 13]  # 12->6, 11 kept (+1 swords bonus), 13->7, 25->13
 
 
 def test_s5_6_stop_with_an_empty_harbour_after_repelling():
@@ -370,8 +418,12 @@ def test_s5_6_stop_with_an_empty_harbour_after_repelling():
 
 
 def test_T12_R10_bust_with_expedition_and_jesters():
-    st = make(4, harbour=[RED_1_1, "settler_c4"], expeditions=["expedition_house_house"],
-              display={0: ["jester_c5"], 1: ["jester_c7", "jester_c9"]})
+    st = make(
+        4,
+        harbour=[RED_1_1, "settler_c4"],
+        expeditions=["expedition_house_house"],
+        display={0: ["jester_c5"], 1: ["jester_c7", "jester_c9"]},
+    )
     reveal(st, RED_3_2)
     moves = drain(st)
     assert Counter(m[:2] for m in moves) == Counter({("draw", 0): 1, ("draw", 1): 2})
@@ -379,19 +431,24 @@ def test_T12_R10_bust_with_expedition_and_jesters():
     assert d["harbour"] == {} and d["expedition_area"] == ["expedition_house_house"]
     assert Counter(d["discard_pile"]) == Counter({RED_1_1: 1, RED_3_2: 1, "settler_c4": 1})
     assert coins(st) == [1, 2, 0, 0]
-    assert st.chance_event() == ("reveal", 1)     # no phase 2; P2 starts his turn
+    assert st.chance_event() == ("reveal", 1)  # no phase 2; P2 starts his turn
 
 
 # --------------------------------------------------------------------------------------
 # §6 Expeditions
 # --------------------------------------------------------------------------------------
 
+
 def test_T02_fulfil_cross_cross_with_priest_and_jack():
-    st = make(4, active=1, display={1: ["priest_c4", "jack_of_all_trades_c6"]},
-              expeditions=["expedition_cross_cross"])
+    st = make(
+        4,
+        active=1,
+        display={1: ["priest_c4", "jack_of_all_trades_c6"]},
+        expeditions=["expedition_cross_cross"],
+    )
     assert st.scores()[1]["total"] == 2
     assert "fulfil expedition_cross_cross jack for cross" in names(st)
-    assert "fulfil expedition_cross_cross" not in names(st)       # only one Priest
+    assert "fulfil expedition_cross_cross" not in names(st)  # only one Priest
     act(st, "fulfil expedition_cross_cross jack for cross")
     moves = drain(st)
     assert [m[:2] for m in moves] == [("draw", 1), ("draw", 1)]
@@ -403,10 +460,14 @@ def test_T02_fulfil_cross_cross_with_priest_and_jack():
 
 
 def test_T32_jack_as_joker_and_choice_of_the_joker():
-    st = make(4, display={0: ["captain_c4", "settler_c4", "jack_of_all_trades_c6"]},
-              expeditions=["expedition_anchor_anchor_house"])
+    st = make(
+        4,
+        display={0: ["captain_c4", "settler_c4", "jack_of_all_trades_c6"]},
+        expeditions=["expedition_anchor_anchor_house"],
+    )
     assert [n for n in names(st) if n.startswith("fulfil")] == [
-        "fulfil expedition_anchor_anchor_house jack for anchor"]
+        "fulfil expedition_anchor_anchor_house jack for anchor"
+    ]
     act(st, "fulfil expedition_anchor_anchor_house jack for anchor")
     drain(st)
     assert display(st, 0) == {"expedition_anchor_anchor_house": 1}
@@ -414,10 +475,16 @@ def test_T32_jack_as_joker_and_choice_of_the_joker():
 
 
 def test_s6_joker_choice_when_real_persons_suffice():
-    st = make(4, display={0: ["captain_c4", "captain_c4", "jack_of_all_trades_c6"]},
-              expeditions=["expedition_anchor_anchor"])
+    st = make(
+        4,
+        display={0: ["captain_c4", "captain_c4", "jack_of_all_trades_c6"]},
+        expeditions=["expedition_anchor_anchor"],
+    )
     fulfils = [n for n in names(st) if n.startswith("fulfil")]
-    assert fulfils == ["fulfil expedition_anchor_anchor", "fulfil expedition_anchor_anchor jack for anchor"]
+    assert fulfils == [
+        "fulfil expedition_anchor_anchor",
+        "fulfil expedition_anchor_anchor jack for anchor",
+    ]
     act(st, "fulfil expedition_anchor_anchor")
     drain(st)
     assert display(st, 0) == {"jack_of_all_trades_c6": 1, "expedition_anchor_anchor": 1}
@@ -429,8 +496,13 @@ def test_s6_no_fulfil_without_the_symbols():
 
 
 def test_s6_fulfil_in_phase_2_before_and_after_picks():
-    st = make(4, display={0: ["captain_c4"]}, expeditions=["expedition_anchor_anchor"],
-              harbour=["captain_c4", BLUE_1_1], coins={0: 4})
+    st = make(
+        4,
+        display={0: ["captain_c4"]},
+        expeditions=["expedition_anchor_anchor"],
+        harbour=["captain_c4", BLUE_1_1],
+        coins={0: 4},
+    )
     act(st, "stop")
     assert names(st) == ["pass", "take " + BLUE_1_1, "take captain_c4"]
     act(st, "take captain_c4")
@@ -440,7 +512,7 @@ def test_s6_fulfil_in_phase_2_before_and_after_picks():
     act(st, "fulfil expedition_anchor_anchor")
     drain(st)
     assert display(st, 0) == {"expedition_anchor_anchor": 1}
-    assert st.current_player() == 1           # seat 1's take-turn (the Flute is left)
+    assert st.current_player() == 1  # seat 1's take-turn (the Flute is left)
 
 
 def test_s6_5_player_expedition():
@@ -454,12 +526,16 @@ def test_s6_5_player_expedition():
 
 
 def test_T30_only_the_active_player_fulfils():
-    st = make(4, display={1: ["captain_c4", "captain_c4"]}, expeditions=["expedition_anchor_anchor"],
-              harbour=[BLUE_1_1, GREEN_1_1])
+    st = make(
+        4,
+        display={1: ["captain_c4", "captain_c4"]},
+        expeditions=["expedition_anchor_anchor"],
+        harbour=[BLUE_1_1, GREEN_1_1],
+    )
     act(st, "stop", "take " + BLUE_1_1)
     drain(st)
     assert st.current_player() == 1
-    assert names(st) == ["pass", "take " + GREEN_1_1]          # no fulfil in P1's turn
+    assert names(st) == ["pass", "take " + GREEN_1_1]  # no fulfil in P1's turn
     act(st, "pass", "pass", "pass")
     assert st.active_player() == 1
     reveal(st, SAILOR)
@@ -467,9 +543,21 @@ def test_T30_only_the_active_player_fulfils():
 
 
 def test_T24_OPEN_PR_7_vp_do_not_decrease_and_end_stays():
-    disp = ["captain_c4", "settler_c4", "jack_of_all_trades_c6", "admiral_c9", "admiral_c9", "pirate_c9"]
-    st = make(4, active=1, display={1: disp}, expeditions=["expedition_anchor_anchor_house"],
-              end_triggered=True)
+    disp = [
+        "captain_c4",
+        "settler_c4",
+        "jack_of_all_trades_c6",
+        "admiral_c9",
+        "admiral_c9",
+        "pirate_c9",
+    ]
+    st = make(
+        4,
+        active=1,
+        display={1: disp},
+        expeditions=["expedition_anchor_anchor_house"],
+        end_triggered=True,
+    )
     assert st.scores()[1]["total"] == 12
     act(st, "fulfil expedition_anchor_anchor_house jack for anchor")
     drain(st)
@@ -479,6 +567,7 @@ def test_T24_OPEN_PR_7_vp_do_not_decrease_and_end_stays():
 # --------------------------------------------------------------------------------------
 # §7 Trade and hire
 # --------------------------------------------------------------------------------------
+
 
 def test_T03_trading_a_ship_and_traders():
     for extra, expected in (([], 2), (["trader_blue_c3"], 3), (["trader_yellow_c3"], 2)):
@@ -506,7 +595,13 @@ def test_T04_hiring_a_sailor_and_mademoiselles():
     act(st, "stop", "take " + SAILOR)
     drain(st)
     assert coins(st, 1) == 1
-    st = make(4, active=1, coins={1: 1}, harbour=[SAILOR], display={1: ["mademoiselle_c7", "mademoiselle_c9"]})
+    st = make(
+        4,
+        active=1,
+        coins={1: 1},
+        harbour=[SAILOR],
+        display={1: ["mademoiselle_c7", "mademoiselle_c9"]},
+    )
     act(st, "stop", "take " + SAILOR)
     drain(st)
     assert coins(st, 1) == 0 and display(st, 1)[SAILOR] == 1
@@ -541,13 +636,16 @@ def test_T05_complete_phase_2():
     assert st.chance_event() == ("reveal", 1)
 
 
-@pytest.mark.parametrize("harbour,governors,picks", [
-    ([YELLOW_1_1, BLUE_1_1, GREEN_1_1, SAILOR, "captain_c4"], 0, 1),
-    ([YELLOW_1_1, BLUE_1_1, GREEN_1_1, RED_1_1, BLACK_2_1], 0, 3),
-    ([SAILOR, "captain_c4"], 0, 1),
-    ([YELLOW_1_1, BLUE_1_1, GREEN_1_1, RED_1_1], 1, 3),
-    ([YELLOW_1_1, BLUE_1_1, GREEN_1_1, RED_1_1, BLACK_2_1], 2, 5),
-])
+@pytest.mark.parametrize(
+    "harbour,governors,picks",
+    [
+        ([YELLOW_1_1, BLUE_1_1, GREEN_1_1, SAILOR, "captain_c4"], 0, 1),
+        ([YELLOW_1_1, BLUE_1_1, GREEN_1_1, RED_1_1, BLACK_2_1], 0, 3),
+        ([SAILOR, "captain_c4"], 0, 1),
+        ([YELLOW_1_1, BLUE_1_1, GREEN_1_1, RED_1_1], 1, 3),
+        ([YELLOW_1_1, BLUE_1_1, GREEN_1_1, RED_1_1, BLACK_2_1], 2, 5),
+    ],
+)
 def test_T13_allowance(harbour, governors, picks):
     st = make(4, coins={0: 10}, harbour=harbour, display={0: ["governor_c8"] * governors})
     act(st, "stop")
@@ -575,7 +673,14 @@ def test_T14_fee_paid_from_the_ship_income():
     assert coins(st, 1) == 0 and coins(st, 0) == 1
     # the fee coin is the card drawn: it moves to the active player's coins
     assert st.to_dict()["players"][0]["coins"] == [moves[0][2]]
-    st = make(4, harbour=[BLUE_1_1], step="take", takers_done=1, picks_left=1, display={1: ["trader_blue_c3"]})
+    st = make(
+        4,
+        harbour=[BLUE_1_1],
+        step="take",
+        takers_done=1,
+        picks_left=1,
+        display={1: ["trader_blue_c3"]},
+    )
     act(st, "take " + BLUE_1_1)
     drain(st)
     assert coins(st, 1) == 1 and coins(st, 0) == 1
@@ -600,9 +705,14 @@ def test_T16_active_player_takes_nothing_others_may():
     act(st, "pass")
     for seat in (1, 2, 3):
         assert st.current_player() == seat
-        act(st, "take " + BLUE_1_1 if seat == 1 else ("take " + SAILOR if seat == 2 else "take captain_c4"))
+        act(
+            st,
+            "take " + BLUE_1_1
+            if seat == 1
+            else ("take " + SAILOR if seat == 2 else "take captain_c4"),
+        )
         drain(st)
-    assert coins(st, 0) == 3                  # one fee per other player
+    assert coins(st, 0) == 3  # one fee per other player
 
 
 def test_T17_R04_admiral_at_the_start_of_the_take_turn():
@@ -620,7 +730,9 @@ def test_T17_R04_admiral_at_the_start_of_the_take_turn():
     drain(st)
     assert st.current_player() == 1 and coins(st, 1) == 0
     # expeditions in the expedition area never count; the active player's Admiral pays too
-    st = make(4, harbour=five[:4], expeditions=["expedition_cross_cross"], display={0: ["admiral_c5"]})
+    st = make(
+        4, harbour=five[:4], expeditions=["expedition_cross_cross"], display={0: ["admiral_c5"]}
+    )
     act(st, "stop")
     assert not st.is_chance_node() and coins(st, 0) == 0
     st = make(4, harbour=five, display={0: ["admiral_c5"]})
@@ -636,7 +748,7 @@ def test_T18_jester_with_an_empty_harbour():
     reveal(st, BLUE_1_1)
     act(st, "repel", "stop")
     moves = drain(st)
-    assert [m[:2] for m in moves] == [("draw", 2)]      # once, only the non-active owner
+    assert [m[:2] for m in moves] == [("draw", 2)]  # once, only the non-active owner
     assert coins(st) == [0, 0, 1, 0]
 
 
@@ -674,8 +786,15 @@ def test_T20_governor_hired_during_a_take_turn_adds_a_card():
 
 def test_T21_mademoiselle_floor_and_undiscounted_fee():
     mads = ["mademoiselle_c7", "mademoiselle_c7", "mademoiselle_c9", "mademoiselle_c9"]
-    st = make(4, coins={1: 1}, display={1: mads}, harbour=[SAILOR, BLUE_1_1], step="take",
-              takers_done=1, picks_left=1)
+    st = make(
+        4,
+        coins={1: 1},
+        display={1: mads},
+        harbour=[SAILOR, BLUE_1_1],
+        step="take",
+        takers_done=1,
+        picks_left=1,
+    )
     act(st, "take " + SAILOR)
     moves = drain(st)
     assert [m[:2] for m in moves] == [("fee", 1)]
@@ -689,14 +808,14 @@ def test_s7_6_remaining_players_get_nothing_when_the_harbour_is_empty():
     st = make(4, harbour=[BLUE_1_1])
     act(st, "stop", "take " + BLUE_1_1)
     drain(st)
-    assert st.chance_event() == ("reveal", 1)       # seats 1-3 had nothing to take
+    assert st.chance_event() == ("reveal", 1)  # seats 1-3 had nothing to take
 
 
 # --------------------------------------------------------------------------------------
 # §9 End of game, §10 winner
 # --------------------------------------------------------------------------------------
 
-ELEVEN = ["admiral_c9", "admiral_c9", "pirate_c9", "sailor_c5"]   # 3+3+3+2 = 11 VP
+ELEVEN = ["admiral_c9", "admiral_c9", "pirate_c9", "sailor_c5"]  # 3+3+3+2 = 11 VP
 
 
 def _finish_random(st, seed=0):
@@ -736,7 +855,7 @@ def test_T23c_non_active_trigger_in_p1_phase_2():
     st = make(4, active=0, coins={2: 4}, display={2: ELEVEN}, harbour=[SAILOR, BLUE_1_1])
     act(st, "stop", "take " + BLUE_1_1)
     drain(st)
-    assert st.current_player() == 2           # seat 1 cannot pay for the Sailor: skipped
+    assert st.current_player() == 2  # seat 1 cannot pay for the Sailor: skipped
     act(st, "take " + SAILOR)
     drain(st)
     assert st.to_dict()["end_triggered"]
@@ -753,14 +872,24 @@ def test_R08_default_end_rule_12_vp_alone_triggers():
 
 
 def test_T25_variant_end_requires_an_expedition():
-    st = make(4, active=1, coins={1: 3}, display={1: ELEVEN}, harbour=[SAILOR], require_expedition=True)
+    st = make(
+        4, active=1, coins={1: 3}, display={1: ELEVEN}, harbour=[SAILOR], require_expedition=True
+    )
     act(st, "stop", "take " + SAILOR)
     drain(st)
     assert not st.to_dict()["end_triggered"]
     # at the end: P2 14 VP without expedition, P3 12 VP with one -> P3 wins
-    st = make(4, active=3, end_triggered=True, require_expedition=True,
-              display={1: [*ELEVEN, "pirate_c7", "jester_c5"], 2: ["expedition_cross_cross_house", "mademoiselle_c9", "jester_c9"]},
-              coins={1: 9})
+    st = make(
+        4,
+        active=3,
+        end_triggered=True,
+        require_expedition=True,
+        display={
+            1: [*ELEVEN, "pirate_c7", "jester_c5"],
+            2: ["expedition_cross_cross_house", "mademoiselle_c9", "jester_c9"],
+        },
+        coins={1: 9},
+    )
     assert st.scores()[1]["total"] == 14 and st.scores()[2]["total"] == 12
     act(st, "stop")
     drain(st)
@@ -769,22 +898,57 @@ def test_T25_variant_end_requires_an_expedition():
 
 
 def test_s9_2_variant_trigger_with_expedition():
-    st = make(4, active=1, display={1: ["captain_c4", "captain_c4", "admiral_c9", "admiral_c9", "pirate_c9"]},
-              expeditions=["expedition_anchor_anchor"], require_expedition=True)
+    st = make(
+        4,
+        active=1,
+        display={1: ["captain_c4", "captain_c4", "admiral_c9", "admiral_c9", "pirate_c9"]},
+        expeditions=["expedition_anchor_anchor"],
+        require_expedition=True,
+    )
     act(st, "fulfil expedition_anchor_anchor")
     assert st.scores()[1]["total"] == 13 and st.to_dict()["end_triggered"]
 
 
 def test_T26_tie_breaks_most_coins_then_shared():
     thirteen = [*ELEVEN, "sailor_c5"]
-    st = make(4, active=3, end_triggered=True, display={0: thirteen, 1: ["admiral_c7", "admiral_c7", "admiral_c7", "pirate_c7", "mademoiselle_c9", "mademoiselle_c7"]},
-              coins={0: 4, 1: 2})
+    st = make(
+        4,
+        active=3,
+        end_triggered=True,
+        display={
+            0: thirteen,
+            1: [
+                "admiral_c7",
+                "admiral_c7",
+                "admiral_c7",
+                "pirate_c7",
+                "mademoiselle_c9",
+                "mademoiselle_c7",
+            ],
+        },
+        coins={0: 4, 1: 2},
+    )
     assert st.scores()[0]["total"] == st.scores()[1]["total"] == 13
     act(st, "stop")
     drain(st)
     assert st.is_terminal() and st.returns() == [1.0, 0.0, 0.0, 0.0]
-    st = make(4, active=3, end_triggered=True, display={0: thirteen, 1: ["admiral_c7", "admiral_c7", "admiral_c7", "pirate_c7", "mademoiselle_c9", "mademoiselle_c7"]},
-              coins={0: 3, 1: 3})
+    st = make(
+        4,
+        active=3,
+        end_triggered=True,
+        display={
+            0: thirteen,
+            1: [
+                "admiral_c7",
+                "admiral_c7",
+                "admiral_c7",
+                "pirate_c7",
+                "mademoiselle_c9",
+                "mademoiselle_c7",
+            ],
+        },
+        coins={0: 3, 1: 3},
+    )
     act(st, "stop")
     drain(st)
     assert st.returns() == [0.5, 0.5, 0.0, 0.0]
@@ -793,6 +957,7 @@ def test_T26_tie_breaks_most_coins_then_shared():
 # --------------------------------------------------------------------------------------
 # T31 no flipping, and the card identity bookkeeping
 # --------------------------------------------------------------------------------------
+
 
 def test_T31_no_flipping_coins_never_become_persons():
     game = caribsim.load_game("port_royal", players=3)
@@ -809,11 +974,15 @@ def test_T31_no_flipping_coins_never_become_persons():
             st.apply_action(a)
             after = st.to_dict()
             seat = before["player"]
-            grown = Counter(after["players"][seat]["display"]) - Counter(before["players"][seat]["display"])
+            grown = Counter(after["players"][seat]["display"]) - Counter(
+                before["players"][seat]["display"]
+            )
             if name.startswith("take "):
                 card = name[5:]
                 assert card in before["harbour"]
-                assert grown == (Counter({card: 1}) if ROWS[card]["category"] == "person" else Counter())
+                assert grown == (
+                    Counter({card: 1}) if ROWS[card]["category"] == "person" else Counter()
+                )
             elif name.startswith("fulfil "):
                 assert set(grown) == {name.split()[1]}
             else:

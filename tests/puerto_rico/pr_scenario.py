@@ -14,6 +14,7 @@ taken this round (``taken=("settler", ...)`` taken by the seats before the choos
 Small helpers for acting on states: ``act(state, "ship sugar on 7")``, ``legal(state)`` (set of
 action names), ``board(state, seat)``.
 """
+
 from __future__ import annotations
 
 import copy
@@ -33,7 +34,9 @@ def read_csv(name):
         return list(csv.DictReader(f))
 
 
-BUILDINGS = {row["id"]: row for row in read_csv("puerto_rico_buildings.csv") if row["set"] == "base"}
+BUILDINGS = {
+    row["id"]: row for row in read_csv("puerto_rico_buildings.csv") if row["set"] == "base"
+}
 # every building, the expansion's too (Scenario(expansion=True, ...) games may hold them)
 ALL_BUILDINGS = {row["id"]: row for row in read_csv("puerto_rico_buildings.csv")}
 
@@ -87,7 +90,7 @@ class Scenario:
             face_up = self.d["plantations"]["face_up"]
             take = min(n, stack[kind])
             stack[kind] -= take
-            if take < n:               # take the rest from the face-up row
+            if take < n:  # take the rest from the face-up row
                 assert face_up[kind] >= n - take, f"not enough {kind} plantations"
                 face_up[kind] -= n - take
         t = self.board(seat)["island"][kind]
@@ -272,7 +275,8 @@ def act(state, *names):
     for name in names:
         a = state.string_to_action(name)
         assert a in state.legal_actions(), (
-            f"{name!r} is not legal; legal: {sorted(legal(state))} (seat {state.current_player()})")
+            f"{name!r} is not legal; legal: {sorted(legal(state))} (seat {state.current_player()})"
+        )
         state.apply_action(a)
     return state
 

@@ -6,6 +6,7 @@ Numbers are written out from the rules reference: draft slots (§8.2) small cost
 1,2,2,3,4,5,5,6,7,8,8,9 and five large of cost 10; copies 2 per small violet kind (2p: 1),
 1 per large kind; 12 forests.
 """
+
 from __future__ import annotations
 
 import copy
@@ -28,7 +29,9 @@ VIOLET = [b for b, r in ROWS.items() if r["kind"] in ("small_violet", "large_vio
 SMALL_SLOT_COSTS = [1, 2, 2, 3, 4, 5, 5, 6, 7, 8, 8, 9]
 BASE_SET = [b for b in VIOLET if ROWS[b]["set"] == "base"]
 # a legal hand-made set: the base set with 5 expansion kinds swapped in (same costs)
-CUSTOM_SET = [b for b in BASE_SET if b not in ("small_market", "hacienda", "hospice", "harbor", "guild_hall")]
+CUSTOM_SET = [
+    b for b in BASE_SET if b not in ("small_market", "hacienda", "hospice", "harbor", "guild_hall")
+]
 CUSTOM_SET += ["aqueduct", "forest_house", "guest_house", "library", "statue"]
 
 
@@ -41,7 +44,7 @@ def drafted_game(players, seed=0):
 
 
 def draft_names(st):
-    return {n[len("draft "):] for n in legal(st) if n.startswith("draft ")}
+    return {n[len("draft ") :] for n in legal(st) if n.startswith("draft ")}
 
 
 def label(bid):
@@ -54,19 +57,19 @@ def label(bid):
 def test_s8_2_draft_starts_after_the_face_up_draws_with_the_first_governor():
     _g, st = drafted_game(3)
     assert st.step_name() == "draft" and st.phase() == "setup" and st.current_player() == 0
-    assert draft_names(st) == {label(b) for b in VIOLET}      # every violet kind has an empty slot
+    assert draft_names(st) == {label(b) for b in VIOLET}  # every violet kind has an empty slot
     assert legal(st) == {"draft " + label(b) for b in VIOLET}  # nothing else (no guests, no pass)
 
 
 def test_T49_draft_exclusions():
     _g, st = drafted_game(3)
-    act(st, "draft office")                                    # A: a cost-5 slot
+    act(st, "draft office")  # A: a cost-5 slot
     assert st.current_player() == 1
     assert "trading post" not in draft_names(st) and "office" not in draft_names(st)
-    act(st, "draft church")                                    # B: the second cost-5 slot
+    act(st, "draft church")  # B: the second cost-5 slot
     names = draft_names(st)
     assert not {"large market", "trading post", "office", "church"} & names
-    act(st, "draft forest house")                              # C
+    act(st, "draft forest house")  # C
     assert st.current_player() == 0
     names = draft_names(st)
     assert "hacienda" not in names and {"construction hut", "black market"} <= names
@@ -86,13 +89,16 @@ def test_s8_2_full_draft_fills_12_small_and_5_large_slots_then_the_round_starts(
     while st.step_name() == "draft":
         seats.append(st.current_player())
         st.apply_action(rng.choice(st.legal_actions()))
-    assert seats == [i % 4 for i in range(17)]                 # in turn from the Governor
+    assert seats == [i % 4 for i in range(17)]  # in turn from the Governor
     d = st.to_dict()
     chosen = d["expansion"]["violet_in_play"]
     small = sorted(int(ROWS[b]["cost"]) for b in chosen if ROWS[b]["kind"] == "small_violet")
     large = [b for b in chosen if ROWS[b]["kind"] == "large_violet"]
     assert small == SMALL_SLOT_COSTS and len(large) == 5
-    assert not {"hacienda", "forest_house"} <= set(chosen) and not {"office", "trading_post"} <= set(chosen)
+    assert not {"hacienda", "forest_house"} <= set(chosen) and not {
+        "office",
+        "trading_post",
+    } <= set(chosen)
     for b in VIOLET:
         want = (2 if ROWS[b]["kind"] == "small_violet" else 1) if b in chosen else 0
         assert d["buildings"][b] == want, b
@@ -131,39 +137,89 @@ def test_e4_defaults_and_options_dicts():
     assert base.options() == {"players": 3, "all_colonists_and_vp": False}
     assert base.num_distinct_actions() == 143
     g = caribsim.load_game("puerto_rico", players=3, expansion=True)
-    assert g.options() == {"players": 3, "all_colonists_and_vp": False, "expansion": True, "draft": True,
-                           "buildings": None, "all_31_buildings": False}
-    assert caribsim.load_game("puerto_rico", players=3, expansion=True, exclusions=True).options() == g.options()
+    assert g.options() == {
+        "players": 3,
+        "all_colonists_and_vp": False,
+        "expansion": True,
+        "draft": True,
+        "buildings": None,
+        "all_31_buildings": False,
+    }
+    assert (
+        caribsim.load_game("puerto_rico", players=3, expansion=True, exclusions=True).options()
+        == g.options()
+    )
     g = caribsim.load_game("puerto_rico", players=3, expansion=True, buildings=CUSTOM_SET)
     assert g.options()["draft"] is False and sorted(g.options()["buildings"]) == sorted(CUSTOM_SET)
     g = caribsim.load_game("puerto_rico", players=5, expansion=True, all_31_buildings=True)
     assert g.options()["draft"] is False and g.options()["all_31_buildings"] is True
 
 
-@pytest.mark.parametrize("kwargs,exc,msg", [
-    (dict(draft=True), ValueError, "need expansion=True"),
-    (dict(all_31_buildings=True), ValueError, "need expansion=True"),
-    (dict(expansion=True, draft="yes"), TypeError, "draft must be a bool"),
-    (dict(expansion=True, all_31_buildings=1), TypeError, "all_31_buildings must be a bool"),
-    (dict(expansion=True, draft=False), ValueError, "draft=False needs buildings"),
-    (dict(expansion=True, draft=True, all_31_buildings=True), ValueError, "cannot be combined"),
-    (dict(expansion=True, all_31_buildings=True, buildings=CUSTOM_SET), ValueError, "do not give buildings"),
-    (dict(expansion=True, buildings="library"), TypeError, "list of violet building ids"),
-    (dict(expansion=True, buildings=CUSTOM_SET[:-1]), ValueError, "exactly 5 violet kind(s) of cost 10"),
-    (dict(expansion=True, buildings=[*CUSTOM_SET[:-1], "castle"]), ValueError, "not a violet building id"),
-    (dict(expansion=True, buildings=[*CUSTOM_SET[:-1], "coffee_roaster"]), ValueError, "not a violet building"),
-    (dict(expansion=True, buildings=[*CUSTOM_SET[:-1], "library"]), ValueError, "each kind at most once"),
-    (dict(expansion=True, buildings=[b for b in CUSTOM_SET if b != "aqueduct"] + ["storehouse"]),
-     ValueError, "cost 1"),
-    (dict(expansion=True, buildings=[b for b in CUSTOM_SET if b != "construction_hut"] + ["hacienda"]),
-     ValueError, "hacienda and forest_house exclude each other"),
-    (dict(expansion=True, buildings=[b for b in CUSTOM_SET if b != "large_market"] + ["trading_post"]),
-     ValueError, "office and trading_post exclude each other"),
-    (dict(expansion=True, buildings=[1] * 17), TypeError, "building id strings"),
-    (dict(exclusions=False), ValueError, "exclusions need expansion=True"),
-    (dict(exclusions=True), ValueError, "exclusions need expansion=True"),
-    (dict(expansion=True, exclusions=0), TypeError, "exclusions must be a bool or None"),
-])
+@pytest.mark.parametrize(
+    "kwargs,exc,msg",
+    [
+        (dict(draft=True), ValueError, "need expansion=True"),
+        (dict(all_31_buildings=True), ValueError, "need expansion=True"),
+        (dict(expansion=True, draft="yes"), TypeError, "draft must be a bool"),
+        (dict(expansion=True, all_31_buildings=1), TypeError, "all_31_buildings must be a bool"),
+        (dict(expansion=True, draft=False), ValueError, "draft=False needs buildings"),
+        (dict(expansion=True, draft=True, all_31_buildings=True), ValueError, "cannot be combined"),
+        (
+            dict(expansion=True, all_31_buildings=True, buildings=CUSTOM_SET),
+            ValueError,
+            "do not give buildings",
+        ),
+        (dict(expansion=True, buildings="library"), TypeError, "list of violet building ids"),
+        (
+            dict(expansion=True, buildings=CUSTOM_SET[:-1]),
+            ValueError,
+            "exactly 5 violet kind(s) of cost 10",
+        ),
+        (
+            dict(expansion=True, buildings=[*CUSTOM_SET[:-1], "castle"]),
+            ValueError,
+            "not a violet building id",
+        ),
+        (
+            dict(expansion=True, buildings=[*CUSTOM_SET[:-1], "coffee_roaster"]),
+            ValueError,
+            "not a violet building",
+        ),
+        (
+            dict(expansion=True, buildings=[*CUSTOM_SET[:-1], "library"]),
+            ValueError,
+            "each kind at most once",
+        ),
+        (
+            dict(
+                expansion=True,
+                buildings=[b for b in CUSTOM_SET if b != "aqueduct"] + ["storehouse"],
+            ),
+            ValueError,
+            "cost 1",
+        ),
+        (
+            dict(
+                expansion=True,
+                buildings=[b for b in CUSTOM_SET if b != "construction_hut"] + ["hacienda"],
+            ),
+            ValueError,
+            "hacienda and forest_house exclude each other",
+        ),
+        (
+            dict(
+                expansion=True,
+                buildings=[b for b in CUSTOM_SET if b != "large_market"] + ["trading_post"],
+            ),
+            ValueError,
+            "office and trading_post exclude each other",
+        ),
+        (dict(expansion=True, buildings=[1] * 17), TypeError, "building id strings"),
+        (dict(exclusions=False), ValueError, "exclusions need expansion=True"),
+        (dict(exclusions=True), ValueError, "exclusions need expansion=True"),
+        (dict(expansion=True, exclusions=0), TypeError, "exclusions must be a bool or None"),
+    ],
+)
 def test_e4_option_validation(kwargs, exc, msg):
     with pytest.raises(exc, match=msg.replace("(", r"\(").replace(")", r"\)")):
         caribsim.load_game("puerto_rico", players=3, **kwargs)
@@ -175,14 +231,18 @@ def test_s8_2_exclusions_false_draft_offers_both_kinds_of_each_pair():
     while st.is_chance_node():
         st.resolve_chance()
     act(st, "draft office")
-    assert "trading post" in draft_names(st)                  # the second cost-5 slot is open
+    assert "trading post" in draft_names(st)  # the second cost-5 slot is open
     act(st, "draft hacienda")
-    assert "forest house" in draft_names(st)                  # the second cost-2 slot is open
+    assert "forest house" in draft_names(st)  # the second cost-2 slot is open
     act(st, "draft trading post", "draft forest house")
     names = draft_names(st)
-    assert not {"office", "trading post", "hacienda", "forest house", "church", "black market"} & names
+    assert (
+        not {"office", "trading post", "hacienda", "forest house", "church", "black market"} & names
+    )
     d = st.to_dict()
-    assert {"office", "trading_post", "hacienda", "forest_house"} <= set(d["expansion"]["violet_in_play"])
+    assert {"office", "trading_post", "hacienda", "forest_house"} <= set(
+        d["expansion"]["violet_in_play"]
+    )
     assert g.state_from_dict(d) == st and pickle.loads(pickle.dumps(st)) == st
     # the default game does not accept this draft
     strict = caribsim.load_game("puerto_rico", players=3, expansion=True)
@@ -203,15 +263,23 @@ def test_s8_2_exclusions_false_random_drafts_combine_the_pairs():
             while st.step_name() == "draft":
                 st.apply_action(rng.choice(st.legal_actions()))
             inplay = set(st.to_dict()["expansion"]["violet_in_play"])
-            both[exclusions] += {"hacienda", "forest_house"} <= inplay or {"office", "trading_post"} <= inplay
+            both[exclusions] += {"hacienda", "forest_house"} <= inplay or {
+                "office",
+                "trading_post",
+            } <= inplay
     assert both[True] == 0 and both[False] > 0
 
 
 def test_s8_2_exclusions_false_given_set_may_hold_both():
-    pairs = [b for b in CUSTOM_SET if b not in ("construction_hut", "large_market")] + ["hacienda", "trading_post"]
+    pairs = [b for b in CUSTOM_SET if b not in ("construction_hut", "large_market")] + [
+        "hacienda",
+        "trading_post",
+    ]
     with pytest.raises(ValueError, match="exclusions=False allows both"):
         caribsim.load_game("puerto_rico", players=3, expansion=True, buildings=pairs)
-    g = caribsim.load_game("puerto_rico", players=3, expansion=True, buildings=pairs, exclusions=False)
+    g = caribsim.load_game(
+        "puerto_rico", players=3, expansion=True, buildings=pairs, exclusions=False
+    )
     assert g.options()["exclusions"] is False and g.options()["draft"] is False
     assert pickle.loads(pickle.dumps(g)) == g
     st = g.new_initial_state(seed=3)
@@ -219,7 +287,9 @@ def test_s8_2_exclusions_false_given_set_may_hold_both():
         st.resolve_chance()
     d = st.to_dict()
     assert sorted(d["expansion"]["violet_in_play"]) == sorted(pairs)
-    assert all(d["buildings"][b] == 2 for b in ("hacienda", "forest_house", "office", "trading_post"))
+    assert all(
+        d["buildings"][b] == 2 for b in ("hacienda", "forest_house", "office", "trading_post")
+    )
     result = caribsim.random_playouts(st, 20, seed=1)
     assert len(result.lengths) == 20 and min(result.lengths) > 0
 
@@ -239,7 +309,9 @@ def test_s8_1_given_set_is_in_play_and_nothing_else():
     g = caribsim.load_game("puerto_rico", players=4, expansion=True, buildings=CUSTOM_SET)
     d = g.new_initial_state(seed=0).to_dict()
     for b in VIOLET:
-        assert d["buildings"][b] == ((2 if ROWS[b]["kind"] == "small_violet" else 1) if b in CUSTOM_SET else 0)
+        assert d["buildings"][b] == (
+            (2 if ROWS[b]["kind"] == "small_violet" else 1) if b in CUSTOM_SET else 0
+        )
 
 
 def test_s8_3_2_all_colonists_and_vp_with_the_expansion():
@@ -261,9 +333,17 @@ def test_actions_base_ids_unchanged_and_expansion_ids_appended():
     assert len(set(names)) == n
     assert all(exp.string_to_action(x) == a for a, x in enumerate(names))
     assert names[143] == "draft small market" and "draft cloister" in names
-    for x in ("forest remove corn", "sell coffee to trading post", "small wharf sugar", "small wharf done",
-              "black market vp", "black market indigo", "black market colonist from san juan",
-              "guest to library", "guest to quarry"):
+    for x in (
+        "forest remove corn",
+        "sell coffee to trading post",
+        "small wharf sugar",
+        "small wharf done",
+        "black market vp",
+        "black market indigo",
+        "black market colonist from san juan",
+        "guest to library",
+        "guest to quarry",
+    ):
         assert x in names
     with pytest.raises(ValueError):
         base.action_to_string(143)
@@ -312,18 +392,40 @@ def _broken(d, fn):
     return d
 
 
-@pytest.mark.parametrize("name,fn,msg", [
-    ("forest supply +1", lambda d: d["expansion"].__setitem__("forests", d["expansion"]["forests"] - 1),
-     "forests are not conserved"),
-    ("removed plantation without forest", lambda d: _remove_one(d), "removes one face-up plantation"),
-    ("building not in the set", lambda d: d["buildings"].__setitem__(
-        next(b for b in VIOLET if b not in d["expansion"]["violet_in_play"]), 1), "not conserved"),
-    ("unknown expansion key", lambda d: d["expansion"].__setitem__("gold", 1), "unknown keys"),
-    ("violet list wrong", lambda d: d["expansion"].__setitem__("violet_in_play", ["castle"]), "violet_in_play"),
-    ("missing expansion", lambda d: d.pop("expansion"), "missing key 'expansion'"),
-    ("small wharf count outside its step", lambda d: d["expansion"].__setitem__("small_wharf_count", 2),
-     "small_wharf_count"),
-])
+@pytest.mark.parametrize(
+    "name,fn,msg",
+    [
+        (
+            "forest supply +1",
+            lambda d: d["expansion"].__setitem__("forests", d["expansion"]["forests"] - 1),
+            "forests are not conserved",
+        ),
+        (
+            "removed plantation without forest",
+            lambda d: _remove_one(d),
+            "removes one face-up plantation",
+        ),
+        (
+            "building not in the set",
+            lambda d: d["buildings"].__setitem__(
+                next(b for b in VIOLET if b not in d["expansion"]["violet_in_play"]), 1
+            ),
+            "not conserved",
+        ),
+        ("unknown expansion key", lambda d: d["expansion"].__setitem__("gold", 1), "unknown keys"),
+        (
+            "violet list wrong",
+            lambda d: d["expansion"].__setitem__("violet_in_play", ["castle"]),
+            "violet_in_play",
+        ),
+        ("missing expansion", lambda d: d.pop("expansion"), "missing key 'expansion'"),
+        (
+            "small wharf count outside its step",
+            lambda d: d["expansion"].__setitem__("small_wharf_count", 2),
+            "small_wharf_count",
+        ),
+    ],
+)
 def test_dict_validation_of_expansion_fields(name, fn, msg):
     g, st = _mid_game()
     d = st.to_dict()

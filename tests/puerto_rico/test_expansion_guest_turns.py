@@ -4,6 +4,7 @@ A turn he would skip (no choice) becomes a `guests` step when a guest move would
 choice: the moves that do, and `pass` (the turn is skipped as before). Turns that have a
 decision offer the guest moves with it (test_expansion_rules.py).
 """
+
 from __future__ import annotations
 
 import random
@@ -58,7 +59,10 @@ def test_s8_5_5_trader_guest_to_trading_post_with_a_full_house():
     sc.building(1, "trading_post", 0).building(1, "office", 0).building(1, "guest_house", 1)
     st = sc.play_role("trader", 0)
     assert st.step_name() == "guests" and st.current_player() == 1
-    assert legal(st) == {"pass", "guest to trading post"}       # the Office cannot sell into a full house
+    assert legal(st) == {
+        "pass",
+        "guest to trading post",
+    }  # the Office cannot sell into a full house
     act(st, "guest to trading post", "sell tobacco to trading post")
     assert goods(st, 1) == {}
 
@@ -76,20 +80,26 @@ def test_s8_5_5_builder_guest_to_quarry_makes_a_building_affordable():
     sc = scenario().doubloons(1, 0).tiles(1, "quarry", 1)
     sc.building(1, "guest_house", 1).building(1, "harbor", 0)
     st = sc.play_role("builder", 0)
-    act(st, "pass")                                            # the Builder
+    act(st, "pass")  # the Builder
     assert st.step_name() == "guests" and st.current_player() == 1 and st.phase() == "builder"
-    assert legal(st) == {"pass", "guest to quarry"}             # the Harbor would not help him build
+    assert legal(st) == {"pass", "guest to quarry"}  # the Harbor would not help him build
     act(st, "guest to quarry")
-    assert st.step_name() == "build" and "build small indigo plant" in legal(st)   # cost 1 - 1 quarry
+    assert st.step_name() == "build" and "build small indigo plant" in legal(
+        st
+    )  # cost 1 - 1 quarry
     act(st, "build small indigo plant")
     assert "small_indigo_plant" in workers(st, 1) and doubloons(st, 1) == 0
 
 
 # --- Settler (§6.1.2 Hacienda, §6.1.3 Construction hut, §8.5.11 Library) ---------------
 def test_s8_5_5_settler_guest_to_construction_hut_opens_a_quarry():
-    sc = scenario(face_up=dict(corn=1)).building(1, "guest_house", 1).building(1, "construction_hut", 0)
+    sc = (
+        scenario(face_up=dict(corn=1))
+        .building(1, "guest_house", 1)
+        .building(1, "construction_hut", 0)
+    )
     st = sc.play_role("settler", 0)
-    act(st, "settle corn")                                     # no face-up plantation left
+    act(st, "settle corn")  # no face-up plantation left
     assert st.step_name() == "guests" and st.current_player() == 1
     assert legal(st) == {"pass", "guest to construction hut"}
     act(st, "guest to construction hut")
@@ -102,7 +112,7 @@ def test_s8_5_5_settler_two_guests_open_the_library_second_pick_together():
     sc = scenario(face_up=dict(corn=1, indigo=1, sugar=1))
     sc.building(0, "guest_house", 2).building(0, "library", 0).building(0, "construction_hut", 0)
     st = sc.play_role("settler", 0)
-    act(st, "settle corn", "settle indigo", "settle sugar")   # seats 0, 1, 2; none left face up
+    act(st, "settle corn", "settle indigo", "settle sugar")  # seats 0, 1, 2; none left face up
     # the Library pick needs the Library and, with no plantation left, the Construction hut
     assert st.step_name() == "guests" and st.current_player() == 0
     assert legal(st) == {"pass", "guest to construction hut", "guest to library"}
@@ -116,7 +126,7 @@ def test_s8_5_5_settler_a_move_whose_partner_opens_alone_is_not_offered():
     sc = scenario(face_up=dict(corn=2, indigo=1, sugar=1))
     sc.building(0, "guest_house", 2).building(0, "library", 0).building(0, "construction_hut", 0)
     st = sc.play_role("settler", 0)
-    act(st, "settle corn", "settle indigo", "settle sugar")   # one corn is left face up
+    act(st, "settle corn", "settle indigo", "settle sugar")  # one corn is left face up
     # the Library alone opens the second pick; the Construction hut would add nothing to it
     assert st.step_name() == "guests" and legal(st) == {"pass", "guest to library"}
     act(st, "guest to library")
@@ -160,8 +170,12 @@ def test_s8_5_5_craftsman_pass_produces_as_before():
 
 def test_s8_5_5_craftsman_two_guests_man_a_plantation_and_its_building():
     st = _craftsman_scenario(2)
-    assert legal(st) == {"pass", "guest to coffee roaster", "guest to tobacco plantation",
-                         "guest to tobacco storage"}
+    assert legal(st) == {
+        "pass",
+        "guest to coffee roaster",
+        "guest to tobacco plantation",
+        "guest to tobacco storage",
+    }
     act(st, "guest to tobacco plantation")
     assert st.step_name() == "guests" and st.current_player() == 1
     assert legal(st) == {"pass", "guest to coffee roaster", "guest to tobacco storage"}
@@ -175,8 +189,9 @@ def test_s8_5_5_guests_step_round_trips_and_is_validated():
     d = st.to_dict()
     assert d["step"] == "guests" and st.game.state_from_dict(d) == st
     useless = dict(d, boards=[dict(b) for b in d["boards"]])
-    useless["boards"][1] = dict(d["boards"][1], buildings={**d["boards"][1]["buildings"], "office": 1,
-                                                           "guest_house": 0})
+    useless["boards"][1] = dict(
+        d["boards"][1], buildings={**d["boards"][1]["buildings"], "office": 1, "guest_house": 0}
+    )
     with pytest.raises(ValueError, match="guests step is a turn the player would skip"):
         st.game.state_from_dict(useless)
     base = caribsim.load_game("puerto_rico", players=3)
@@ -216,7 +231,7 @@ def test_s8_5_5_every_offered_guest_move_opens_a_choice():
                 if st.step_name() == "guests" and st.phase() == "craftsman":
                     met += 1
                     if workers(st, st.current_player())["guest_house"] == 1:
-                        passed = _produced(st, legal_ids[0])           # each move changes his production
+                        passed = _produced(st, legal_ids[0])  # each move changes his production
                         assert all(_produced(st, a) != passed for a in legal_ids[1:]), seed
                 elif st.step_name() == "guests":
                     met += 1
@@ -228,6 +243,9 @@ def test_s8_5_5_every_offered_guest_move_opens_a_choice():
                             nxt = c.legal_actions()[1:]
                             assert nxt
                             c.apply_action(nxt[0])
-                        assert c.step_name() not in ("guests",) and c.current_player() == seat, (seed, a)
+                        assert c.step_name() not in ("guests",) and c.current_player() == seat, (
+                            seed,
+                            a,
+                        )
                 st.apply_action(rng.choice(legal_ids))
     assert met > 0

@@ -4,6 +4,7 @@ end timing, determinism, round trips and per-node API properties.
 
 Reference numbers are written out here (§1.3, §1.6.2, §8.1) independently of the engine.
 """
+
 from __future__ import annotations
 
 import csv
@@ -66,7 +67,7 @@ def check_invariants(d, n, all31=False):
         assert min(pl["face_up"][g], pl["stack"][g], pl["discard"][g], d["goods"][g]) >= 0
     forests = sum(b["island"]["forest"]["tiles"] for b in boards)
     assert e["forests"] + forests == FORESTS
-    assert sum(e["removed_plantations"].values()) == forests      # one removed per forest (§8.5.2)
+    assert sum(e["removed_plantations"].values()) == forests  # one removed per forest (§8.5.2)
     assert d["quarries"] + sum(b["island"]["quarry"]["tiles"] for b in boards) == QUARRIES[n]
     in_play = set(e["violet_in_play"])
     for x in ROWS:
@@ -102,19 +103,19 @@ def play_checked(game, seed, all31=False):
             mask = st.legal_actions_mask()
             assert list(np.flatnonzero(mask)) == legal
             a = rng.choice(legal)
-            if st.step_name() == "role" and a < 8:        # (a guest move is not a selection)
+            if st.step_name() == "role" and a < 8:  # (a guest move is not a selection)
                 selections += 1
             st.apply_action(a)
         steps += 1
         assert steps < 40000, "the game did not end"
         cur = st.to_dict()
         check_invariants(cur, n, all31)
-        for pb, cb in zip(prev["boards"], cur["boards"]):       # tiles and buildings never leave
+        for pb, cb in zip(prev["boards"], cur["boards"]):  # tiles and buildings never leave
             for k in pb["island"]:
                 assert cb["island"][k]["tiles"] >= pb["island"][k]["tiles"]
             assert set(pb["buildings"]) <= set(cb["buildings"])
         if prev["end_triggered"] and cur["step"] != "terminal":
-            assert cur["end_triggered"]                          # a trigger stays fired (OPEN-17)
+            assert cur["end_triggered"]  # a trigger stays fired (OPEN-17)
         if (cur["end_triggered"] or cur["step"] == "terminal") and trigger_at is None:
             trigger_at = selections
         if steps % 37 == 0:
@@ -122,7 +123,7 @@ def play_checked(game, seed, all31=False):
         prev = cur
     per = SELECTIONS_PER_ROUND[n]
     assert selections % per == 0
-    assert selections == ((trigger_at - 1) // per + 1) * per     # §7.2: the trigger's round completes
+    assert selections == ((trigger_at - 1) // per + 1) * per  # §7.2: the trigger's round completes
     r = st.returns()
     assert abs(sum(r) - 1.0) < 1e-9
     return st
@@ -142,7 +143,9 @@ def test_all_31_and_all_colonists_variants_conserve(players):
     game = caribsim.load_game("puerto_rico", players=players, expansion=True, all_31_buildings=True)
     for seed in range(2):
         play_checked(game, 200 + seed, all31=True)
-    game = caribsim.load_game("puerto_rico", players=players, expansion=True, all_colonists_and_vp=True)
+    game = caribsim.load_game(
+        "puerto_rico", players=players, expansion=True, all_colonists_and_vp=True
+    )
     st = game.new_initial_state(seed=9)
     r = caribsim.random_playouts(st, 50, seed=1)
     assert (r.lengths > 0).all()
@@ -157,7 +160,7 @@ def test_playouts_terminate_and_are_deterministic(players):
     assert np.array_equal(a.returns, b.returns) and np.array_equal(a.scores, b.scores)
     assert np.array_equal(a.lengths, b.lengths)
     assert np.allclose(a.returns.sum(axis=1), 1.0)
-    assert (a.lengths >= 17).all()                             # the draft alone is 17 decisions
+    assert (a.lengths >= 17).all()  # the draft alone is 17 decisions
     c = caribsim.random_playouts(st, 400, seed=12)
     assert not np.array_equal(a.lengths, c.lengths)
 
@@ -197,7 +200,7 @@ def test_observation_covers_the_expansion_state():
     buf = np.zeros(game.observation_tensor_shape(), dtype=np.float32)
     st.write_observation(buf, 1)
     assert np.isfinite(buf).all()
-    assert not np.array_equal(buf, obs)                        # seat-relative
+    assert not np.array_equal(buf, obs)  # seat-relative
     c = st.clone()
-    c.apply_action(c.legal_actions()[0])                       # a draft pick: expansion-only state
+    c.apply_action(c.legal_actions()[0])  # a draft pick: expansion-only state
     assert not np.array_equal(c.observation_tensor(0), obs)

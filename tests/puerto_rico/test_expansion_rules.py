@@ -6,6 +6,7 @@ component conserved; ``state_from_dict`` validates). Unless a test says otherwis
 3 players with the "all 31 buildings" variant (one copy of each violet kind, no draft), so every
 building is available to the scenario. Expected numbers are the reference's, not the engine's.
 """
+
 from __future__ import annotations
 
 import pytest
@@ -34,8 +35,8 @@ def colonist_supply(state):
 def test_T16_1_aqueduct_needs_the_large_plant_to_produce():
     sc = scenario().clear_island(1)
     sc.building(1, "aqueduct", 1).building(1, "indigo_plant", 1).building(1, "small_sugar_mill", 1)
-    sc.tiles(1, "indigo", 1, colonists=0)        # Indigo plant produces 0
-    sc.tiles(1, "sugar", 1, colonists=1)         # Small sugar mill produces 1, no Sugar mill
+    sc.tiles(1, "indigo", 1, colonists=0)  # Indigo plant produces 0
+    sc.tiles(1, "sugar", 1, colonists=1)  # Small sugar mill produces 1, no Sugar mill
     st = sc.play_role("craftsman", 0)
     assert goods(st, 1) == {"sugar": 1}
 
@@ -50,7 +51,9 @@ def test_T16_2_aqueduct_adds_one_indigo_and_one_sugar():
 
 def test_T16_derived_output_is_attributed_to_the_large_plant_first():
     sc = scenario().clear_island(1)
-    sc.building(1, "aqueduct", 1).building(1, "small_indigo_plant", 1).building(1, "indigo_plant", 1)
+    sc.building(1, "aqueduct", 1).building(1, "small_indigo_plant", 1).building(
+        1, "indigo_plant", 1
+    )
     sc.tiles(1, "indigo", 1, colonists=1)
     st = sc.play_role("craftsman", 0)
     assert goods(st, 1) == {"indigo": 2}
@@ -84,10 +87,10 @@ def test_T17_forest_house_discount(forests, price):
 
 def test_s8_5_2_forest_discount_is_not_capped_by_column():
     sc = scenario().forests(0, 6, removed="coffee").building(0, "forest_house", 1).doubloons(0, 10)
-    st = sc.play_role("builder", 1)                        # seat 1 is the Builder
-    act(st, "pass", "pass")                                # seats 1 and 2
+    st = sc.play_role("builder", 1)  # seat 1 is the Builder
+    act(st, "pass", "pass")  # seats 1 and 2
     assert st.current_player() == 0
-    act(st, "build small warehouse")         # cost 3, column 1: 3 - 3 (6 forests) = 0, not 3 - 1
+    act(st, "build small warehouse")  # cost 3, column 1: 3 - 3 (6 forests) = 0, not 3 - 1
     assert doubloons(st, 0) == 10
 
 
@@ -100,15 +103,21 @@ def test_s8_5_2_taking_a_forest_removes_a_face_up_plantation_from_the_game():
     assert d["boards"][0]["island"]["forest"] == {"tiles": 1}
     assert d["expansion"]["forests"] == 11
     assert d["expansion"]["removed_plantations"]["indigo"] == 1
-    assert d["plantations"]["face_up"] == {"corn": 1, "indigo": 1, "sugar": 1, "tobacco": 0, "coffee": 0}
+    assert d["plantations"]["face_up"] == {
+        "corn": 1,
+        "indigo": 1,
+        "sugar": 1,
+        "tobacco": 0,
+        "coffee": 0,
+    }
     # the rest of the Settler phase: the removed tile never reaches the discard pile
     act(st, "pass", "pass")
-    assert st.to_dict()["plantations"]["discard"]["indigo"] == 1     # only the one left face up
+    assert st.to_dict()["plantations"]["discard"]["indigo"] == 1  # only the one left face up
 
 
 def test_s8_5_2_no_forest_without_face_up_plantation_or_occupied_forest_house():
     st = scenario(face_up={}).building(0, "forest_house", 1).play_role("settler", 0)
-    assert not any(n.startswith("forest") for n in legal(st))        # only the quarry is left
+    assert not any(n.startswith("forest") for n in legal(st))  # only the quarry is left
     st = scenario(face_up=dict(corn=2)).building(0, "forest_house", 0).play_role("settler", 0)
     assert not any(n.startswith("forest") for n in legal(st))
 
@@ -134,13 +143,13 @@ def _black_market_seat1(doubloons_, **extra):
 
 def test_T18_black_market_covers_a_shortfall_of_two_exactly():
     st = _black_market_seat1(6).play_role("builder", 0)
-    act(st, "pass")                                        # seat 0 (the Builder)
+    act(st, "pass")  # seat 0 (the Builder)
     assert "build harbor" in legal(st)
     supply, indigo = colonist_supply(st), st.to_dict()["goods"]["indigo"]
     act(st, "build harbor")
     assert st.step_name() == "black_market"
     opts = legal(st)
-    assert "black market colonist from black market" not in opts          # never its own colonist
+    assert "black market colonist from black market" not in opts  # never its own colonist
     assert "black market colonist from indigo plantation" in opts
     act(st, "black market colonist from indigo plantation", "black market indigo")
     b = board(st, 1)
@@ -148,7 +157,7 @@ def test_T18_black_market_covers_a_shortfall_of_two_exactly():
     assert b["island"]["indigo"]["colonists"] == 0 and b["goods"]["indigo"] == 0
     assert colonist_supply(st) == supply + 1
     assert st.to_dict()["goods"]["indigo"] == indigo + 1
-    assert st.step_name() != "black_market"                # no third item to keep a doubloon
+    assert st.step_name() != "black_market"  # no third item to keep a doubloon
 
 
 def test_T18_derived_shortfall_4_cannot_build_and_enough_money_never_uses_it():
@@ -167,7 +176,7 @@ def test_s8_5_3_black_market_vp_goes_back_to_the_pool():
     st = sc.play_role("builder", 0)
     pool = st.to_dict()["vp_chips"]
     act(st, "pass", "build harbor")
-    assert legal(st) == {"black market vp"}                # the only item he has
+    assert legal(st) == {"black market vp"}  # the only item he has
     act(st, "black market vp")
     assert vp(st, 1) == 2 and st.to_dict()["vp_chips"] == pool + 1 and doubloons(st, 1) == 0
 
@@ -200,7 +209,7 @@ def test_T19_storehouse_with_large_warehouse_keeps_two_kinds_and_four_barrels():
     st = sc.play_role("captain", 0)
     assert st.step_name() == "warehouse" and st.current_player() == 1
     act(st, "warehouse corn", "warehouse sugar")
-    act(st, "keep indigo", "keep indigo", "keep tobacco", "keep coffee")   # 4 barrels, then done
+    act(st, "keep indigo", "keep indigo", "keep tobacco", "keep coffee")  # 4 barrels, then done
     assert goods(st, 1) == {"corn": 3, "indigo": 2, "sugar": 4, "tobacco": 1, "coffee": 1}
     assert st.phase() == "role_selection"
 
@@ -210,7 +219,7 @@ def test_s8_5_4_storehouse_barrels_without_warehouse_and_pass_discards():
     st = sc.play_role("captain", 0)
     act(st, "keep tobacco", "keep tobacco", "pass")
     assert goods(st, 1) == {"tobacco": 2}
-    sc = _storage_scenario().goods(1, tobacco=5, coffee=1)     # no Storehouse: one barrel
+    sc = _storage_scenario().goods(1, tobacco=5, coffee=1)  # no Storehouse: one barrel
     st = sc.play_role("captain", 0)
     act(st, "keep tobacco")
     assert goods(st, 1) == {"tobacco": 1}
@@ -221,7 +230,7 @@ def test_T20_guest_house_guests_move_at_storage_and_at_role_selection():
     sc.building(1, "library", 0).goods(1, tobacco=2, coffee=2)
     st = sc.play_role("captain", 0)
     assert st.current_player() == 1 and {"guest to storehouse", "guest to library"} <= legal(st)
-    act(st, "guest to storehouse")                        # the storage decision stays pending
+    act(st, "guest to storehouse")  # the storage decision stays pending
     act(st, "keep tobacco", "keep tobacco", "keep coffee", "keep coffee")
     assert goods(st, 1) == {"tobacco": 2, "coffee": 2}
     assert workers(st, 1) == {"guest_house": 1, "storehouse": 1, "library": 0}
@@ -251,14 +260,16 @@ def test_T46_guest_house_circles_count_for_the_refill():
     sc.clear_island(2).building(2, "tobacco_storage", 0).san_juan(2, 1)
     st = sc.play_role("mayor", 0)
     d = st.to_dict()
-    assert d["phase"] == "role_selection"                   # every placement was forced
+    assert d["phase"] == "role_selection"  # every placement was forced
     assert d["boards"][2]["buildings"]["tobacco_storage"] == 1
-    assert d["colonists"]["ship"] == 4                      # max(3, 2 + 2)
+    assert d["colonists"]["ship"] == 4  # max(3, 2 + 2)
 
 
 def test_T46_must_fill_puts_the_leftover_colonist_on_the_guest_house():
     sc = scenario().colonists(ship=0)
-    sc.building(1, "guest_house", 0).building(1, "small_market", 0).san_juan(1, 3)   # indigo tile too
+    sc.building(1, "guest_house", 0).building(1, "small_market", 0).san_juan(
+        1, 3
+    )  # indigo tile too
     st = sc.play_role("mayor", 0)
     assert st.current_player() == 1
     act(st, "colonist to indigo plantation", "colonist to small market")
@@ -284,19 +295,21 @@ def test_T37b_trading_post_sells_into_a_full_house_phase():
     sc = scenario().house(corn=1, indigo=1, sugar=1, tobacco=1)
     sc.building(1, "trading_post", 1).goods(1, coffee=1).goods(0, coffee=1).doubloons(1, 0)
     st = sc.play_role("trader", 0)
-    assert st.current_player() == 1                        # seat 0 cannot sell: skipped
+    assert st.current_player() == 1  # seat 0 cannot sell: skipped
     assert legal(st) == {"sell coffee to trading post", "pass"}
     act(st, "sell coffee to trading post")
     assert doubloons(st, 1) == 4
     assert st.phase() == "role_selection"
-    assert sum(st.to_dict()["trading_house"].values()) == 0   # the full house was emptied
+    assert sum(st.to_dict()["trading_house"].values()) == 0  # the full house was emptied
 
 
 # --------------------------------------------------------------------------------------
 # §8.5.7 Church — T36, T40
 # --------------------------------------------------------------------------------------
-@pytest.mark.parametrize("building,gain", [("large_warehouse", 1), ("guild_hall", 2),
-                                           ("small_market", 0), ("factory", 1)])
+@pytest.mark.parametrize(
+    "building,gain",
+    [("large_warehouse", 1), ("guild_hall", 2), ("small_market", 0), ("factory", 1)],
+)
 def test_T36_church_vp_by_column(building, gain):
     st = scenario().building(0, "church", 1).doubloons(0, 20).play_role("builder", 0)
     act(st, "build " + building.replace("_", " "))
@@ -315,7 +328,7 @@ def test_T40_church_takes_the_last_vp_chip_and_triggers_the_end():
     act(st, "build city hall")
     d = st.to_dict()
     assert d["boards"][0]["vp_chips"] == 2 and d["vp_chips"] == 0 and d["end_triggered"]
-    assert not st.is_terminal() and d["phase"] == "builder"      # the round is completed
+    assert not st.is_terminal() and d["phase"] == "builder"  # the round is completed
 
 
 # --------------------------------------------------------------------------------------
@@ -323,10 +336,18 @@ def test_T40_church_takes_the_last_vp_chip_and_triggers_the_end():
 # --------------------------------------------------------------------------------------
 def test_T21_small_wharf_ships_any_goods_for_one_vp_per_two():
     sc = scenario().building(1, "small_wharf", 1).goods(1, corn=3, sugar=2, tobacco=3)
-    st = sc.play_role("captain", 0)                        # seat 0 has no goods: skipped
+    st = sc.play_role("captain", 0)  # seat 0 has no goods: skipped
     assert st.current_player() == 1
-    act(st, "small wharf corn", "small wharf corn", "small wharf corn", "small wharf sugar",
-        "small wharf tobacco", "small wharf tobacco", "small wharf done")
+    act(
+        st,
+        "small wharf corn",
+        "small wharf corn",
+        "small wharf corn",
+        "small wharf sugar",
+        "small wharf tobacco",
+        "small wharf tobacco",
+        "small wharf done",
+    )
     assert vp(st, 1) == 3
     assert goods(st, 1) == {"sugar": 1, "tobacco": 1}
 
@@ -339,10 +360,12 @@ def test_T21_three_goods_give_one_vp():
 
 
 def test_T42_small_wharf_is_a_loading_action_once_per_phase():
-    sc = scenario().building(0, "harbor", 1).building(0, "small_wharf", 1).goods(0, corn=3, indigo=2)
+    sc = (
+        scenario().building(0, "harbor", 1).building(0, "small_wharf", 1).goods(0, corn=3, indigo=2)
+    )
     st = sc.play_role("captain", 0)
     act(st, "small wharf corn", "small wharf corn", "small wharf corn", "small wharf done")
-    assert vp(st, 0) == 1 + 1 + 1                          # goods // 2, Harbor, Captain
+    assert vp(st, 0) == 1 + 1 + 1  # goods // 2, Harbor, Captain
     assert st.current_player() == 0
     assert not any(n.startswith("small wharf") for n in legal(st))
     act(st, "ship indigo on 4")
@@ -350,10 +373,15 @@ def test_T42_small_wharf_is_a_loading_action_once_per_phase():
 
 
 def test_T22_lighthouse_captain_with_wharf_and_small_wharf():
-    sc = scenario().building(0, "lighthouse", 1).building(0, "wharf", 1).building(0, "small_wharf", 1)
+    sc = (
+        scenario()
+        .building(0, "lighthouse", 1)
+        .building(0, "wharf", 1)
+        .building(0, "small_wharf", 1)
+    )
     sc.goods(0, corn=2, indigo=3, sugar=3).doubloons(0, 0)
     st = sc.play_role("captain", 0)
-    assert doubloons(st, 0) == 1                           # Captain-owner, start of phase
+    assert doubloons(st, 0) == 1  # Captain-owner, start of phase
     act(st, "ship corn on 4")
     assert (vp(st, 0), doubloons(st, 0)) == (3, 2)
     act(st, "wharf indigo")
@@ -384,7 +412,9 @@ def test_T44_lighthouse_captain_without_goods(library):
 # --------------------------------------------------------------------------------------
 def test_T23_specialty_factory_largest_non_corn_minus_one():
     sc = scenario().clear_island(1).building(1, "specialty_factory", 1)
-    sc.tiles(1, "corn", 4, colonists=4).tiles(1, "sugar", 3, colonists=3).building(1, "sugar_mill", 3)
+    sc.tiles(1, "corn", 4, colonists=4).tiles(1, "sugar", 3, colonists=3).building(
+        1, "sugar_mill", 3
+    )
     sc.tiles(1, "tobacco", 2, colonists=2).building(1, "tobacco_storage", 2).doubloons(1, 0)
     st = sc.play_role("craftsman", 0)
     assert goods(st, 1) == {"corn": 4, "sugar": 3, "tobacco": 2}
@@ -393,10 +423,12 @@ def test_T23_specialty_factory_largest_non_corn_minus_one():
 
 def test_T23_specialty_factory_stacks_with_factory():
     sc = scenario().clear_island(1).building(1, "specialty_factory", 1).building(1, "factory", 1)
-    sc.tiles(1, "corn", 4, colonists=4).tiles(1, "sugar", 3, colonists=3).building(1, "sugar_mill", 3)
+    sc.tiles(1, "corn", 4, colonists=4).tiles(1, "sugar", 3, colonists=3).building(
+        1, "sugar_mill", 3
+    )
     sc.tiles(1, "tobacco", 2, colonists=2).building(1, "tobacco_storage", 2).doubloons(1, 0)
     st = sc.play_role("craftsman", 0)
-    assert doubloons(st, 1) == 2 + 2                       # 3 kinds -> Factory 2
+    assert doubloons(st, 1) == 2 + 2  # 3 kinds -> Factory 2
 
 
 def test_T23_maximum_six_doubloons_for_the_craftsman_after_his_library_privileges():
@@ -404,9 +436,9 @@ def test_T23_maximum_six_doubloons_for_the_craftsman_after_his_library_privilege
     sc.building(0, "aqueduct", 1).building(0, "small_sugar_mill", 1).building(0, "sugar_mill", 3)
     sc.tiles(0, "sugar", 4, colonists=4).doubloons(0, 0)
     st = sc.play_role("craftsman", 0)
-    assert goods(st, 0) == {"sugar": 5} and doubloons(st, 0) == 0   # paid after the privilege
+    assert goods(st, 0) == {"sugar": 5} and doubloons(st, 0) == 0  # paid after the privilege
     act(st, "privilege sugar")
-    assert st.step_name() == "privilege"                   # Library: a second good
+    assert st.step_name() == "privilege"  # Library: a second good
     act(st, "privilege sugar")
     assert goods(st, 0) == {"sugar": 7} and doubloons(st, 0) == 6
 
@@ -425,15 +457,15 @@ def _library_settler(hut=False):
 def test_T38_library_second_pick_after_all_players_without_quarry():
     st = _library_settler()
     act(st, "settle quarry", "hospice colonist")
-    act(st, "settle corn")                                   # seat 1
-    act(st, "settle indigo")                                 # seat 2
+    act(st, "settle corn")  # seat 1
+    act(st, "settle indigo")  # seat 2
     assert st.step_name() == "library" and st.current_player() == 0
     assert legal(st) == {"settle sugar", "settle tobacco", "pass"}
     act(st, "settle sugar")
     b = board(st, 0)["island"]
     assert b["quarry"] == {"tiles": 1, "colonists": 1}
-    assert b["sugar"] == {"tiles": 1, "colonists": 0}        # no Hospice colonist the 2nd time
-    assert st.is_chance_node()                               # the new face-up draws
+    assert b["sugar"] == {"tiles": 1, "colonists": 0}  # no Hospice colonist the 2nd time
+    assert st.is_chance_node()  # the new face-up draws
 
 
 def test_T38_library_second_pick_may_be_a_quarry_with_a_construction_hut():
@@ -445,7 +477,11 @@ def test_T38_library_second_pick_may_be_a_quarry_with_a_construction_hut():
 
 
 def test_s8_6_library_with_forest_house_two_forests():
-    sc = scenario(face_up=dict(corn=2, indigo=2)).building(0, "library", 1).building(0, "forest_house", 1)
+    sc = (
+        scenario(face_up=dict(corn=2, indigo=2))
+        .building(0, "library", 1)
+        .building(0, "forest_house", 1)
+    )
     st = sc.play_role("settler", 0)
     act(st, "forest remove corn", "pass", "pass", "forest remove indigo")
     d = st.to_dict()
@@ -457,19 +493,25 @@ def test_s8_6_library_with_forest_house_two_forests():
 def test_T41_library_mayor_two_colonists():
     sc = scenario().colonists(ship=0).building(0, "library", 1)
     st = sc.play_role("mayor", 0)
-    b = board(st, 0)                  # Library colonist + 2 privilege colonists; circles: indigo, Library
+    b = board(st, 0)  # Library colonist + 2 privilege colonists; circles: indigo, Library
     assert b["buildings"]["library"] == 1 and b["island"]["indigo"]["colonists"] == 1
     assert b["san_juan"] == 1
 
 
 def test_T41_library_builder_minus_two():
     st = scenario().building(0, "library", 1).doubloons(0, 10).play_role("builder", 0)
-    act(st, "build large warehouse")                        # 6 - 2
+    act(st, "build large warehouse")  # 6 - 2
     assert doubloons(st, 0) == 6
 
 
 def test_T41_library_trader_plus_two():
-    st = scenario().building(0, "library", 1).goods(0, coffee=1).doubloons(0, 0).play_role("trader", 0)
+    st = (
+        scenario()
+        .building(0, "library", 1)
+        .goods(0, coffee=1)
+        .doubloons(0, 0)
+        .play_role("trader", 0)
+    )
     act(st, "sell coffee")
     assert doubloons(st, 0) == 4 + 2
 
@@ -498,12 +540,14 @@ def test_s8_5_11_library_unoccupied_gives_the_normal_privilege():
 # --------------------------------------------------------------------------------------
 # §8.5.12 Union hall — T25, T45
 # --------------------------------------------------------------------------------------
-@pytest.mark.parametrize("held,gain", [(dict(corn=3, indigo=2, coffee=1), 2), (dict(corn=4, coffee=2), 3)])
+@pytest.mark.parametrize(
+    "held,gain", [(dict(corn=3, indigo=2, coffee=1), 2), (dict(corn=4, coffee=2), 3)]
+)
 def test_T25_union_hall_scores_pairs_at_the_start_of_the_captain_phase(held, gain):
     sc = scenario().building(1, "union_hall", 1).goods(1, **held)
     st = sc.play_role("captain", 0)
     assert st.current_player() == 1 and vp(st, 1) == gain
-    assert goods(st, 1) == held                              # loading proceeds normally
+    assert goods(st, 1) == held  # loading proceeds normally
 
 
 def test_T45_union_hall_scores_without_loading():
@@ -526,11 +570,12 @@ def test_T26_statue_8_vp_and_counts_for_city_hall():
     sc = scenario().building(0, "statue", 0).building(0, "city_hall", 1)
     s = sc.state().scores()[0]
     assert s["building_vp"] == 8 + 4
-    assert s["bonus_vp"] == 2                                # City hall: 2 violet buildings
+    assert s["bonus_vp"] == 2  # City hall: 2 violet buildings
 
 
-@pytest.mark.parametrize("building,price", [("statue", 6), ("city_hall", 6), ("small_market", 0),
-                                            ("tobacco_storage", 2)])
+@pytest.mark.parametrize(
+    "building,price", [("statue", 6), ("city_hall", 6), ("small_market", 0), ("tobacco_storage", 2)]
+)
 def test_T47_quarry_cap_is_the_column(building, price):
     sc = scenario().tiles(1, "quarry", 4, colonists=4).doubloons(1, 20)
     st = sc.play_role("builder", 0)
@@ -553,7 +598,7 @@ def test_s8_5_14_cloister_unoccupied_scores_no_bonus():
 def test_s8_4_residence_counts_forests():
     sc = scenario().clear_island(0).building(0, "residence", 1).forests(0, 6, removed="coffee")
     sc.tiles(0, "corn", 4)
-    assert sc.state().scores()[0]["bonus_vp"] == 5           # 10 filled spaces
+    assert sc.state().scores()[0]["bonus_vp"] == 5  # 10 filled spaces
 
 
 # --------------------------------------------------------------------------------------
@@ -563,7 +608,7 @@ def test_T43_wharf_is_voluntary_with_the_expansion():
     sc = scenario().ships(("indigo", 4), None, None).building(1, "wharf", 1).goods(1, indigo=3)
     st = sc.play_role("captain", 0)
     assert legal(st) == {"wharf indigo", "pass"}
-    act(st, "pass")                                        # nobody else loads: loading ends
+    act(st, "pass")  # nobody else loads: loading ends
     assert st.step_name() == "keep" and st.current_player() == 1
     act(st, "keep indigo")
     assert goods(st, 1) == {"indigo": 1}
@@ -578,7 +623,7 @@ def test_s8_5_5_guest_to_library_at_the_craftsman_privilege_gives_two_goods():
     st = sc.play_role("craftsman", 0)
     assert st.step_name() == "privilege" and "guest to library" in legal(st)
     act(st, "guest to library", "privilege corn")
-    assert st.step_name() == "privilege"                  # the Library's second good
+    assert st.step_name() == "privilege"  # the Library's second good
     act(st, "privilege corn")
     assert goods(st, 0) == {"corn": 4}
 
@@ -594,7 +639,7 @@ def test_s8_5_5_guest_on_the_new_tile_leaves_the_hospice_only_pass():
 
 def test_s8_6_wharf_and_small_wharf_on_separate_turns():
     sc = scenario().building(1, "wharf", 1).building(1, "small_wharf", 1).goods(1, corn=2, indigo=4)
-    sc.ships(("corn", 4), ("indigo", 5), ("sugar", 6))       # every ship full: only private shipping
+    sc.ships(("corn", 4), ("indigo", 5), ("sugar", 6))  # every ship full: only private shipping
     st = sc.play_role("captain", 0)
     act(st, "wharf indigo")
     assert vp(st, 1) == 4 and st.current_player() == 1
@@ -606,13 +651,17 @@ def test_s8_5_8_small_wharf_offers_kinds_in_non_decreasing_order_and_done():
     sc = scenario().building(1, "small_wharf", 1).goods(1, corn=1, sugar=2)
     st = sc.play_role("captain", 0)
     act(st, "small wharf sugar")
-    assert legal(st) == {"small wharf sugar", "small wharf done"}     # corn no longer (order)
+    assert legal(st) == {"small wharf sugar", "small wharf done"}  # corn no longer (order)
 
 
 def test_s8_3_2_all_colonists_variant_games_always_end():
     for players in (4, 5):
         for expansion in (False, True):
-            g = caribsim.load_game("puerto_rico", players=players, all_colonists_and_vp=True,
-                                   **({"expansion": True} if expansion else {}))
+            g = caribsim.load_game(
+                "puerto_rico",
+                players=players,
+                all_colonists_and_vp=True,
+                **({"expansion": True} if expansion else {}),
+            )
             r = caribsim.random_playouts(g.new_initial_state(seed=9), 600, seed=1)
             assert (r.lengths > 0).all()

@@ -2,6 +2,7 @@
 Builder's options as one mask, the Mayor's slot list kept in the state) play the same games
 as the plain loop over the legal lists, and a state read from a dict has the same derived
 fields as the one it was written from."""
+
 import random
 
 import pytest
@@ -10,8 +11,13 @@ import caribsim
 from caribsim.puerto_rico._state import _playout
 
 OPTIONS = [
-    {"players": 2}, {"players": 3}, {"players": 4}, {"players": 5},
-    {"players": 3, "expansion": True}, {"players": 2, "expansion": True}, {"players": 4, "expansion": True},
+    {"players": 2},
+    {"players": 3},
+    {"players": 4},
+    {"players": 5},
+    {"players": 3, "expansion": True},
+    {"players": 2, "expansion": True},
+    {"players": 4, "expansion": True},
     {"players": 5, "expansion": True, "all_31_buildings": True},
     {"players": 4, "all_colonists_and_vp": True},
     {"players": 3, "expansion": True, "all_colonists_and_vp": True},
@@ -47,8 +53,8 @@ def test_random_playout_plays_the_games_of_the_legal_lists(options):
         steps.add(st.step_name())
         assert _playout(fast, False) == _playout(ref, True)
         assert fast.is_terminal() and ref.is_terminal()
-        assert fast.serialize() == ref.serialize()          # the RNG too: the same draws
-    assert {"role", "mayor", "build"} <= steps               # games started at the shortcut steps
+        assert fast.serialize() == ref.serialize()  # the RNG too: the same draws
+    assert {"role", "mayor", "build"} <= steps  # games started at the shortcut steps
 
 
 @pytest.mark.parametrize("options", OPTIONS[:2] + OPTIONS[4:6], ids=_label)

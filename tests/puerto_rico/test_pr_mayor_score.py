@@ -8,6 +8,7 @@ the engine's scoring code.
 CARIBSIM_MAYOR_GAMES=N raises the number of games per configuration (default 60; the
 issue's figure of 2,000 per player count is run the same way).
 """
+
 from __future__ import annotations
 
 import os
@@ -31,14 +32,20 @@ def oracle_total(board, occupied=None, colonists=None):
     a colonist on the board), with `colonists` the colonists he owns (default: on the board)."""
     isl = board["island"]
     tiles = sum(v["tiles"] for v in isl.values())
-    on_board = board["san_juan"] + sum(v.get("colonists", 0) for v in isl.values()) + sum(board["buildings"].values())
+    on_board = (
+        board["san_juan"]
+        + sum(v.get("colonists", 0) for v in isl.values())
+        + sum(board["buildings"].values())
+    )
     colonists = on_board if colonists is None else colonists
     if occupied is None:
         occupied = {b for b in LARGE if board["buildings"].get(b, 0) > 0}
     rows = {b: ALL_BUILDINGS[b] for b in board["buildings"]}
     total = board["vp_chips"] + sum(int(r["vp"]) for r in rows.values())
     if "guild_hall" in occupied:
-        total += sum({"small_production": 1, "large_production": 2}.get(r["kind"], 0) for r in rows.values())
+        total += sum(
+            {"small_production": 1, "large_production": 2}.get(r["kind"], 0) for r in rows.values()
+        )
     if "residence" in occupied:
         total += RESIDENCE[max(tiles, 9)]
     if "fortress" in occupied:
@@ -61,8 +68,11 @@ def _totals(state):
 
 
 def _large_builds(game):
-    return {game.string_to_action("build " + b.replace("_", " ")) for b in LARGE
-            if game.num_distinct_actions() > 143 or b not in ("statue", "cloister")}
+    return {
+        game.string_to_action("build " + b.replace("_", " "))
+        for b in LARGE
+        if game.num_distinct_actions() > 143 or b not in ("statue", "cloister")
+    }
 
 
 def check_mayor_game(game, seed, prefer):
@@ -72,7 +82,7 @@ def check_mayor_game(game, seed, prefer):
     rng = random.Random(seed)
     st = game.new_initial_state(seed=seed)
     mayor = game.string_to_action("role mayor")
-    start = None              # the boards when the Mayor role was taken
+    start = None  # the boards when the Mayor role was taken
     genuine = held = 0
     while not st.is_terminal():
         if st.is_chance_node():
@@ -98,7 +108,9 @@ def check_mayor_game(game, seed, prefer):
             b = d["boards"][q]
             if q == placing:
                 held += bool(_occupied(start[q]))
-                expect = oracle_total(b, _occupied(start[q]), oracle_colonists(b) + d["turn"]["to_place"])
+                expect = oracle_total(
+                    b, _occupied(start[q]), oracle_colonists(b) + d["turn"]["to_place"]
+                )
             else:
                 expect = oracle_total(b)
             assert after[q] == expect, (seed, len(st.history()), q, after[q], expect)
@@ -111,8 +123,11 @@ def check_mayor_game(game, seed, prefer):
 
 
 def oracle_colonists(board):
-    return board["san_juan"] + sum(v.get("colonists", 0) for v in board["island"].values()) \
+    return (
+        board["san_juan"]
+        + sum(v.get("colonists", 0) for v in board["island"].values())
         + sum(board["buildings"].values())
+    )
 
 
 CONFIGS = [(n, exp) for exp in (False, True) for n in (2, 3, 4, 5)]
@@ -123,7 +138,7 @@ def test_s4_2_score_never_drops_during_mayor_placement(players, expansion):
     game = caribsim.load_game("puerto_rico", players=players, expansion=expansion)
     prefer = _large_builds(game)
     counts = [check_mayor_game(game, seed, prefer) for seed in range(GAMES)]
-    assert sum(h for h, _ in counts) > 0          # the held case was met
+    assert sum(h for h, _ in counts) > 0  # the held case was met
 
 
 def _residence_scenario():
@@ -134,8 +149,10 @@ def _residence_scenario():
     sc.tiles(0, "corn", 9).building(0, "residence", colonists=1)
     st = sc.play_role("mayor", 0)
     assert st.step_name() == "mayor" and st.current_player() == 0
-    assert board(st, 0)["buildings"]["residence"] == 0          # lifted
-    assert board(st, 0)["island"]["corn"]["colonists"] == 2 and st.to_dict()["turn"]["to_place"] == 1
+    assert board(st, 0)["buildings"]["residence"] == 0  # lifted
+    assert (
+        board(st, 0)["island"]["corn"]["colonists"] == 2 and st.to_dict()["turn"]["to_place"] == 1
+    )
     return st
 
 
@@ -203,7 +220,9 @@ def test_s4_2_viewer_chart_has_no_mayor_dips():
             placing = snap["to_act"] if snap["step"] == "mayor" else None
             for q, (x, y) in enumerate(zip(snap["scores"], prev["scores"])):
                 # allowed: a completed placement that left a large building empty
-                if x < y and (q == placing or not _occupied(start[q]) - _occupied(snap["boards"][q])):
+                if x < y and (
+                    q == placing or not _occupied(start[q]) - _occupied(snap["boards"][q])
+                ):
                     dips.append((i, q))
         assert dips == [], (seed, dips)
 
@@ -220,7 +239,7 @@ def test_s4_2_vector_game_scores_hold_while_a_player_places():
     for _ in range(3000):
         mask = vg.legal_mask().astype(bool)
         keys = rng.random(mask.shape) + mask
-        keys[:, prefer] += 2 * mask[:, prefer]          # prefer building large buildings
+        keys[:, prefer] += 2 * mask[:, prefer]  # prefer building large buildings
         vg.step(keys.argmax(axis=1))
         after = vg.scores()
         for i in np.flatnonzero(~vg.terminated()):

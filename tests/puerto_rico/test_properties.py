@@ -6,6 +6,7 @@ Invariants are computed here from ``to_dict`` and the rules reference (§1.3 set
 Volume: ``random_playouts`` (thousands of games per player count, in C) plus a few hundred
 Python-driven games with per-step checks.
 """
+
 from __future__ import annotations
 
 import csv
@@ -101,8 +102,11 @@ def min_int(obj):
 
 
 def colonists_on_board(b):
-    return (sum(v["colonists"] for k, v in b["island"].items() if k != "forest")
-            + sum(b["buildings"].values()) + b["san_juan"])
+    return (
+        sum(v["colonists"] for k, v in b["island"].items() if k != "forest")
+        + sum(b["buildings"].values())
+        + b["san_juan"]
+    )
 
 
 def city_used(b):
@@ -115,14 +119,20 @@ def empty_building_circles(d):
 
 def check_invariants(d, n):
     """Conservation and ranges of one to_dict snapshot (§1.3, §2, §7.3)."""
-    body = {k: v for k, v in d.items() if k not in ("history", "rng")}  # ids/RNG words: checked elsewhere
+    body = {
+        k: v for k, v in d.items() if k not in ("history", "rng")
+    }  # ids/RNG words: checked elsewhere
     if min_int(body) < 0:
         bad = [(path, v) for path, v in walk_ints(body) if v < 0]
         raise AssertionError(f"negative counts: {bad}")
     boards = d["boards"]
     assert len(boards) == n
     # colonists (§1.3): supply + ship + boards (+ those lifted by the player placing in the Mayor phase)
-    col = d["colonists"]["supply"] + d["colonists"]["ship"] + sum(colonists_on_board(b) for b in boards)
+    col = (
+        d["colonists"]["supply"]
+        + d["colonists"]["ship"]
+        + sum(colonists_on_board(b) for b in boards)
+    )
     if d["step"] == "mayor":
         col += d["turn"]["to_place"]
     else:
@@ -134,7 +144,12 @@ def check_invariants(d, n):
         tot += sum(s["load"] for s in d["cargo_ships"] if s["good"] == g)
         assert tot == GOODS_TOTAL[n][g], f"{g} goods {tot} != {GOODS_TOTAL[n][g]}"
         pl = d["plantations"]
-        tot = pl["face_up"][g] + pl["stack"][g] + pl["discard"][g] + sum(b["island"][g]["tiles"] for b in boards)
+        tot = (
+            pl["face_up"][g]
+            + pl["stack"][g]
+            + pl["discard"][g]
+            + sum(b["island"][g]["tiles"] for b in boards)
+        )
         assert tot == PLANTATIONS[n][g], f"{g} plantations {tot} != {PLANTATIONS[n][g]}"
     assert d["quarries"] + sum(b["island"]["quarry"]["tiles"] for b in boards) == QUARRIES[n]
     # buildings: supply + owners = copies; nobody owns two of one kind (§4.3)
@@ -186,7 +201,7 @@ class GameChecker:
         self.n = n
         self.prev = state.to_dict()
         check_invariants(self.prev, n)
-        self.selections = 0          # role selections made so far
+        self.selections = 0  # role selections made so far
         self.trigger_selection = None  # the selection number whose phase fired the first trigger
         self.triggers_seen = set()
         self.mayor_running = False
@@ -205,8 +220,9 @@ class GameChecker:
         fired = set()
         if cur["vp_chips"] == 0 and prev["vp_chips"] > 0:
             fired.add("vp")
-        if any(city_used(b) == CITY_SPACES for b in cur["boards"]) and \
-                not any(city_used(b) == CITY_SPACES for b in prev["boards"]):
+        if any(city_used(b) == CITY_SPACES for b in cur["boards"]) and not any(
+            city_used(b) == CITY_SPACES for b in prev["boards"]
+        ):
             fired.add("city")
         # a Mayor phase ended in this step (it may also have been wholly automatic)
         started_mayor = is_role and action == 1
@@ -220,7 +236,9 @@ class GameChecker:
         if fired:
             self.triggers_seen |= fired
         if fired and not prev["end_triggered"]:
-            assert cur["end_triggered"] or cur["step"] == "terminal", f"trigger {fired} did not fire"
+            assert cur["end_triggered"] or cur["step"] == "terminal", (
+                f"trigger {fired} did not fire"
+            )
             self.trigger_selection = self.selections
         if cur["end_triggered"] and not prev["end_triggered"]:
             assert fired, "end_triggered became true without any §7.1 trigger"
@@ -233,7 +251,8 @@ class GameChecker:
             expected = ((self.trigger_selection - 1) // per_round + 1) * per_round
             assert self.selections == expected, (
                 f"the trigger fired in the phase of selection {self.trigger_selection}; the game "
-                f"must end after selection {expected}, it ended after {self.selections}")
+                f"must end after selection {expected}, it ended after {self.selections}"
+            )
         self.prev = cur
 
 
@@ -251,7 +270,9 @@ def check_chance(state):
     expected = {138 + GOODS.index(g): c / total for g, c in counts.items() if c}
     got = dict(outcomes)
     assert set(got) == set(expected)
-    assert math.isclose(sum(got.values()), 1.0, rel_tol=1e-9), f"chance probabilities sum to {sum(got.values())}"
+    assert math.isclose(sum(got.values()), 1.0, rel_tol=1e-9), (
+        f"chance probabilities sum to {sum(got.values())}"
+    )
     for a, p in got.items():
         assert math.isclose(p, expected[a], rel_tol=1e-9), f"P({a}) = {p}, stack says {expected[a]}"
 
@@ -373,7 +394,9 @@ def test_E2_resolve_chance_samples_by_stack_counts():
         assert abs(freq[g] - trials * p) < 4.5 * sigma, (g, freq, counts)
 
 
-@settings(max_examples=25, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=25, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow]
+)
 @given(n=st.sampled_from(PLAYER_COUNTS), seed=st.integers(0, 2**64 - 1))
 def test_hypothesis_random_games_conserve(n, seed):
     full_game(n, seed, node_checks=False)
@@ -521,7 +544,9 @@ def test_round_trips_mid_game_continue_identically(n):
     assert checkpoints >= 3
     # terminal states round-trip too
     for name, c in _round_trips(game, state).items():
-        assert c.to_dict() == state.to_dict() and c.is_terminal() and c.returns() == state.returns(), name
+        assert (
+            c.to_dict() == state.to_dict() and c.is_terminal() and c.returns() == state.returns()
+        ), name
 
 
 @pytest.mark.parametrize("n", PLAYER_COUNTS)

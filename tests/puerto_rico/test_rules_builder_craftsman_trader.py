@@ -1,11 +1,23 @@
 """Rules reference §4.3 Builder (+ §6.1.10 University), §4.4/§5 Craftsman and production
 (+ §6.1.9 Factory), §4.5 Trader (+ §6.1.1, §6.1.6, §6.1.7); scenarios T02, T03, T06, T07,
 T09, T28, T33, R04."""
+
 import pytest
 from pr_scenario import BUILDINGS, Scenario, act, board, doubloons, goods, legal
 
-SMALL = ["small_market", "hacienda", "construction_hut", "small_warehouse", "hospice", "office",
-         "large_market", "large_warehouse", "factory", "university", "harbor"]
+SMALL = [
+    "small_market",
+    "hacienda",
+    "construction_hut",
+    "small_warehouse",
+    "hospice",
+    "office",
+    "large_market",
+    "large_warehouse",
+    "factory",
+    "university",
+    "harbor",
+]
 
 
 def _builder(sc, chooser=0, taken=()):
@@ -19,8 +31,11 @@ def _name(bid):
 
 # --- Builder ------------------------------------------------------------------------
 
-@pytest.mark.parametrize("bid,price,builder_price", [
-    ("construction_hut", 1, 0), ("office", 3, 2), ("harbor", 5, 4), ("city_hall", 7, 6)])
+
+@pytest.mark.parametrize(
+    "bid,price,builder_price",
+    [("construction_hut", 1, 0), ("office", 3, 2), ("harbor", 5, 4), ("city_hall", 7, 6)],
+)
 def test_T03_quarry_discount_capped_by_column(bid, price, builder_price):
     for is_builder, expected in ((False, price), (True, builder_price)):
         seat = 0 if is_builder else 1
@@ -34,7 +49,7 @@ def test_T03_quarry_discount_capped_by_column(bid, price, builder_price):
         act(st, _name(bid))
         assert doubloons(st, seat) == 0
         assert bid in board(st, seat)["buildings"]
-        if expected > 0:                                     # one doubloon less is not enough
+        if expected > 0:  # one doubloon less is not enough
             sc.doubloons(seat, expected - 1)
             st = _builder(sc)
             if st.current_player() == 0 and not is_builder:
@@ -48,8 +63,8 @@ def test_s4_3_unoccupied_quarries_give_no_discount():
     sc.doubloons(0, 0).doubloons(1, 3)
     st = _builder(sc)
     act(st, "pass")
-    assert "build office" not in legal(st)                    # 5 - 1 = 4 > 3
-    assert "build indigo plant" in legal(st)                  # 3 - 1 = 2
+    assert "build office" not in legal(st)  # 5 - 1 = 4 > 3
+    assert "build indigo plant" in legal(st)  # 3 - 1 = 2
 
 
 def test_s4_3_price_never_below_zero():
@@ -80,12 +95,31 @@ def test_R04_small_violet_costs():
 
 def test_s4_3_building_prices_from_table_non_builder():
     # every base building costs exactly its table cost for a non-Builder without quarries
-    table = {"small_indigo_plant": 1, "small_sugar_mill": 2, "indigo_plant": 3, "sugar_mill": 4,
-             "tobacco_storage": 5, "coffee_roaster": 6, "small_market": 1, "hacienda": 2,
-             "construction_hut": 2, "small_warehouse": 3, "hospice": 4, "office": 5,
-             "large_market": 5, "large_warehouse": 6, "factory": 7, "university": 8, "harbor": 8,
-             "wharf": 9, "guild_hall": 10, "residence": 10, "fortress": 10, "customs_house": 10,
-             "city_hall": 10}
+    table = {
+        "small_indigo_plant": 1,
+        "small_sugar_mill": 2,
+        "indigo_plant": 3,
+        "sugar_mill": 4,
+        "tobacco_storage": 5,
+        "coffee_roaster": 6,
+        "small_market": 1,
+        "hacienda": 2,
+        "construction_hut": 2,
+        "small_warehouse": 3,
+        "hospice": 4,
+        "office": 5,
+        "large_market": 5,
+        "large_warehouse": 6,
+        "factory": 7,
+        "university": 8,
+        "harbor": 8,
+        "wharf": 9,
+        "guild_hall": 10,
+        "residence": 10,
+        "fortress": 10,
+        "customs_house": 10,
+        "city_hall": 10,
+    }
     for bid, cost in table.items():
         assert int(BUILDINGS[bid]["cost"]) == cost
         sc = Scenario(players=3).doubloons(0, 0).doubloons(1, cost)
@@ -126,16 +160,18 @@ def test_s4_3_no_copy_left():
 def test_s4_3_city_spaces_and_large_buildings():
     sc = Scenario(players=4).doubloons(0, 0).doubloons(1, 20)
     for bid in SMALL[:10]:
-        sc.building(1, bid)                                   # 10 spaces used
+        sc.building(1, bid)  # 10 spaces used
     st = _builder(sc)
     act(st, "pass")
-    assert "build city hall" in legal(st)                     # needs 2 free spaces
-    sc.building(1, "harbor")                                  # 11 used
+    assert "build city hall" in legal(st)  # needs 2 free spaces
+    sc.building(1, "harbor")  # 11 used
     st = _builder(sc)
     act(st, "pass")
     names = legal(st)
-    assert not any(_name(b) in names for b in ("guild_hall", "residence", "fortress",
-                                               "customs_house", "city_hall"))
+    assert not any(
+        _name(b) in names
+        for b in ("guild_hall", "residence", "fortress", "customs_house", "city_hall")
+    )
     assert "build wharf" in names
     # a large building counts 2 spaces: 10 small + city hall = 12 spaces -> nothing more fits
     sc = Scenario(players=4).doubloons(0, 0).doubloons(1, 30)
@@ -144,7 +180,7 @@ def test_s4_3_city_spaces_and_large_buildings():
     sc.building(1, "city_hall")
     st = _builder(sc)
     act(st, "pass")
-    assert st.current_player() != 1                           # seat 1 cannot build: skipped
+    assert st.current_player() != 1  # seat 1 cannot build: skipped
 
 
 def test_s4_3_builder_order_each_builds_once():
@@ -190,6 +226,7 @@ def test_T33_university_one_colonist():
 
 # --- Craftsman ----------------------------------------------------------------------
 
+
 def test_T02_production():
     sc = Scenario(players=4).clear_island(1)
     sc.tiles(1, "corn", 3, colonists=2)
@@ -202,7 +239,7 @@ def test_T02_production():
 
 def test_s5_production_needs_both_plantation_and_building():
     sc = Scenario(players=4).clear_island(1)
-    sc.tiles(1, "indigo", 3, colonists=3)                     # no indigo building
+    sc.tiles(1, "indigo", 3, colonists=3)  # no indigo building
     sc.tiles(1, "coffee", 2, colonists=0).building(1, "coffee_roaster", colonists=2)
     sc.tiles(1, "sugar", 1, colonists=1).building(1, "sugar_mill", colonists=3)
     st = sc.play_role("craftsman", 0)
@@ -214,9 +251,11 @@ def test_s4_4_shortage_hits_later_players_and_privilege():
     for seat in (2, 3, 0):
         sc.clear_island(seat)
         sc.tiles(seat, "sugar", 2, colonists=2).building(seat, "sugar_mill", colonists=2)
-    sc.clear_island(1).tiles(1, "sugar", 1, colonists=1).building(1, "small_sugar_mill", colonists=1)
+    sc.clear_island(1).tiles(1, "sugar", 1, colonists=1).building(
+        1, "small_sugar_mill", colonists=1
+    )
     sc.tiles(2, "corn", 1, colonists=1)
-    sc.goods_supply(0, sugar=5)                               # park the rest of the sugar on seat 0
+    sc.goods_supply(0, sugar=5)  # park the rest of the sugar on seat 0
     parked = dict(sc.board(0)["goods"])
     st = sc.play_role("craftsman", 2, taken=("settler", "builder"))
     # order 2, 3, 0, 1: 2, 2, 1, 0
@@ -226,7 +265,7 @@ def test_s4_4_shortage_hits_later_players_and_privilege():
     assert goods(st, 1) == {}
     # privilege: only kinds he received that the supply still has: sugar is gone
     assert st.current_player() == 2
-    assert legal(st) == {"privilege corn", "pass"}            # §3.3: role actions are voluntary
+    assert legal(st) == {"privilege corn", "pass"}  # §3.3: role actions are voluntary
     act(st, "privilege corn")
     assert goods(st, 2) == {"sugar": 2, "corn": 2}
     assert st.to_dict()["phase"] == "role_selection"
@@ -265,8 +304,13 @@ def test_T07_factory_with_shortage():
 @pytest.mark.parametrize("kinds,pay", [(1, 0), (2, 1), (3, 2), (4, 3), (5, 5)])
 def test_s6_1_9_factory_table(kinds, pay):
     sc = Scenario(players=4).clear_island(1)
-    plan = [("corn", None), ("indigo", "small_indigo_plant"), ("sugar", "small_sugar_mill"),
-            ("tobacco", "tobacco_storage"), ("coffee", "coffee_roaster")][:kinds]
+    plan = [
+        ("corn", None),
+        ("indigo", "small_indigo_plant"),
+        ("sugar", "small_sugar_mill"),
+        ("tobacco", "tobacco_storage"),
+        ("coffee", "coffee_roaster"),
+    ][:kinds]
     for kind, bid in plan:
         sc.tiles(1, kind, 1, colonists=1)
         if bid:
@@ -281,12 +325,13 @@ def test_s6_1_9_factory_privilege_adds_no_kind():
     sc = Scenario(players=4).clear_island(0)
     sc.tiles(0, "corn", 1, colonists=1).building(0, "factory", colonists=1)
     st = sc.play_role("craftsman", 0)
-    assert doubloons(st, 0) == 3                              # 1 kind -> 0
+    assert doubloons(st, 0) == 3  # 1 kind -> 0
     act(st, "privilege corn")
     assert doubloons(st, 0) == 3
 
 
 # --- Trader -------------------------------------------------------------------------
+
 
 def test_T06_markets():
     sc = Scenario(players=4).goods(1, corn=1).building(1, "small_market", colonists=1)
@@ -344,7 +389,7 @@ def test_s4_5_kind_already_in_house_and_one_sale_each():
     assert legal(st) == {"sell corn", "sell indigo", "pass"}
     act(st, "sell indigo")
     assert doubloons(st, 0) == 3 + 1 + 1
-    assert st.to_dict()["phase"] == "role_selection"          # one sale only; nobody else has goods
+    assert st.to_dict()["phase"] == "role_selection"  # one sale only; nobody else has goods
 
 
 def test_s4_5_trader_privilege_only_on_sale():
@@ -364,9 +409,9 @@ def test_T28_trader_phase_end():
     supply = dict(sc.d["goods"])
     st = sc.play_role("trader", 0)
     assert st.current_player() == 1
-    act(st, "sell coffee")                                    # fills the house
+    act(st, "sell coffee")  # fills the house
     d = st.to_dict()
-    assert d["phase"] == "role_selection"                     # seats 2, 3 skipped
+    assert d["phase"] == "role_selection"  # seats 2, 3 skipped
     assert goods(st, 2) == {"tobacco": 1}
     assert sum(d["trading_house"].values()) == 0
     assert d["goods"]["corn"] == supply["corn"] + 1 and d["goods"]["coffee"] == supply["coffee"] + 1
@@ -375,7 +420,13 @@ def test_T28_trader_phase_end():
     sc.goods(1, coffee=1)
     st = sc.play_role("trader", 0)
     act(st, "sell coffee")
-    assert st.to_dict()["trading_house"] == {"corn": 1, "indigo": 1, "sugar": 0, "tobacco": 0, "coffee": 1}
+    assert st.to_dict()["trading_house"] == {
+        "corn": 1,
+        "indigo": 1,
+        "sugar": 0,
+        "tobacco": 0,
+        "coffee": 1,
+    }
 
 
 def test_s4_4_privilege_may_be_declined():

@@ -1,15 +1,16 @@
 """Rules reference §4.6 Captain (+ §6.1.4/§6.1.8 warehouses, §6.1.11 Harbor, §6.1.12 Wharf);
 scenarios T01, T08, T10, T29, T30, R08, R11."""
+
 from pr_scenario import Scenario, act, goods, legal, vp
 
 
 def _t01():
     sc = Scenario(players=4)
-    sc.ships(None, ("corn", 3), None)                         # ships 5, 6, 7
-    sc.goods(0, corn=2, sugar=6)                              # A (the Captain)
-    sc.goods(1, sugar=2, tobacco=3)                           # B
-    sc.goods(2, corn=2, tobacco=1)                            # C
-    sc.goods(3, corn=1, indigo=5)                             # D
+    sc.ships(None, ("corn", 3), None)  # ships 5, 6, 7
+    sc.goods(0, corn=2, sugar=6)  # A (the Captain)
+    sc.goods(1, sugar=2, tobacco=3)  # B
+    sc.goods(2, corn=2, tobacco=1)  # C
+    sc.goods(3, corn=1, indigo=5)  # D
     return sc
 
 
@@ -63,10 +64,12 @@ def test_T01_captain_phase_4_players():
     assert [goods(st, i) for i in range(4)] == [{}, {"sugar": 1}, {"corn": 1}, {"indigo": 1}]
     assert d["vp_chips"] == 100 - 15
     # the full ships (6, 7) were emptied into the supply; the 5-ship keeps its 4 tobacco
-    assert d["cargo_ships"] == [{"capacity": 5, "good": "tobacco", "load": 4},
-                                {"capacity": 6, "good": None, "load": 0},
-                                {"capacity": 7, "good": None, "load": 0}]
-    assert d["goods"]["corn"] == supply["corn"] + 6 + 1       # the full 6-ship + the corn C returned
+    assert d["cargo_ships"] == [
+        {"capacity": 5, "good": "tobacco", "load": 4},
+        {"capacity": 6, "good": None, "load": 0},
+        {"capacity": 7, "good": None, "load": 0},
+    ]
+    assert d["goods"]["corn"] == supply["corn"] + 6 + 1  # the full 6-ship + the corn C returned
     assert d["goods"]["sugar"] == supply["sugar"] + 7
     assert d["goods"]["indigo"] == supply["indigo"] + 4
     assert d["goods"]["tobacco"] == supply["tobacco"]
@@ -78,7 +81,7 @@ def test_R11_ship_choice_forced_by_maximum_load():
 
 
 def test_T29_must_load_maximum():
-    sc = Scenario(players=3).ships(None, None, ("corn", 2))   # ships 4, 5, 6
+    sc = Scenario(players=3).ships(None, None, ("corn", 2))  # ships 4, 5, 6
     sc.goods(1, coffee=5)
     st = sc.play_role("captain", 1, taken=("settler",))
     assert legal(st) == {"ship coffee on 5"}
@@ -91,7 +94,7 @@ def test_T29_must_load_maximum():
 
 
 def test_s4_6_player_chooses_kind_freely_and_loads_min_of_room():
-    sc = Scenario(players=4).ships(("indigo", 3), None, None)   # 5-ship has 2 free
+    sc = Scenario(players=4).ships(("indigo", 3), None, None)  # 5-ship has 2 free
     sc.goods(1, indigo=4, corn=1)
     st = sc.play_role("captain", 0)
     assert st.current_player() == 1
@@ -136,7 +139,7 @@ def test_T08_harbor_with_wharf():
     d = st.to_dict()
     assert goods(st, 1) == {}
     assert d["phase"] == "role_selection"
-    assert d["cargo_ships"][0] == {"capacity": 5, "good": None, "load": 0}   # was full: emptied
+    assert d["cargo_ships"][0] == {"capacity": 5, "good": None, "load": 0}  # was full: emptied
 
 
 def test_T08_alternative_wharf_first_leaves_ship_not_full():
@@ -146,7 +149,7 @@ def test_T08_alternative_wharf_first_leaves_ship_not_full():
     st = sc.play_role("captain", 0)
     act(st, "wharf tobacco")
     assert vp(st, 1) == 5 + 1
-    assert legal(st) == {"ship sugar on 6"}                   # the Wharf is used for this phase
+    assert legal(st) == {"ship sugar on 6"}  # the Wharf is used for this phase
     act(st, "ship sugar on 6")
     assert vp(st, 1) == 6 + 3
     d = st.to_dict()
@@ -197,8 +200,14 @@ def test_T10_warehouses_small_and_large():
         return sc.play_role("captain", 0)
 
     st = scenario(True, True)
-    assert st.current_player() == 1                           # nobody could load
-    assert legal(st) == {"warehouse corn", "warehouse indigo", "warehouse sugar", "warehouse coffee", "pass"}
+    assert st.current_player() == 1  # nobody could load
+    assert legal(st) == {
+        "warehouse corn",
+        "warehouse indigo",
+        "warehouse sugar",
+        "warehouse coffee",
+        "pass",
+    }
     act(st, "warehouse corn")
     assert legal(st) == {"warehouse indigo", "warehouse sugar", "warehouse coffee", "pass"}
     act(st, "warehouse indigo", "warehouse sugar")

@@ -1,12 +1,24 @@
 """Rules reference §6.2 (large buildings), §7 (end triggers, timing, scoring, tie-break) and the
 §8.3.2 option all_colonists_and_vp; scenarios T11-T15, T34, T35, T39, R12."""
+
 import copy
 
 import pytest
 from pr_scenario import Scenario, act, finish_phase, legal
 
-SMALL = ["small_market", "hacienda", "construction_hut", "small_warehouse", "hospice", "office",
-         "large_market", "large_warehouse", "factory", "university", "harbor"]
+SMALL = [
+    "small_market",
+    "hacienda",
+    "construction_hut",
+    "small_warehouse",
+    "hospice",
+    "office",
+    "large_market",
+    "large_warehouse",
+    "factory",
+    "university",
+    "harbor",
+]
 
 
 def _terminal(sc):
@@ -23,6 +35,7 @@ def _terminal(sc):
 
 # --- §6.2 large buildings and §7.4 scoring --------------------------------------------
 
+
 def test_T11_guild_hall():
     sc = Scenario(players=4).building(1, "guild_hall", colonists=1)
     for b in ("small_sugar_mill", "sugar_mill", "small_indigo_plant", "coffee_roaster"):
@@ -31,7 +44,7 @@ def test_T11_guild_hall():
     assert s["bonus_vp"] == 6
     assert s["building_vp"] == 4 + 1 + 2 + 1 + 3
     assert s["total"] == 4 + 7 + 6
-    sc.board(1)["buildings"]["guild_hall"] = 0                # unoccupied: no bonus
+    sc.board(1)["buildings"]["guild_hall"] = 0  # unoccupied: no bonus
     sc.d["colonists"]["supply"] += 1
     s = sc.state().scores()[1]
     assert s["bonus_vp"] == 0 and s["building_vp"] == 11
@@ -40,7 +53,7 @@ def test_T11_guild_hall():
 @pytest.mark.parametrize("filled,bonus", [(1, 4), (9, 4), (10, 5), (11, 6), (12, 7)])
 def test_T12_residence(filled, bonus):
     sc = Scenario(players=4).clear_island(1).building(1, "residence", colonists=1)
-    sc.tiles(1, "sugar", filled - 1, colonists=0)             # unoccupied tiles count as filled
+    sc.tiles(1, "sugar", filled - 1, colonists=0)  # unoccupied tiles count as filled
     if filled > 1:
         sc.tiles(1, "quarry", 1, colonists=1)
     else:
@@ -53,9 +66,9 @@ def test_T12_residence(filled, bonus):
 def test_T13_fortress():
     sc = Scenario(players=4).clear_island(1).building(1, "fortress", colonists=1)
     sc.tiles(1, "corn", 3, colonists=3).building(1, "indigo_plant", colonists=3)
-    sc.san_juan(1, 13)                                        # 1 + 3 + 3 + 13 = 20 colonists
+    sc.san_juan(1, 13)  # 1 + 3 + 3 + 13 = 20 colonists
     assert sc.state().scores()[1]["bonus_vp"] == 6
-    sc.san_juan(1, 1)                                         # 21 -> 7
+    sc.san_juan(1, 1)  # 21 -> 7
     assert sc.state().scores()[1]["bonus_vp"] == 7
 
 
@@ -71,7 +84,7 @@ def test_T15_city_hall():
     for b in ("hacienda", "construction_hut", "office", "large_warehouse", "harbor", "residence"):
         sc.building(1, b)
     sc.building(1, "city_hall", colonists=1)
-    sc.building(1, "small_indigo_plant").building(1, "coffee_roaster")   # not violet
+    sc.building(1, "small_indigo_plant").building(1, "coffee_roaster")  # not violet
     s = sc.state().scores()[1]
     assert s["bonus_vp"] == 7
     assert s["building_vp"] == 1 + 1 + 2 + 2 + 3 + 4 + 4 + 1 + 3
@@ -79,7 +92,7 @@ def test_T15_city_hall():
 
 def test_s7_4_total_and_tiebreak_fields():
     sc = Scenario(players=3).vp(0, 7).doubloons(0, 5).goods(0, corn=2, coffee=1)
-    sc.building(0, "harbor").building(0, "fortress")         # unoccupied: printed VP only
+    sc.building(0, "harbor").building(0, "fortress")  # unoccupied: printed VP only
     s = sc.state().scores()[0]
     assert s == {"vp_chips": 7, "building_vp": 3 + 4, "bonus_vp": 0, "total": 14, "tiebreak": 8}
 
@@ -102,14 +115,15 @@ def test_s7_5_most_vp_wins_regardless_of_money():
 
 # --- §7.1/§7.2 triggers and timing --------------------------------------------------
 
+
 def test_T34_end_timing_city_trigger_4p():
     sc = Scenario(players=4)
     for b in SMALL:
-        sc.building(2, b)                                     # 11 city spaces
+        sc.building(2, b)  # 11 city spaces
     sc.doubloons(2, 2)
     for s in (0, 1, 3):
         sc.doubloons(s, 0)
-    st = sc.at_role_selection(1, taken=("prospector",))       # seat 1 is the 2nd selector
+    st = sc.at_role_selection(1, taken=("prospector",))  # seat 1 is the 2nd selector
     act(st, "role builder")
     if st.current_player() == 1:
         act(st, "pass")
@@ -118,7 +132,7 @@ def test_T34_end_timing_city_trigger_4p():
     finish_phase(st)
     d = st.to_dict()
     assert d["end_triggered"] is True and not st.is_terminal()
-    assert st.current_player() == 2                           # 3rd selection is still played
+    assert st.current_player() == 2  # 3rd selection is still played
     act(st, "role trader")
     finish_phase(st)
     assert not st.is_terminal() and st.current_player() == 3  # 4th selection
@@ -146,7 +160,7 @@ def test_s7_1_no_trigger_below_12_spaces():
         sc.building(0, b)
     sc.doubloons(0, 9)
     st = sc.play_role("builder", 0)
-    act(st, "build fortress")                                 # 9 + 2 = 11 spaces
+    act(st, "build fortress")  # 9 + 2 = 11 spaces
     assert st.to_dict()["end_triggered"] is False
 
 
@@ -158,7 +172,7 @@ def _t39(supply_before_privilege):
 
 
 def test_T39_a_colonist_trigger_short_supply():
-    st = _t39(6).play_role("mayor", 0)                        # privilege -> supply 5 < need 6
+    st = _t39(6).play_role("mayor", 0)  # privilege -> supply 5 < need 6
     d = st.to_dict()
     assert d["colonists"] == {"supply": 0, "ship": 5}
     assert d["end_triggered"] is True
@@ -172,7 +186,7 @@ def test_T39_a_colonist_trigger_short_supply():
 
 
 def test_T39_b_R12_equal_supply_does_not_trigger():
-    st = _t39(7).play_role("mayor", 0)                        # privilege -> supply 6 == need 6
+    st = _t39(7).play_role("mayor", 0)  # privilege -> supply 6 == need 6
     d = st.to_dict()
     assert d["colonists"] == {"supply": 0, "ship": 6}
     assert d["end_triggered"] is False
@@ -183,8 +197,10 @@ def test_T39_b_R12_equal_supply_does_not_trigger():
     d = st.to_dict()
     assert d["end_triggered"] is True
     assert d["colonists"] == {"supply": 0, "ship": 0}
-    on_board = [b["san_juan"] + sum(t.get("colonists", 0) for t in b["island"].values())
-                for b in d["boards"]]
+    on_board = [
+        b["san_juan"] + sum(t.get("colonists", 0) for t in b["island"].values())
+        for b in d["boards"]
+    ]
     # 6 from the ship: 2, 2, 1, 1 from the Mayor; no privilege colonist
     assert [a - b for a, b in zip(on_board, before)] == [2, 2, 1, 1]
 
@@ -195,7 +211,7 @@ def test_s7_1_vp_chip_trigger_and_round_completed():
     act(st, "ship corn on 4")
     d = st.to_dict()
     assert d["vp_chips"] == 0 and d["end_triggered"] is True
-    assert d["boards"][1]["vp_chips"] == 3                    # 2 + Captain 1: not capped
+    assert d["boards"][1]["vp_chips"] == 3  # 2 + Captain 1: not capped
     finish_phase(st)
     assert not st.is_terminal() and st.current_player() == 2
     act(st, "role prospector" if "role prospector" in legal(st) else "role trader")
@@ -204,6 +220,7 @@ def test_s7_1_vp_chip_trigger_and_round_completed():
 
 
 # --- §8.3.2 option: all colonists and VP --------------------------------------------
+
 
 def test_s8_3_2_all_colonists_and_vp_setup():
     for n in (2, 3, 4, 5):
@@ -219,7 +236,7 @@ def test_s8_3_2_no_colonist_trigger():
     sc.colonists(supply=3, park_seat=3)
     st = sc.play_role("mayor", 0)
     d = st.to_dict()
-    assert d["colonists"] == {"supply": 0, "ship": 2}         # takes what is left
+    assert d["colonists"] == {"supply": 0, "ship": 2}  # takes what is left
     assert d["end_triggered"] is False
 
 

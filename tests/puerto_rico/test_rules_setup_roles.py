@@ -1,5 +1,6 @@
 """Rules reference §1.3 (setup), §1.7 (prices), §3 (role selection, end of round), §4.7
 (Prospector); scenarios T05, T27, R01, R02, R03, R05, R09."""
+
 import pytest
 from pr_scenario import GOODS, Scenario, act, doubloons, finish_phase, legal, read_csv
 
@@ -7,27 +8,105 @@ import caribsim
 
 # §1.3 table, copied from the rules reference (not from the engine or the CSV).
 REF = {
-    2: dict(doubloons=3, cards=7, prospectors=1, selections=6, buildings=29,
-            production=(2, 2, 2, 2, 2, 2), small_violet=1, quarries=5,
-            plantations=(7, 9, 8, 6, 5), start=("indigo", "corn"), face_up=3, stack=30,
-            supply=40, ship=2, vp=65, goods=(8, 9, 9, 7, 7), ships=(4, 6)),
-    3: dict(doubloons=2, cards=6, prospectors=0, selections=3, buildings=49,
-            production=(4, 4, 3, 3, 3, 3), small_violet=2, quarries=8,
-            plantations=(10, 12, 11, 9, 8), start=("indigo", "indigo", "corn"), face_up=4,
-            stack=43, supply=55, ship=3, vp=75, goods=(10, 11, 11, 9, 9), ships=(4, 5, 6)),
-    4: dict(doubloons=3, cards=7, prospectors=1, selections=4, buildings=49,
-            production=(4, 4, 3, 3, 3, 3), small_violet=2, quarries=8,
-            plantations=(10, 12, 11, 9, 8), start=("indigo", "indigo", "corn", "corn"), face_up=5,
-            stack=41, supply=75, ship=4, vp=100, goods=(10, 11, 11, 9, 9), ships=(5, 6, 7)),
-    5: dict(doubloons=4, cards=8, prospectors=2, selections=5, buildings=49,
-            production=(4, 4, 3, 3, 3, 3), small_violet=2, quarries=8,
-            plantations=(10, 12, 11, 9, 8), start=("indigo", "indigo", "indigo", "corn", "corn"),
-            face_up=6, stack=39, supply=95, ship=5, vp=122, goods=(10, 11, 11, 9, 9), ships=(6, 7, 8)),
+    2: dict(
+        doubloons=3,
+        cards=7,
+        prospectors=1,
+        selections=6,
+        buildings=29,
+        production=(2, 2, 2, 2, 2, 2),
+        small_violet=1,
+        quarries=5,
+        plantations=(7, 9, 8, 6, 5),
+        start=("indigo", "corn"),
+        face_up=3,
+        stack=30,
+        supply=40,
+        ship=2,
+        vp=65,
+        goods=(8, 9, 9, 7, 7),
+        ships=(4, 6),
+    ),
+    3: dict(
+        doubloons=2,
+        cards=6,
+        prospectors=0,
+        selections=3,
+        buildings=49,
+        production=(4, 4, 3, 3, 3, 3),
+        small_violet=2,
+        quarries=8,
+        plantations=(10, 12, 11, 9, 8),
+        start=("indigo", "indigo", "corn"),
+        face_up=4,
+        stack=43,
+        supply=55,
+        ship=3,
+        vp=75,
+        goods=(10, 11, 11, 9, 9),
+        ships=(4, 5, 6),
+    ),
+    4: dict(
+        doubloons=3,
+        cards=7,
+        prospectors=1,
+        selections=4,
+        buildings=49,
+        production=(4, 4, 3, 3, 3, 3),
+        small_violet=2,
+        quarries=8,
+        plantations=(10, 12, 11, 9, 8),
+        start=("indigo", "indigo", "corn", "corn"),
+        face_up=5,
+        stack=41,
+        supply=75,
+        ship=4,
+        vp=100,
+        goods=(10, 11, 11, 9, 9),
+        ships=(5, 6, 7),
+    ),
+    5: dict(
+        doubloons=4,
+        cards=8,
+        prospectors=2,
+        selections=5,
+        buildings=49,
+        production=(4, 4, 3, 3, 3, 3),
+        small_violet=2,
+        quarries=8,
+        plantations=(10, 12, 11, 9, 8),
+        start=("indigo", "indigo", "indigo", "corn", "corn"),
+        face_up=6,
+        stack=39,
+        supply=95,
+        ship=5,
+        vp=122,
+        goods=(10, 11, 11, 9, 9),
+        ships=(6, 7, 8),
+    ),
 }
-PRODUCTION = ("small_indigo_plant", "small_sugar_mill", "indigo_plant", "sugar_mill",
-              "tobacco_storage", "coffee_roaster")
-SMALL_VIOLET = ("small_market", "hacienda", "construction_hut", "small_warehouse", "hospice", "office",
-                "large_market", "large_warehouse", "factory", "university", "harbor", "wharf")
+PRODUCTION = (
+    "small_indigo_plant",
+    "small_sugar_mill",
+    "indigo_plant",
+    "sugar_mill",
+    "tobacco_storage",
+    "coffee_roaster",
+)
+SMALL_VIOLET = (
+    "small_market",
+    "hacienda",
+    "construction_hut",
+    "small_warehouse",
+    "hospice",
+    "office",
+    "large_market",
+    "large_warehouse",
+    "factory",
+    "university",
+    "harbor",
+    "wharf",
+)
 LARGE_VIOLET = ("guild_hall", "residence", "fortress", "customs_house", "city_hall")
 
 
@@ -118,18 +197,28 @@ def test_s1_3_initial_chance_draws_turn_up_n_plus_1():
 
 
 def test_R01_role_cards_by_player_count():
-    expected = {2: {"settler", "mayor", "builder", "craftsman", "trader", "captain", "prospector"},
-                3: {"settler", "mayor", "builder", "craftsman", "trader", "captain"},
-                4: {"settler", "mayor", "builder", "craftsman", "trader", "captain", "prospector"},
-                5: {"settler", "mayor", "builder", "craftsman", "trader", "captain", "prospector",
-                    "prospector_2"}}
+    expected = {
+        2: {"settler", "mayor", "builder", "craftsman", "trader", "captain", "prospector"},
+        3: {"settler", "mayor", "builder", "craftsman", "trader", "captain"},
+        4: {"settler", "mayor", "builder", "craftsman", "trader", "captain", "prospector"},
+        5: {
+            "settler",
+            "mayor",
+            "builder",
+            "craftsman",
+            "trader",
+            "captain",
+            "prospector",
+            "prospector_2",
+        },
+    }
     for n, cards in expected.items():
         sc = Scenario(players=n)
         assert set(sc.d["roles"]) == cards
         st = sc.at_role_selection(0)
         names = legal(st)
         assert ("role prospector" in names) == (n != 3)
-        assert "role prospector 2" not in names        # both cards carry 0 doubloons: same choice
+        assert "role prospector 2" not in names  # both cards carry 0 doubloons: same choice
 
 
 def test_R01_5p_both_prospectors_in_one_round():
@@ -173,8 +262,9 @@ def test_R09_2p_quarries():
     assert Scenario(players=2).d["quarries"] == 5
 
 
-@pytest.mark.parametrize("good,price", [("corn", 0), ("indigo", 1), ("sugar", 2), ("tobacco", 3),
-                                        ("coffee", 4)])
+@pytest.mark.parametrize(
+    "good,price", [("corn", 0), ("indigo", 1), ("sugar", 2), ("tobacco", 3), ("coffee", 4)]
+)
 def test_s1_7_trading_house_prices(good, price):
     sc = Scenario(players=4).goods(1, **{good: 1})
     st = sc.play_role("trader", 0)
@@ -191,7 +281,7 @@ def test_s1_7_trading_house_prices(good, price):
 def test_s3_1_role_selection_order_4p_and_end_of_round():
     sc = Scenario(players=4)
     for b in range(4):
-        sc.doubloons(b, 0)              # nobody can build
+        sc.doubloons(b, 0)  # nobody can build
     st = sc.at_role_selection(0)
     order = []
     for role in ("prospector", "builder", "trader", "craftsman"):
@@ -202,8 +292,14 @@ def test_s3_1_role_selection_order_4p_and_end_of_round():
     d = st.to_dict()
     # §3.4: +1 doubloon on each of the 3 cards not taken, new Governor seat 1 selects first
     assert {r: v["doubloons"] for r, v in d["roles"].items()} == {
-        "settler": 1, "mayor": 1, "builder": 0, "craftsman": 0, "trader": 0, "captain": 1,
-        "prospector": 0}
+        "settler": 1,
+        "mayor": 1,
+        "builder": 0,
+        "craftsman": 0,
+        "trader": 0,
+        "captain": 1,
+        "prospector": 0,
+    }
     assert all(v["taken_by"] is None for v in d["roles"].values())
     assert d["governor"] == 1 and st.current_player() == 1
     assert d["phase"] == "role_selection"
@@ -237,7 +333,7 @@ def test_T05_doubloons_on_role_cards():
     sc.face_up(corn=1, sugar=4)
     st = sc.at_role_selection(0)
     act(st, "role settler")
-    for seat in range(4):                    # everyone passes the Settler phase
+    for seat in range(4):  # everyone passes the Settler phase
         assert st.current_player() == seat
         act(st, "pass")
     finish_phase(st)
@@ -300,5 +396,11 @@ def test_s3_3_taken_role_not_available_again():
     sc = Scenario(players=4)
     st = sc.at_role_selection(1, taken=("settler",))
     assert "role settler" not in legal(st)
-    assert legal(st) == {"role mayor", "role builder", "role craftsman", "role trader", "role captain",
-                         "role prospector"}
+    assert legal(st) == {
+        "role mayor",
+        "role builder",
+        "role craftsman",
+        "role trader",
+        "role captain",
+        "role prospector",
+    }

@@ -1,4 +1,5 @@
 """examples/alphazero_tiny.py runs as documented: self-play, a tiny MLP, AlphaZeroBot vs random."""
+
 from __future__ import annotations
 
 import json
@@ -14,8 +15,14 @@ SCRIPT = ROOT / "examples" / "alphazero_tiny.py"
 def _run(args, tmp_path, name):
     out = tmp_path / f"{name}.json"
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
-    r = subprocess.run([sys.executable, str(SCRIPT), *args, "--json", str(out)], capture_output=True,
-                       text=True, timeout=300, env=env, cwd=tmp_path)
+    r = subprocess.run(
+        [sys.executable, str(SCRIPT), *args, "--json", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+        cwd=tmp_path,
+    )
     assert r.returncode == 0, r.stderr
     printed = json.loads(r.stdout)
     assert json.loads(out.read_text()) == printed
@@ -31,9 +38,28 @@ def _without_times(out):
 
 
 def test_the_example_runs_with_a_tiny_budget_and_is_deterministic(tmp_path):
-    args = ["--game", "cuba", "--players", "2", "--selfplay-bot", "puct:4", "--selfplay-games", "2",
-            "--epochs", "2", "--hidden", "8", "--simulations", "3", "--arena-games", "4", "--seed", "5",
-            "--save", str(tmp_path / "net.npz")]
+    args = [
+        "--game",
+        "cuba",
+        "--players",
+        "2",
+        "--selfplay-bot",
+        "puct:4",
+        "--selfplay-games",
+        "2",
+        "--epochs",
+        "2",
+        "--hidden",
+        "8",
+        "--simulations",
+        "3",
+        "--arena-games",
+        "4",
+        "--seed",
+        "5",
+        "--save",
+        str(tmp_path / "net.npz"),
+    ]
     out = _run(args, tmp_path, "a")
     assert out["game"] == "cuba" and out["players"] == 2 and out["seed"] == 5
     assert out["selfplay"]["games"] == 2 and isinstance(out["selfplay"]["decisions"], int)
@@ -53,10 +79,19 @@ def test_the_example_runs_with_a_tiny_budget_and_is_deterministic(tmp_path):
 
 
 def test_the_example_refuses_bad_arguments(tmp_path):
-    for args, word in ((["--players", "9"], "players"), (["--epochs", "0"], "epochs"),
-                       (["--hidden", "a,b"], "hidden"), (["--lr", "0"], "lr")):
-        r = subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True,
-                           timeout=120, cwd=tmp_path)
+    for args, word in (
+        (["--players", "9"], "players"),
+        (["--epochs", "0"], "epochs"),
+        (["--hidden", "a,b"], "hidden"),
+        (["--lr", "0"], "lr"),
+    ):
+        r = subprocess.run(
+            [sys.executable, str(SCRIPT), *args],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd=tmp_path,
+        )
         assert r.returncode == 2 and word in r.stderr, (args, r.stderr)
 
 

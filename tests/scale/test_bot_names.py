@@ -1,5 +1,6 @@
 """One name per bot: ``bot.name`` is its normalised spec, repeated specs are numbered, and the
 arena's console table, JSON, game records and plot all use that one name."""
+
 from __future__ import annotations
 
 import json
@@ -13,8 +14,18 @@ from caribsim.human import records
 from caribsim.scale import arena
 from caribsim.search import bots, guided
 
-SPECS = ["random", "greedy", "mcts:300", "mcts", "mcts:300:rollout=heuristic:c=1", "mcts:c=2.5:iterations=40",
-         "mcts:seconds=0.5", "mcts:5:reuse=false:threads=2", "puct:20", "gumbel:8:rollouts=2:c_puct=1.5"]
+SPECS = [
+    "random",
+    "greedy",
+    "mcts:300",
+    "mcts",
+    "mcts:300:rollout=heuristic:c=1",
+    "mcts:c=2.5:iterations=40",
+    "mcts:seconds=0.5",
+    "mcts:5:reuse=false:threads=2",
+    "puct:20",
+    "gumbel:8:rollouts=2:c_puct=1.5",
+]
 ROW = re.compile(r"^  (.+?)\s+(\d+\.\d{3})\s+\[")
 
 
@@ -29,8 +40,10 @@ def test_a_bots_name_is_a_spec_of_the_same_bot(spec):
 
 def test_names_are_normalised():
     # the iterations first, then the options in parse_bot's order of keys, whatever the spec's order
-    assert bots.parse_bot("mcts:iterations=300:rollout=heuristic:c=1.0").name == \
-        bots.parse_bot("mcts:300:c=1:rollout=heuristic").name
+    assert (
+        bots.parse_bot("mcts:iterations=300:rollout=heuristic:c=1.0").name
+        == bots.parse_bot("mcts:300:c=1:rollout=heuristic").name
+    )
     assert bots.parse_bot("mcts:c=2.5:iterations=40").name.split(":")[:2] == ["mcts", "40"]
     # a bot built from Python is named by the spec its options give; repr stays the constructor
     built = bots.MCTSBot(iterations=300, rollout="heuristic")
@@ -44,8 +57,13 @@ def test_names_are_normalised():
 
 
 def test_a_repeated_spec_is_numbered_in_order():
-    pool = [bots.RandomBot(), bots.parse_bot("mcts:3"), bots.RandomBot(), bots.MCTSBot(iterations=3),
-            bots.GreedyBot()]
+    pool = [
+        bots.RandomBot(),
+        bots.parse_bot("mcts:3"),
+        bots.RandomBot(),
+        bots.MCTSBot(iterations=3),
+        bots.GreedyBot(),
+    ]
     base = [b.name for b in pool]
     names = bots.bot_names(pool)
     assert len(set(names)) == len(names)
@@ -58,8 +76,20 @@ def test_the_arena_names_agree_in_console_json_records_and_plot(tmp_path, capsys
     need("plot")
     spec = "mcts:3,random,mcts:3"
     args = ["arena", "cuba", "--bots", spec, "--games", "3", "--seed", "4", "--no-progress"]
-    assert main([*args, "--save", str(tmp_path / "m.json"), "--save-games", str(tmp_path / "g"),
-                        "--plot", str(tmp_path / "p.png")]) == 0
+    assert (
+        main(
+            [
+                *args,
+                "--save",
+                str(tmp_path / "m.json"),
+                "--save-games",
+                str(tmp_path / "g"),
+                "--plot",
+                str(tmp_path / "p.png"),
+            ]
+        )
+        == 0
+    )
     console = [m.group(1) for m in map(ROW.match, capsys.readouterr().out.splitlines()) if m]
     saved = json.loads((tmp_path / "m.json").read_text())
     from_json = [b["name"] for b in saved["bots"]]
@@ -70,9 +100,11 @@ def test_the_arena_names_agree_in_console_json_records_and_plot(tmp_path, capsys
         rec = records.load(tmp_path / "g" / f"game_{g:05d}.json")
         assert rec["players"] == [names[b] for b in game["seat_bot"]]
     # the plot of the same match (the same seed gives the same result) labels its bars so
-    result = arena.play_match("cuba", [bots.parse_bot(s) for s in spec.split(",")], 3, seed=4, progress=False,
-                              players=3)
-    assert [b.name for b in result.bots] == names and [g["returns"] for g in result.games] == \
-        [g["returns"] for g in saved["games"]]
+    result = arena.play_match(
+        "cuba", [bots.parse_bot(s) for s in spec.split(",")], 3, seed=4, progress=False, players=3
+    )
+    assert [b.name for b in result.bots] == names and [g["returns"] for g in result.games] == [
+        g["returns"] for g in saved["games"]
+    ]
     labels = [t.get_text() for t in arena.figure(result).axes[0].get_xticklabels()]
     assert labels == names

@@ -1,5 +1,6 @@
 """Self-play with an AlphaZeroBot (the guided search's policy as the target), one game at a
 time or many at once through one BatchSearch (``batch=``)."""
+
 from __future__ import annotations
 
 import copy
@@ -59,7 +60,7 @@ def test_shards_hold_the_search_policy_and_load(name, spec, tmp_path):
     legal = data["legal_mask"].astype(bool)
     assert not (data["policy"][~legal] > 0).any()
     assert np.allclose(data["policy"].sum(axis=1), 1, atol=1e-5)
-    arrays = training_arrays(str(tmp_path))         # the MLP's loader takes it
+    arrays = training_arrays(str(tmp_path))  # the MLP's loader takes it
     assert arrays["policy"].shape == data["policy"].shape
 
 
@@ -73,16 +74,38 @@ def test_batched_self_play_gives_the_games_of_one_by_one(make, tmp_path):
         name, kw = "cuba", {}
     forced = make.endswith("forced")
     one = selfplay.generate(name, bot, 5, tmp_path / "one", seed=8, include_forced=forced, **kw)
-    many = selfplay.generate(name, bot, 5, tmp_path / "many", seed=8, batch=3, include_forced=forced,
-                             games_per_shard=5, **kw)
-    again = selfplay.generate(name, bot, 5, tmp_path / "again", seed=8, batch=3, include_forced=forced,
-                              games_per_shard=5, **kw)
+    many = selfplay.generate(
+        name,
+        bot,
+        5,
+        tmp_path / "many",
+        seed=8,
+        batch=3,
+        include_forced=forced,
+        games_per_shard=5,
+        **kw,
+    )
+    again = selfplay.generate(
+        name,
+        bot,
+        5,
+        tmp_path / "again",
+        seed=8,
+        batch=3,
+        include_forced=forced,
+        games_per_shard=5,
+        **kw,
+    )
     assert many["batch"] == 3 and one["decisions"] == many["decisions"] == again["decisions"]
     a, b, c = (selfplay.load(tmp_path / d) for d in ("one", "many", "again"))
     assert _same(a, b) and _same(b, c)
-    selfplay.generate(name, bot, 5, tmp_path / "other", seed=9, batch=3, include_forced=forced, **kw)
+    selfplay.generate(
+        name, bot, 5, tmp_path / "other", seed=9, batch=3, include_forced=forced, **kw
+    )
     d = selfplay.load(tmp_path / "other")
-    assert len(d["player"]) != len(b["player"]) or not np.array_equal(d["observation"], b["observation"])
+    assert len(d["player"]) != len(b["player"]) or not np.array_equal(
+        d["observation"], b["observation"]
+    )
 
 
 def test_batched_mlp_self_play_is_deterministic_and_on_processes(tmp_path):
@@ -90,11 +113,24 @@ def test_batched_mlp_self_play_is_deterministic_and_on_processes(tmp_path):
     net = MLPEvaluator.for_game(game, hidden=(16,), seed=2)
     bot = bots.AlphaZeroBot(net, 8, leaves_per_tree=2, gumbel=True)
     # the same chunks (so the same batches of rows for BLAS) on one process and on two
-    ref = selfplay.generate("puerto_rico", bot, 4, tmp_path / "a", players=3, seed=3, batch=4,
-                            games_per_shard=2)
-    selfplay.generate("puerto_rico", bot, 4, tmp_path / "b", players=3, seed=3, batch=4, games_per_shard=2)
-    procs = selfplay.generate("puerto_rico", bot, 4, tmp_path / "c", players=3, seed=3, batch=4,
-                              backend="processes", workers=2, games_per_shard=2)
+    ref = selfplay.generate(
+        "puerto_rico", bot, 4, tmp_path / "a", players=3, seed=3, batch=4, games_per_shard=2
+    )
+    selfplay.generate(
+        "puerto_rico", bot, 4, tmp_path / "b", players=3, seed=3, batch=4, games_per_shard=2
+    )
+    procs = selfplay.generate(
+        "puerto_rico",
+        bot,
+        4,
+        tmp_path / "c",
+        players=3,
+        seed=3,
+        batch=4,
+        backend="processes",
+        workers=2,
+        games_per_shard=2,
+    )
     assert procs["backend"] == "processes"
     a, b = selfplay.load(tmp_path / "a"), selfplay.load(tmp_path / "b")
     assert _same(a, b)
@@ -128,7 +164,22 @@ def test_batch_needs_a_guided_bot(tmp_path):
 def test_cli_selfplay_with_a_guided_bot_and_batch(tmp_path, capsys):
     from caribsim.__main__ import main
 
-    assert main(["selfplay", "cuba", "--bot", "puct:6", "--games", "2", "--batch", "2",
-                 "--out", str(tmp_path)]) == 0
+    assert (
+        main(
+            [
+                "selfplay",
+                "cuba",
+                "--bot",
+                "puct:6",
+                "--games",
+                "2",
+                "--batch",
+                "2",
+                "--out",
+                str(tmp_path),
+            ]
+        )
+        == 0
+    )
     assert "2 games" in capsys.readouterr().out
     assert json.loads((tmp_path / "manifest.json").read_text())["batch"] == 2

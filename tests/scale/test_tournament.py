@@ -1,5 +1,6 @@
 """Tournaments (caribsim.scale.tournament): balanced seat schedules, the same results on every
 backend, Plackett-Luce ratings and pairwise win shares, and clear errors."""
+
 from __future__ import annotations
 
 import itertools
@@ -51,7 +52,7 @@ def test_round_robin_seats_every_combination_in_every_rotation(n_bots, players):
     by_combination = Counter(tuple(sorted(s)) for s in seatings)
     assert set(by_combination) == set(itertools.combinations(range(n_bots), players))
     assert set(by_combination.values()) == {2 * players}
-    per_seat = 2 * math.comb(n_bots - 1, players - 1)      # combinations holding a bot, twice
+    per_seat = 2 * math.comb(n_bots - 1, players - 1)  # combinations holding a bot, twice
     assert set(seat_counts(seatings, n_bots, players)) == {per_seat}
     assert set(games_per_bot(seatings, n_bots)) == {per_seat * players}
 
@@ -60,7 +61,7 @@ def test_round_robin_seats_every_combination_in_every_rotation(n_bots, players):
 @pytest.mark.parametrize("n_games", [3, 7, 10, 23])
 def test_random_schedule_is_balanced_within_one(n_bots, players, n_games):
     if n_games * players < n_bots:
-        n_games = -(-n_bots // players)                   # the fewest games where all play
+        n_games = -(-n_bots // players)  # the fewest games where all play
     for seed in range(4):
         seatings = tournament.seat_schedule("random", n_bots, players, n_games, seed)
         assert len(seatings) == n_games
@@ -81,14 +82,20 @@ def test_random_schedule_depends_on_the_seed_only():
     assert len(met) == math.comb(6, 2)
 
 
-@pytest.mark.parametrize("args, match", [
-    (("swiss", 4, 2, 12), "schedule must be one of round-robin, random, got 'swiss'"),
-    (("round-robin", 2, 3, 6), "at least as many bots as seats: 3 seats, got 2 bots"),
-    (("random", 1, 2, 6), "at least as many bots as seats: 2 seats, got 1 bot$"),
-    (("round-robin", 4, 2, 13), r"round-robin of 4 bots in 2 seats is 12 games \(6 combinations x 2 "
-                                r"rotations\): games must be a multiple of 12, got 13"),
-    (("random", 7, 2, 3), "needs at least 4 games for every bot to play, got 3"),
-])
+@pytest.mark.parametrize(
+    "args, match",
+    [
+        (("swiss", 4, 2, 12), "schedule must be one of round-robin, random, got 'swiss'"),
+        (("round-robin", 2, 3, 6), "at least as many bots as seats: 3 seats, got 2 bots"),
+        (("random", 1, 2, 6), "at least as many bots as seats: 2 seats, got 1 bot$"),
+        (
+            ("round-robin", 4, 2, 13),
+            r"round-robin of 4 bots in 2 seats is 12 games \(6 combinations x 2 "
+            r"rotations\): games must be a multiple of 12, got 13",
+        ),
+        (("random", 7, 2, 3), "needs at least 4 games for every bot to play, got 3"),
+    ],
+)
 def test_bad_schedules_are_refused(args, match):
     with pytest.raises(ValueError, match=match):
         tournament.seat_schedule(*args)
@@ -98,10 +105,14 @@ def test_bad_schedules_are_refused(args, match):
 # rankings, ratings, pairwise shares on synthetic games
 # --------------------------------------------------------------------------------------
 def test_a_game_is_ranked_by_returns_then_scores():
-    assert tournament.game_ranks([0.5, 0.5, 0.0], [40, 40, 30]) == [1, 1, 3]     # a shared win
-    assert tournament.game_ranks([1.0, 0.0, 0.0], [50, 45, 45]) == [1, 2, 2]     # an equal loss
-    assert tournament.game_ranks([0.0, 1.0, 0.0], [45, 45, 30]) == [2, 1, 3]     # won on the tie-break
-    assert tournament.game_ranks([0.5, 0.0, 0.5], [41, 44, 40]) == [1, 3, 1]     # shared, whatever the scores
+    assert tournament.game_ranks([0.5, 0.5, 0.0], [40, 40, 30]) == [1, 1, 3]  # a shared win
+    assert tournament.game_ranks([1.0, 0.0, 0.0], [50, 45, 45]) == [1, 2, 2]  # an equal loss
+    assert tournament.game_ranks([0.0, 1.0, 0.0], [45, 45, 30]) == [2, 1, 3]  # won on the tie-break
+    assert tournament.game_ranks([0.5, 0.0, 0.5], [41, 44, 40]) == [
+        1,
+        3,
+        1,
+    ]  # shared, whatever the scores
 
 
 def synthetic_games(winner, n_bots, players, n_games, seed):
@@ -126,7 +137,9 @@ def test_ratings_put_a_bot_that_always_wins_first():
     assert max(range(5), key=lambda b: ordinals[b]) == 2
     assert all(rated[2][0] > rated[b][0] + 3 for b in range(5) if b != 2)
     names = ["a", "b", "c", "d", "e"]
-    result = tournament.summarize("cuba", {}, names, [g["seat_bot"] for g in games], games, "random", 0)
+    result = tournament.summarize(
+        "cuba", {}, names, [g["seat_bot"] for g in games], games, "random", 0
+    )
     top = result.leaderboard()[0]
     assert top.name == "c" and top.rank == 1 and top.win_rate == 1.0
     assert top.ordinal == pytest.approx(top.mu - 3 * top.sigma)
@@ -134,9 +147,17 @@ def test_ratings_put_a_bot_that_always_wins_first():
     assert [b.rank for b in result.leaderboard()] == [1, 2, 3, 4, 5]
     assert [b.ordinal for b in result.leaderboard()] == sorted(ordinals, reverse=True)
     # a sixth bot that sat in no game keeps the prior rating and has no win rate
-    idle = tournament.summarize("cuba", {}, [*names, "f"], [g["seat_bot"] for g in games], games, "random", 0)
+    idle = tournament.summarize(
+        "cuba", {}, [*names, "f"], [g["seat_bot"] for g in games], games, "random", 0
+    )
     f = idle.bots[5]
-    assert (f.games, f.win_rate, f.ci95, f.mean_score, f.seat_games) == (0, None, None, None, [0, 0, 0])
+    assert (f.games, f.win_rate, f.ci95, f.mean_score, f.seat_games) == (
+        0,
+        None,
+        None,
+        None,
+        [0, 0, 0],
+    )
     assert (f.mu, f.sigma) == pytest.approx((25.0, 25.0 / 3))
     assert all(p.games == 0 and p.share is None for p in idle.pairs if "f" in (p.a, p.b))
     assert re.search(r"\bf\s+-?\d+\.\d\d  \[.*\]\s+0\s+-$", idle.table(), re.M)
@@ -155,23 +176,29 @@ def test_ratings_are_openskill_plackett_luce_game_by_game():
         new = model.rate([[rated[b]] for b in g["seat_bot"]], ranks=ranks)
         for b, team in zip(g["seat_bot"], new):
             rated[b] = team[0]
-    assert tournament.ratings(games, 3) == [(pytest.approx(r.mu), pytest.approx(r.sigma)) for r in rated]
+    assert tournament.ratings(games, 3) == [
+        (pytest.approx(r.mu), pytest.approx(r.sigma)) for r in rated
+    ]
 
 
 def test_pairwise_shares_and_intervals():
     need("rating")
+
     def game(seats, returns, scores):
         return {"seat_bot": seats, "returns": returns, "scores": scores, "length": 10}
 
-    games = ([game([0, 1], [1.0, 0.0], [30, 20])] * 3           # 0 above 1, three times
-             + [game([1, 0], [1.0, 0.0], [30, 20])]             # 1 above 0
-             + [game([0, 1], [0.5, 0.5], [25, 25])]             # a tie: a half each
-             + [game([2, 1], [1.0, 0.0], [40, 10])] * 2)        # 2 above 1; 0 and 2 never meet
+    games = (
+        [game([0, 1], [1.0, 0.0], [30, 20])] * 3  # 0 above 1, three times
+        + [game([1, 0], [1.0, 0.0], [30, 20])]  # 1 above 0
+        + [game([0, 1], [0.5, 0.5], [25, 25])]  # a tie: a half each
+        + [game([2, 1], [1.0, 0.0], [40, 10])] * 2
+    )  # 2 above 1; 0 and 2 never meet
     met, above = tournament.pairwise(games, 3)
     assert met[0][1] == met[1][0] == 5 and met[1][2] == 2 and met[0][2] == 0
     assert above[0][1] == 3.5 and above[1][0] == 1.5 and above[2][1] == 2.0
-    result = tournament.summarize("cuba", {}, ["x", "y", "z"], [g["seat_bot"] for g in games], games,
-                                  "random", 0)
+    result = tournament.summarize(
+        "cuba", {}, ["x", "y", "z"], [g["seat_bot"] for g in games], games, "random", 0
+    )
     pairs = {(p.a, p.b): p for p in result.pairs}
     assert len(pairs) == 3
     xy = pairs.get(("x", "y")) or pairs[("y", "x")]
@@ -195,8 +222,9 @@ def test_pairwise_shares_and_intervals():
 # --------------------------------------------------------------------------------------
 def test_greedy_tops_a_small_tournament_of_random_bots(tmp_path):
     need("rating")
-    result = tournament.play_tournament("cuba", ["random", "greedy", "random"], 12, players=2, seed=1,
-                                        save_games=tmp_path)
+    result = tournament.play_tournament(
+        "cuba", ["random", "greedy", "random"], 12, players=2, seed=1, save_games=tmp_path
+    )
     names = [b.name for b in result.bots]
     assert names == ["random #1", "greedy", "random #2"]
     assert result.leaderboard()[0].name == "greedy"
@@ -211,9 +239,14 @@ def test_greedy_tops_a_small_tournament_of_random_bots(tmp_path):
     for p in result.pairs:
         a, b = names.index(p.a), names.index(p.b)
         both = [g for g in result.games if a in g["seat_bot"] and b in g["seat_bot"]]
-        above = sum(1.0 if g["ranks"][g["seat_bot"].index(a)] < g["ranks"][g["seat_bot"].index(b)] else
-                    0.5 if g["ranks"][g["seat_bot"].index(a)] == g["ranks"][g["seat_bot"].index(b)] else 0.0
-                    for g in both)
+        above = sum(
+            1.0
+            if g["ranks"][g["seat_bot"].index(a)] < g["ranks"][g["seat_bot"].index(b)]
+            else 0.5
+            if g["ranks"][g["seat_bot"].index(a)] == g["ranks"][g["seat_bot"].index(b)]
+            else 0.0
+            for g in both
+        )
         assert p.games == len(both) == 4 and p.share == pytest.approx(above / len(both))
     for g, game in enumerate(result.games):
         rec = records.load(tmp_path / f"game_{g:05d}.json")
@@ -226,8 +259,9 @@ def test_the_same_seed_gives_the_same_tournament_on_every_backend():
     pool = ["random", "greedy", "random", "random"]
     kwargs = dict(schedule="random", seed=5, players=3, progress=False)
     local = tournament.play_tournament("puerto_rico", pool, 7, **kwargs)
-    procs = tournament.play_tournament("puerto_rico", pool, 7, backend="processes", workers=2, chunk_size=2,
-                                       **kwargs)
+    procs = tournament.play_tournament(
+        "puerto_rico", pool, 7, backend="processes", workers=2, chunk_size=2, **kwargs
+    )
     assert (local.backend, procs.backend, procs.chunks) == ("local", "processes", 4)
     assert procs.games == local.games
     assert procs.bots == local.bots and procs.pairs == local.pairs
@@ -237,8 +271,9 @@ def test_the_same_seed_gives_the_same_tournament_on_every_backend():
 
 def test_the_result_as_json(tmp_path):
     need("rating")
-    result = tournament.play_tournament("cuba", ["greedy", "random", "random"], 6, players=2,
-                                        save=tmp_path / "t.json")
+    result = tournament.play_tournament(
+        "cuba", ["greedy", "random", "random"], 6, players=2, save=tmp_path / "t.json"
+    )
     data = json.loads((tmp_path / "t.json").read_text())
     assert data == json.loads(result.to_json())
     assert [b["name"] for b in data["bots"]] == [b.name for b in result.bots]
@@ -267,7 +302,7 @@ def test_a_missing_openskill_says_how_to_install(monkeypatch, tmp_path):
     monkeypatch.setitem(sys.modules, "openskill.models", None)
     with pytest.raises(RuntimeError, match=r"need openskill: pip install 'caribsim\[rating\]'"):
         tournament.play_tournament("cuba", ["random"] * 3, 6, players=2, save_games=tmp_path / "g")
-    assert not (tmp_path / "g").exists()                   # refused before any game was played
+    assert not (tmp_path / "g").exists()  # refused before any game was played
 
 
 def test_the_plot_names_the_bots_in_leaderboard_order(tmp_path):
@@ -289,5 +324,6 @@ def test_a_tournament_resumes_from_its_finished_chunks(tmp_path):
     assert (first.chunks, first.resumed_chunks, again.chunks, again.resumed_chunks) == (3, 0, 0, 3)
     assert again.games == first.games and again.bots == first.bots
     with pytest.raises(ValueError, match="holds chunks of another run"):
-        tournament.play_tournament("cuba", ["random", "greedy", "random"], 6,
-                                   **{**kwargs, "schedule": "round-robin"})
+        tournament.play_tournament(
+            "cuba", ["random", "greedy", "random"], 6, **{**kwargs, "schedule": "round-robin"}
+        )

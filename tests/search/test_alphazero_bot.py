@@ -1,4 +1,5 @@
 """AlphaZeroBot: a guided search (caribsim.search.guided) as a bot, and its spec strings."""
+
 from __future__ import annotations
 
 import copy
@@ -54,13 +55,15 @@ def _play(game, bots_by_seat, seed, max_moves=None):
 def test_the_bot_plays_only_legal_moves_to_the_end(name, kind):
     game = caribsim.load_game(name)
     n = game.num_players()
-    if kind == "uniform":      # an uninformed search need not end a game (Port Royal): 400 moves
-        seats = [bots.AlphaZeroBot(guided.UniformEvaluator(n), 6, leaves_per_tree=3) for _ in range(n)]
+    if kind == "uniform":  # an uninformed search need not end a game (Port Royal): 400 moves
+        seats = [
+            bots.AlphaZeroBot(guided.UniformEvaluator(n), 6, leaves_per_tree=3) for _ in range(n)
+        ]
         moves = _play(game, seats, seed=3, max_moves=400)
     else:
         seats = [bots.parse_bot(f"{kind}:6") for _ in range(n)]
         moves = _play(game, seats, seed=3, max_moves=5000)
-        assert len(moves) < 5000                        # the game ended
+        assert len(moves) < 5000  # the game ended
     assert len(moves) > 10
     assert any(b.last_result is not None for b in seats)
 
@@ -101,7 +104,7 @@ def test_a_forced_move_is_played_without_search():
         state.apply_action(rng.choice(state.legal_actions()))
     bot = bots.parse_bot("puct:10")
     assert bot.step(state) == state.legal_actions()[0] and bot.last_result is None
-    assert bot.rng.getstate() == random.Random(0).getstate()       # no seed drawn
+    assert bot.rng.getstate() == random.Random(0).getstate()  # no seed drawn
 
 
 @pytest.mark.parametrize("name", GAMES)
@@ -117,24 +120,45 @@ def test_the_same_seed_plays_the_same_game(name):
     assert a == b
     again = seats("puct:8:temperature=1")
     _play(game, again, seed=11)
-    assert _play(game, again, seed=5) == a          # restart() forgets the previous game
+    assert _play(game, again, seed=5) == a  # restart() forgets the previous game
     assert _play(game, seats("puct:8:temperature=1"), seed=6) != a
 
 
-@pytest.mark.parametrize("spec, options, text", [
-    ("puct:50", {"simulations": 50, "gumbel": False, "leaves_per_tree": 1}, "puct:50"),
-    ("gumbel:30", {"simulations": 30, "gumbel": True, "leaves_per_tree": 1}, "gumbel:30"),
-    ("PUCT:20:c_puct=2:temperature=0.5:leaves_per_tree=4",
-     {"simulations": 20, "gumbel": False, "leaves_per_tree": 4, "c_puct": 2.0, "temperature": 0.5},
-     "puct:20:leaves_per_tree=4:c_puct=2.0:temperature=0.5"),
-    ("gumbel:simulations=12:max_considered=4:rollouts=3",
-     {"simulations": 12, "gumbel": True, "leaves_per_tree": 1, "max_considered": 4},
-     "gumbel:12:rollouts=3:max_considered=4"),
-    ("puct", {"simulations": 200, "gumbel": False, "leaves_per_tree": 1}, "puct:200"),
-    ("puct:9:dirichlet_alpha=0.3:interior=gumbel",
-     {"simulations": 9, "gumbel": False, "leaves_per_tree": 1, "dirichlet_alpha": 0.3, "interior": "gumbel"},
-     "puct:9:dirichlet_alpha=0.3:interior=gumbel"),
-])
+@pytest.mark.parametrize(
+    "spec, options, text",
+    [
+        ("puct:50", {"simulations": 50, "gumbel": False, "leaves_per_tree": 1}, "puct:50"),
+        ("gumbel:30", {"simulations": 30, "gumbel": True, "leaves_per_tree": 1}, "gumbel:30"),
+        (
+            "PUCT:20:c_puct=2:temperature=0.5:leaves_per_tree=4",
+            {
+                "simulations": 20,
+                "gumbel": False,
+                "leaves_per_tree": 4,
+                "c_puct": 2.0,
+                "temperature": 0.5,
+            },
+            "puct:20:leaves_per_tree=4:c_puct=2.0:temperature=0.5",
+        ),
+        (
+            "gumbel:simulations=12:max_considered=4:rollouts=3",
+            {"simulations": 12, "gumbel": True, "leaves_per_tree": 1, "max_considered": 4},
+            "gumbel:12:rollouts=3:max_considered=4",
+        ),
+        ("puct", {"simulations": 200, "gumbel": False, "leaves_per_tree": 1}, "puct:200"),
+        (
+            "puct:9:dirichlet_alpha=0.3:interior=gumbel",
+            {
+                "simulations": 9,
+                "gumbel": False,
+                "leaves_per_tree": 1,
+                "dirichlet_alpha": 0.3,
+                "interior": "gumbel",
+            },
+            "puct:9:dirichlet_alpha=0.3:interior=gumbel",
+        ),
+    ],
+)
 def test_guided_specs_round_trip(spec, options, text):
     bot = bots.parse_bot(spec)
     assert isinstance(bot, bots.AlphaZeroBot)
@@ -160,36 +184,44 @@ def test_a_model_file_spec_loads_the_mlp(tmp_path):
     assert bots.parse_bot(bot.to_spec()).options == bot.options
     puct = bots.parse_bot(f"puct:7:model={path}")
     assert isinstance(puct.evaluator, MLPEvaluator) and puct.options["gumbel"] is False
-    assert bots.AlphaZeroBot(path, 5).model == path            # a path as the evaluator
+    assert bots.AlphaZeroBot(path, 5).model == path  # a path as the evaluator
     state = _decision(game)
     assert bot.step(state) in state.legal_actions()
-    assert bot.describe()["weights_sha256"] == bots.AlphaZeroBot(net, 12).describe()["weights_sha256"]
+    assert (
+        bot.describe()["weights_sha256"] == bots.AlphaZeroBot(net, 12).describe()["weights_sha256"]
+    )
     other = MLPEvaluator.for_game(game, hidden=(16,), seed=4)
-    assert bots.AlphaZeroBot(other, 12).describe()["weights_sha256"] != bot.describe()["weights_sha256"]
+    assert (
+        bots.AlphaZeroBot(other, 12).describe()["weights_sha256"]
+        != bot.describe()["weights_sha256"]
+    )
 
 
-@pytest.mark.parametrize("spec, message", [
-    ("alphazero:10", "alphazero: needs the MLP file"),
-    ("puct:10:gumbel=true", "gumbel= is an option of alphazero: specs only"),
-    ("gumbel:10:gumbel=false", "already says whether the root is Gumbel"),
-    ("puct:10:foo=1", "unknown option 'foo'"),
-    ("puct:10:c_puct=2:c_puct=3", "option 'c_puct' is given twice"),
-    ("puct:10:simulations=5", "option 'simulations' is given twice"),
-    ("puct:0", "simulations must be in 1.."),
-    ("puct:ten", "simulations must be int, got 'ten'"),
-    ("puct:10:c_puct=-1", "c_puct must be a finite number >= 0"),
-    ("puct:10:temperature=nan", "temperature must be a finite number"),
-    ("gumbel:10:temperature=1", "temperature applies to the PUCT root only"),
-    ("gumbel:10:dirichlet_alpha=0.3", "dirichlet_alpha applies to the PUCT root only"),
-    ("puct:10:interior=best", "interior must be one of"),
-    ("puct:10:rollouts=0", "rollouts must be in 1.."),
-    ("puct:10:5", "expected key=value, got '5'"),
-    ("alphazero:10:model=/no/such/net.npz", "no such file"),
-    ("alphazero:10:model=", "model= needs a file name"),
-    ("alphazero:10:model=x.npz:rollouts=2", "rollouts= sets the C rollout evaluator"),
-    ("alphazero:10:gumbel=maybe", "gumbel must be bool"),
-    ("azero:10", "use random, greedy, mcts:ITERATIONS"),
-])
+@pytest.mark.parametrize(
+    "spec, message",
+    [
+        ("alphazero:10", "alphazero: needs the MLP file"),
+        ("puct:10:gumbel=true", "gumbel= is an option of alphazero: specs only"),
+        ("gumbel:10:gumbel=false", "already says whether the root is Gumbel"),
+        ("puct:10:foo=1", "unknown option 'foo'"),
+        ("puct:10:c_puct=2:c_puct=3", "option 'c_puct' is given twice"),
+        ("puct:10:simulations=5", "option 'simulations' is given twice"),
+        ("puct:0", "simulations must be in 1.."),
+        ("puct:ten", "simulations must be int, got 'ten'"),
+        ("puct:10:c_puct=-1", "c_puct must be a finite number >= 0"),
+        ("puct:10:temperature=nan", "temperature must be a finite number"),
+        ("gumbel:10:temperature=1", "temperature applies to the PUCT root only"),
+        ("gumbel:10:dirichlet_alpha=0.3", "dirichlet_alpha applies to the PUCT root only"),
+        ("puct:10:interior=best", "interior must be one of"),
+        ("puct:10:rollouts=0", "rollouts must be in 1.."),
+        ("puct:10:5", "expected key=value, got '5'"),
+        ("alphazero:10:model=/no/such/net.npz", "no such file"),
+        ("alphazero:10:model=", "model= needs a file name"),
+        ("alphazero:10:model=x.npz:rollouts=2", "rollouts= sets the C rollout evaluator"),
+        ("alphazero:10:gumbel=maybe", "gumbel must be bool"),
+        ("azero:10", "use random, greedy, mcts:ITERATIONS"),
+    ],
+)
 def test_bad_guided_specs_say_what_is_wrong(spec, message):
     with pytest.raises(ValueError, match=_re(message)):
         bots.parse_bot(spec)
@@ -197,14 +229,21 @@ def test_bad_guided_specs_say_what_is_wrong(spec, message):
 
 def _re(text):
     import re
+
     return re.escape(text)
 
 
 def test_the_unknown_spec_error_lists_every_kind():
     with pytest.raises(ValueError) as e:
         bots.parse_bot("nope")
-    for kind in ("random", "greedy", "mcts:ITERATIONS", "puct:SIMULATIONS", "gumbel:SIMULATIONS",
-                 "alphazero:SIMULATIONS:model=FILE.npz"):
+    for kind in (
+        "random",
+        "greedy",
+        "mcts:ITERATIONS",
+        "puct:SIMULATIONS",
+        "gumbel:SIMULATIONS",
+        "alphazero:SIMULATIONS:model=FILE.npz",
+    ):
         assert kind in str(e.value)
 
 
@@ -279,8 +318,17 @@ def test_the_model_path_survives_a_pickle(tmp_path):
 def test_the_arena_plays_it_on_processes_as_locally():
     seats = [bots.parse_bot("puct:8"), bots.RandomBot(), bots.parse_bot("gumbel:8")]
     local = arena.play_match("puerto_rico", seats, 6, seed=2, players=3, progress=False)
-    procs = arena.play_match("puerto_rico", seats, 6, seed=2, players=3, progress=False,
-                             backend="processes", workers=2, chunk_size=2)
+    procs = arena.play_match(
+        "puerto_rico",
+        seats,
+        6,
+        seed=2,
+        players=3,
+        progress=False,
+        backend="processes",
+        workers=2,
+        chunk_size=2,
+    )
     assert procs.backend == "processes"
     assert [g["returns"] for g in procs.games] == [g["returns"] for g in local.games]
     assert [b.wins for b in procs.bots] == [b.wins for b in local.bots]
@@ -297,20 +345,27 @@ def test_the_play_session_takes_it_as_an_opponent():
         session.advance(lambda text, kind=None: said.append(text))
         if session.state.is_terminal():
             break
-        session.state.apply_action(session.state.legal_actions()[0])      # the person's move
-    assert any("(puct:4)" in line for line in said if line.startswith("seat 0"))    # the bot's one name
+        session.state.apply_action(session.state.legal_actions()[0])  # the person's move
+    assert any(
+        "(puct:4)" in line for line in said if line.startswith("seat 0")
+    )  # the bot's one name
     assert any("(gumbel:4)" in line for line in said if line.startswith("seat 2"))
 
 
 # --- az: the network shipped with the package ------------------------------------------------
+
 
 def test_the_shipped_network_fits_its_card_and_is_small():
     card = bots.shipped_card()
     game = caribsim.load_game(card["game"], **card["options"])
     net = MLPEvaluator.load(bots.SHIPPED_MODEL)
     assert (net.obs_size, net.num_actions, net.num_players) == (
-        game.observation_tensor_shape()[0], game.num_distinct_actions(), game.num_players())
+        game.observation_tensor_shape()[0],
+        game.num_distinct_actions(),
+        game.num_players(),
+    )
     import os
+
     assert os.path.getsize(bots.SHIPPED_MODEL) <= 5 * 2**20
     assert set(card["search"]) <= {"simulations", "mix", "gumbel", *bots._GUIDED_OPTIONS}
 
@@ -337,21 +392,30 @@ def test_az_is_the_shipped_network_played_as_its_card_says():
     assert other.last_result.simulations == 12
 
 
-@pytest.mark.parametrize("spec, message", [
-    ("az:0", "simulations must be in 1.."),
-    ("az:10:model=x.npz", "az is the shipped network; model= does not apply"),
-    ("az:10:rollouts=2", "az is the shipped network; rollouts= does not apply"),
-    ("az:10:mix=2", "mix must be a finite number >= 0.0 and <= 1.0, got 2.0"),
-    ("az:10:foo=1", "unknown option 'foo'"),
-])
+@pytest.mark.parametrize(
+    "spec, message",
+    [
+        ("az:0", "simulations must be in 1.."),
+        ("az:10:model=x.npz", "az is the shipped network; model= does not apply"),
+        ("az:10:rollouts=2", "az is the shipped network; rollouts= does not apply"),
+        ("az:10:mix=2", "mix must be a finite number >= 0.0 and <= 1.0, got 2.0"),
+        ("az:10:foo=1", "unknown option 'foo'"),
+    ],
+)
 def test_bad_az_specs_say_what_is_wrong(spec, message):
     with pytest.raises(ValueError, match=_re(message)):
         bots.parse_bot(spec)
 
 
-@pytest.mark.parametrize("game, options", [("puerto_rico", {"players": 3}), ("cuba", {"players": 2}),
-                                           ("puerto_rico", {"players": 2, "expansion": True}),
-                                           ("puerto_rico", {"players": 2, "all_colonists_and_vp": True})])
+@pytest.mark.parametrize(
+    "game, options",
+    [
+        ("puerto_rico", {"players": 3}),
+        ("cuba", {"players": 2}),
+        ("puerto_rico", {"players": 2, "expansion": True}),
+        ("puerto_rico", {"players": 2, "all_colonists_and_vp": True}),
+    ],
+)
 def test_az_refuses_another_game_before_the_first_move(game, options):
     g = caribsim.load_game(game, **options)
     bot = bots.parse_bot("az:5")
@@ -359,7 +423,7 @@ def test_az_refuses_another_game_before_the_first_move(game, options):
         bot.check_game(g)
     with pytest.raises(ValueError, match="az is the network trained for puerto_rico"):
         arena.play_match(g, [bot] + [bots.RandomBot() for _ in range(g.num_players() - 1)], 1)
-    bot.check_game(caribsim.load_game("puerto_rico", players=2))          # its own game is fine
+    bot.check_game(caribsim.load_game("puerto_rico", players=2))  # its own game is fine
 
 
 def test_an_mlp_file_of_other_sizes_is_refused_by_check_game(tmp_path):
@@ -368,16 +432,26 @@ def test_an_mlp_file_of_other_sizes_is_refused_by_check_game(tmp_path):
     MLPEvaluator.for_game(pr3, hidden=(8,)).save(path)
     bot = bots.parse_bot(f"alphazero:5:model={path}")
     bot.check_game(pr3)
-    with pytest.raises(ValueError, match=r"the network takes \d+ observation numbers, 143 actions and 3 seats"):
+    with pytest.raises(
+        ValueError, match=r"the network takes \d+ observation numbers, 143 actions and 3 seats"
+    ):
         bot.check_game(caribsim.load_game("puerto_rico", players=2))
-    bots.RandomBot().check_game(pr3)                 # bots without a network take any game
+    bots.RandomBot().check_game(pr3)  # bots without a network take any game
 
 
 def test_play_with_az_on_another_game_is_one_error_line():
     import subprocess
     import sys
-    out = subprocess.run([sys.executable, "-m", "caribsim", "play", "cuba", "--bots", "az"],
-                         capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+
+    out = subprocess.run(
+        [sys.executable, "-m", "caribsim", "play", "cuba", "--bots", "az"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
     assert out.returncode == 2
     lines = out.stderr.strip().splitlines()
-    assert "az is the network trained for puerto_rico" in lines[-1] and "Traceback" not in out.stderr
+    assert (
+        "az is the network trained for puerto_rico" in lines[-1] and "Traceback" not in out.stderr
+    )

@@ -1,6 +1,7 @@
 """Evaluators for a model-guided search (docs/search.md, "Evaluators"): the protocol's shapes,
 the numpy MLP against a per-row reference, its files, training on self-play data, the torch
 adapter, the cache and the errors of every constructor and call."""
+
 import copy
 import os
 import pickle
@@ -53,8 +54,9 @@ def positions(name, players, n, seed=0):
 @pytest.fixture(scope="module")
 def pr_data(tmp_path_factory):
     out = tmp_path_factory.mktemp("selfplay") / "pr3"
-    selfplay.generate("puerto_rico", "mcts:16:max_depth=4", 6, str(out), seed=3, players=3,
-                      games_per_shard=3)
+    selfplay.generate(
+        "puerto_rico", "mcts:16:max_depth=4", 6, str(out), seed=3, players=3, games_per_shard=3
+    )
     return str(out)
 
 
@@ -85,6 +87,7 @@ def check_protocol(logits, values, L, A, P):
 # ---------------------------------------------------------------------------------------------
 # shapes for every game
 
+
 @pytest.mark.parametrize("name,players", GAMES)
 def test_every_evaluator_gives_the_protocol_shapes_for_every_game(name, players):
     game, obs, mask = positions(name, players, 40)
@@ -104,7 +107,9 @@ def test_the_torch_evaluators_give_the_protocol_shapes_for_every_game(name, play
     game, obs, mask = positions(name, players, 40)
     A, P = game.num_distinct_actions(), game.num_players()
     net = MLPEvaluator.for_game(game, hidden=(32, 32), seed=1)
-    check_protocol(*TorchEvaluator(torch_mlp(game, hidden=32, blocks=1, seed=0))(obs, mask), 40, A, P)
+    check_protocol(
+        *TorchEvaluator(torch_mlp(game, hidden=32, blocks=1, seed=0))(obs, mask), 40, A, P
+    )
     check_protocol(*TorchEvaluator(net.to_torch())(obs, mask), 40, A, P)
 
 
@@ -129,13 +134,18 @@ def test_an_empty_batch_gives_empty_outputs_through_torch():
 # ---------------------------------------------------------------------------------------------
 # the numpy MLP
 
+
 @pytest.mark.parametrize("hidden", [(48, 24), (16,), ()])
 def test_mlp_forward_equals_a_per_row_reference(hidden):
     game, obs, mask = positions("port_royal", 3, 64, seed=2)
     rng = np.random.default_rng(5)
-    net = MLPEvaluator.for_game(game, hidden=hidden, seed=7,
-                                obs_mean=rng.normal(size=obs.shape[1]),
-                                obs_std=rng.uniform(0.5, 3.0, size=obs.shape[1]))
+    net = MLPEvaluator.for_game(
+        game,
+        hidden=hidden,
+        seed=7,
+        obs_mean=rng.normal(size=obs.shape[1]),
+        obs_std=rng.uniform(0.5, 3.0, size=obs.shape[1]),
+    )
     logits, values = net(obs, mask)
     ref_logits, ref_values = reference(net, obs)
     np.testing.assert_allclose(logits, ref_logits, rtol=1e-4, atol=1e-4)
@@ -163,14 +173,23 @@ def test_mlp_parameters_are_copies():
 def test_save_and_load_give_identical_outputs(tmp_path):
     game, obs, mask = positions("cuba", 4, 32)
     rng = np.random.default_rng(0)
-    net = MLPEvaluator.for_game(game, hidden=(24, 12), seed=9, obs_mean=rng.normal(size=obs.shape[1]),
-                                obs_std=rng.uniform(1, 2, size=obs.shape[1]))
-    path = tmp_path / "model.weights"         # the name is kept as given
+    net = MLPEvaluator.for_game(
+        game,
+        hidden=(24, 12),
+        seed=9,
+        obs_mean=rng.normal(size=obs.shape[1]),
+        obs_std=rng.uniform(1, 2, size=obs.shape[1]),
+    )
+    path = tmp_path / "model.weights"  # the name is kept as given
     net.save(path)
     assert sorted(os.listdir(tmp_path)) == ["model.weights"]
     back = MLPEvaluator.load(str(path))
-    assert (back.obs_size, back.num_actions, back.num_players, back.hidden) == \
-           (net.obs_size, net.num_actions, net.num_players, net.hidden)
+    assert (back.obs_size, back.num_actions, back.num_players, back.hidden) == (
+        net.obs_size,
+        net.num_actions,
+        net.num_players,
+        net.hidden,
+    )
     for x, y in zip(net(obs, mask), back(obs, mask)):
         assert np.array_equal(x, y)
     p, q = net.parameters(), back.parameters()
@@ -200,7 +219,7 @@ def test_load_gives_clear_errors_for_bad_files(tmp_path):
     data = (tmp_path / "good.npz").read_bytes()
     (tmp_path / "truncated.npz").write_bytes(data[: len(data) // 2])
     corrupt = bytearray(data)
-    corrupt[len(data) // 3: len(data) // 3 + 64] = b"\xff" * 64     # inside w0's data
+    corrupt[len(data) // 3 : len(data) // 3 + 64] = b"\xff" * 64  # inside w0's data
     (tmp_path / "corrupt.npz").write_bytes(bytes(corrupt))
     (tmp_path / "text.npz").write_text("not a model")
     np.save(tmp_path / "single.npy", np.zeros(3))
@@ -211,18 +230,27 @@ def test_load_gives_clear_errors_for_bad_files(tmp_path):
         str(tmp_path / "corrupt.npz"): "corrupt",
         str(tmp_path / "text.npz"): "not a caribsim-mlp .npz file",
         str(tmp_path / "single.npy"): "single numpy array",
-        _rewrite(good, tmp_path / "v2.npz", version=np.array(2)): "format version 2; this caribsim reads "
-                                                                  "version 1 .*newer",
+        _rewrite(
+            good, tmp_path / "v2.npz", version=np.array(2)
+        ): "format version 2; this caribsim reads version 1 .*newer",
         _rewrite(good, tmp_path / "v0.npz", version=np.array(0)): "format version 0",
-        _rewrite(good, tmp_path / "other.npz", format=np.array("something-else")): "its format is 'something-else'",
+        _rewrite(
+            good, tmp_path / "other.npz", format=np.array("something-else")
+        ): "its format is 'something-else'",
         _rewrite(good, tmp_path / "noformat.npz", format=None): "no 'format' array",
         _rewrite(good, tmp_path / "now0.npz", w0=None): "no 'w0' array",
-        _rewrite(good, tmp_path / "shape.npz", w0=np.zeros((489, 9), np.float32)): r"'w0' must be float32 \(489, 8\)",
+        _rewrite(
+            good, tmp_path / "shape.npz", w0=np.zeros((489, 9), np.float32)
+        ): r"'w0' must be float32 \(489, 8\)",
         _rewrite(good, tmp_path / "dtype.npz", b0=np.zeros(8, np.float64)): "'b0' must be float32",
         _rewrite(good, tmp_path / "nan.npz", b0=np.full(8, np.nan, np.float32)): "'b0' holds NaN",
-        _rewrite(good, tmp_path / "extra.npz", w7=np.zeros(3, np.float32)): r"unknown arrays \['w7'\]",
+        _rewrite(
+            good, tmp_path / "extra.npz", w7=np.zeros(3, np.float32)
+        ): r"unknown arrays \['w7'\]",
         _rewrite(good, tmp_path / "hidden.npz", hidden=np.array([0])): "bad sizes",
-        _rewrite(good, tmp_path / "std.npz", obs_std=np.zeros(489, np.float32)): "'obs_std' must be > 0",
+        _rewrite(
+            good, tmp_path / "std.npz", obs_std=np.zeros(489, np.float32)
+        ): "'obs_std' must be > 0",
     }
     for path, message in cases.items():
         with pytest.raises(ValueError, match=message):
@@ -240,12 +268,13 @@ def test_save_leaves_no_temporary_file_on_failure(tmp_path):
     target = tmp_path / "dir.npz"
     target.mkdir()
     with pytest.raises(OSError):
-        net.save(target)               # cannot replace a folder
+        net.save(target)  # cannot replace a folder
     assert sorted(os.listdir(tmp_path)) == ["dir.npz"]
 
 
 # ---------------------------------------------------------------------------------------------
 # training
+
 
 def test_training_reduces_the_loss_deterministically(pr_data):
     data = selfplay.load(pr_data)
@@ -255,8 +284,15 @@ def test_training_reduces_the_loss_deterministically(pr_data):
     assert losses[-1].policy < losses[0].policy and losses[-1].value < losses[0].value
     for x in losses:
         assert x.total == pytest.approx(x.policy + x.value + x.l2)
-    fresh = MLPEvaluator(data["observation"].shape[1], 143, 3, hidden=(32, 32), seed=4,
-                         obs_mean=net.parameters()["obs_mean"], obs_std=net.parameters()["obs_std"])
+    fresh = MLPEvaluator(
+        data["observation"].shape[1],
+        143,
+        3,
+        hidden=(32, 32),
+        seed=4,
+        obs_mean=net.parameters()["obs_mean"],
+        obs_std=net.parameters()["obs_std"],
+    )
     assert net.loss(pr_data).total < fresh.loss(pr_data).total
     # the same data and seed give the same weights and losses; from the folder, the arrays or a shard
     again, losses2 = train_mlp(data, hidden=(32, 32), epochs=6, seed=4, lr=3e-3)
@@ -274,12 +310,16 @@ def test_normalisation_comes_from_the_training_data(pr_data):
     data = selfplay.load(pr_data)
     net, _ = train_mlp(pr_data, hidden=(8,), epochs=1)
     p = net.parameters()
-    np.testing.assert_allclose(p["obs_mean"], data["observation"].mean(axis=0), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(
+        p["obs_mean"], data["observation"].mean(axis=0), rtol=1e-5, atol=1e-5
+    )
     std = data["observation"].std(axis=0)
     np.testing.assert_allclose(p["obs_std"][std > 1e-3], std[std > 1e-3], rtol=1e-4)
     assert (p["obs_std"][std == 0] == 1).all()
     plain, _ = train_mlp(pr_data, hidden=(8,), epochs=1, normalise=False)
-    assert (plain.parameters()["obs_mean"] == 0).all() and (plain.parameters()["obs_std"] == 1).all()
+    assert (plain.parameters()["obs_mean"] == 0).all() and (
+        plain.parameters()["obs_std"] == 1
+    ).all()
 
 
 def test_fit_continues_training_and_keeps_the_scaling(pr_data):
@@ -295,13 +335,13 @@ def test_a_second_concurrent_fit_is_refused_and_calls_still_run(pr_data):
     game, obs, mask = positions("puerto_rico", 3, 8)
     net = MLPEvaluator.for_game(game, hidden=(8,))
     before = net.parameters()
-    with net._fit_guard:                            # as if another thread were training it
+    with net._fit_guard:  # as if another thread were training it
         with pytest.raises(RuntimeError, match="being trained by another thread"):
             net.fit(pr_data, epochs=1)
         check_protocol(*net(obs, mask), 8, 143, 3)
     after = net.parameters()
     assert all(np.array_equal(before[k], after[k]) for k in before)
-    net.fit(pr_data, epochs=1)                      # and free again afterwards
+    net.fit(pr_data, epochs=1)  # and free again afterwards
 
 
 def test_calls_during_a_fit_see_whole_epochs(pr_data):
@@ -314,8 +354,11 @@ def test_calls_during_a_fit_see_whole_epochs(pr_data):
     def publish(params):
         original(params)
         published.append(net(obs, mask)[0])
+
     net._publish = publish
-    worker = threading.Thread(target=net.fit, args=(pr_data,), kwargs={"epochs": 4, "batch_size": 32})
+    worker = threading.Thread(
+        target=net.fit, args=(pr_data,), kwargs={"epochs": 4, "batch_size": 32}
+    )
     initial = net(obs, mask)[0]
     worker.start()
     while worker.is_alive():
@@ -334,6 +377,7 @@ def test_training_data_errors(pr_data, tmp_path):
         d = dict(data)
         d.update(kw)
         return d
+
     policy_on_illegal = data["policy"].copy()
     policy_on_illegal[0, np.argmin(data["legal_mask"][0])] = 0.5
     zero = data["policy"].copy()
@@ -349,7 +393,11 @@ def test_training_data_errors(pr_data, tmp_path):
         (changed(observation=data["observation"][:, :-1]), ValueError, "O = 489"),
         (changed(observation=data["observation"][0]), ValueError, "2-dimensional"),
         ({k: v[:0] for k, v in data.items()}, ValueError, "no decision"),
-        (changed(observation=np.array([["a"] * 489] * len(data["policy"]))), TypeError, "must hold numbers"),
+        (
+            changed(observation=np.array([["a"] * 489] * len(data["policy"]))),
+            TypeError,
+            "must hold numbers",
+        ),
         ([1, 2, 3], TypeError, "data must be a self-play folder"),
         (str(tmp_path), ValueError, "not a finished self-play folder"),
         (str(tmp_path / "nothing.npz"), ValueError, "no such file"),
@@ -365,17 +413,20 @@ def test_training_data_errors(pr_data, tmp_path):
         MLPEvaluator.for_game(cuba, hidden=(4,)).fit(pr_data)
 
 
-@pytest.mark.parametrize("option,value,kind,message", [
-    ("epochs", 0, ValueError, "epochs must be in 1"),
-    ("epochs", 1.5, TypeError, "epochs must be an int"),
-    ("batch_size", True, TypeError, "batch_size must be an int, got bool"),
-    ("lr", 0.0, ValueError, "lr must be a finite number > 0"),
-    ("lr", float("nan"), ValueError, "lr must be a finite number"),
-    ("lr", "fast", TypeError, "lr must be a number"),
-    ("l2", -1.0, ValueError, "l2 must be a finite number >= 0"),
-    ("value_weight", float("inf"), ValueError, "value_weight must be a finite number"),
-    ("seed", -1, ValueError, "seed must be in 0.."),
-])
+@pytest.mark.parametrize(
+    "option,value,kind,message",
+    [
+        ("epochs", 0, ValueError, "epochs must be in 1"),
+        ("epochs", 1.5, TypeError, "epochs must be an int"),
+        ("batch_size", True, TypeError, "batch_size must be an int, got bool"),
+        ("lr", 0.0, ValueError, "lr must be a finite number > 0"),
+        ("lr", float("nan"), ValueError, "lr must be a finite number"),
+        ("lr", "fast", TypeError, "lr must be a number"),
+        ("l2", -1.0, ValueError, "l2 must be a finite number >= 0"),
+        ("value_weight", float("inf"), ValueError, "value_weight must be a finite number"),
+        ("seed", -1, ValueError, "seed must be in 0.."),
+    ],
+)
 def test_bad_fit_options(pr_data, option, value, kind, message):
     net = MLPEvaluator(489, 143, 3, hidden=(4,))
     with pytest.raises(kind, match=message):
@@ -415,14 +466,20 @@ def test_a_briefly_trained_mlp_policy_beats_random_bots(tmp_path):
         def step(self, state):
             legal = self._legal(state)
             p = state.current_player()
-            logits, _ = self.net(state.observation_tensor(p)[None],
-                                 state.legal_actions_mask(p).astype(bool)[None])
+            logits, _ = self.net(
+                state.observation_tensor(p)[None], state.legal_actions_mask(p).astype(bool)[None]
+            )
             return max(legal, key=lambda a: logits[0, a])
 
     rates = {}
     for name, net in (("trained", trained), ("untrained", untrained)):
-        result = arena.play_match("puerto_rico", [PolicyBot(net), bots.RandomBot(), bots.RandomBot()],
-                                  n_games=300, seed=2, players=3)
+        result = arena.play_match(
+            "puerto_rico",
+            [PolicyBot(net), bots.RandomBot(), bots.RandomBot()],
+            n_games=300,
+            seed=2,
+            players=3,
+        )
         rates[name] = result.bots[0]
     assert rates["trained"].ci95[0] > 1 / 3, rates["trained"]
     assert rates["untrained"].win_rate < rates["trained"].win_rate
@@ -431,13 +488,17 @@ def test_a_briefly_trained_mlp_policy_beats_random_bots(tmp_path):
 # ---------------------------------------------------------------------------------------------
 # the torch adapter
 
+
 def test_torch_conversion_gives_the_numpy_outputs(pr_data):
     torch = need("nn")
     net, _ = train_mlp(pr_data, hidden=(32, 16), epochs=1, seed=0)
     game, obs, mask = positions("puerto_rico", 3, 50, seed=4)
     module = net.to_torch()
-    for evaluator in (TorchEvaluator(module), TorchEvaluator(module, device="cpu", batch_size=7),
-                      TorchEvaluator(module, device=torch.device("cpu"))):
+    for evaluator in (
+        TorchEvaluator(module),
+        TorchEvaluator(module, device="cpu", batch_size=7),
+        TorchEvaluator(module, device=torch.device("cpu")),
+    ):
         logits, values = evaluator(obs, mask)
         ref = net(obs, mask)
         np.testing.assert_allclose(logits, ref[0], rtol=1e-4, atol=1e-4)
@@ -468,9 +529,11 @@ def test_torch_evaluator_equals_calling_the_module():
     np.testing.assert_allclose(got[0], whole[0], rtol=1e-5, atol=1e-5)
     assert got[0].flags.owndata and got[0].flags.writeable
     # a float64 module with float64 inputs
-    double = TorchEvaluator(torch_mlp(game, hidden=8, blocks=0, seed=0).double(), dtype=torch.float64)
+    double = TorchEvaluator(
+        torch_mlp(game, hidden=8, blocks=0, seed=0).double(), dtype=torch.float64
+    )
     check_protocol(*double(obs, mask), 33, 291, 3)
-    assert not module.training                       # put in eval mode
+    assert not module.training  # put in eval mode
 
 
 def test_torch_mlp_seed_is_deterministic_and_leaves_the_global_rng():
@@ -479,7 +542,9 @@ def test_torch_mlp_seed_is_deterministic_and_leaves_the_global_rng():
     state = torch.random.get_rng_state()
     a, b, c = (torch_mlp(game, hidden=16, blocks=1, seed=s) for s in (1, 1, 2))
     assert torch.equal(torch.random.get_rng_state(), state)
-    assert torch.equal(a.stem.weight, b.stem.weight) and not torch.equal(a.stem.weight, c.stem.weight)
+    assert torch.equal(a.stem.weight, b.stem.weight) and not torch.equal(
+        a.stem.weight, c.stem.weight
+    )
     assert len(a.blocks) == 1 and a.stem.out_features == 16
 
 
@@ -502,15 +567,21 @@ def test_torch_evaluator_checks_the_module_output():
                 return torch.zeros(n, 143), torch.full((n, 3), 2.0)
             if self.kind == "nan":
                 return torch.full((n, 143), float("nan")), torch.full((n, 3), 1 / 3)
-            return torch.zeros(n, 143, dtype=torch.float64), torch.full((n, 3), 1 / 3, dtype=torch.float16)
+            return torch.zeros(n, 143, dtype=torch.float64), torch.full(
+                (n, 3), 1 / 3, dtype=torch.float16
+            )
 
-    for kind, error, message in [("tensor", TypeError, r"must return \(logits, values\)"),
-                                 ("shape", ValueError, r"logits must have shape \(L, A\) = \(4, 143\)"),
-                                 ("range", ValueError, r"values must be in \[0, 1\]"),
-                                 ("nan", ValueError, "logits holds NaN")]:
+    for kind, error, message in [
+        ("tensor", TypeError, r"must return \(logits, values\)"),
+        ("shape", ValueError, r"logits must have shape \(L, A\) = \(4, 143\)"),
+        ("range", ValueError, r"values must be in \[0, 1\]"),
+        ("nan", ValueError, "logits holds NaN"),
+    ]:
         with pytest.raises(error, match=message):
             TorchEvaluator(Module(kind))(obs, mask)
-    logits, values = TorchEvaluator(Module("dtypes"))(obs, mask)   # any float dtype comes back float32
+    logits, values = TorchEvaluator(Module("dtypes"))(
+        obs, mask
+    )  # any float dtype comes back float32
     assert logits.dtype == values.dtype == np.float32
 
 
@@ -529,10 +600,12 @@ def test_torch_evaluator_bad_options():
     ]:
         with pytest.raises(error, match=message):
             TorchEvaluator(**{"module": module, **kwargs})
-    for kwargs, error, message in [({"hidden": 0}, ValueError, "hidden must be in 1"),
-                                   ({"blocks": -1}, ValueError, "blocks must be in 0"),
-                                   ({"seed": 1.5}, TypeError, "seed must be an int"),
-                                   ({"obs_std": np.zeros(489)}, ValueError, "obs_std must be finite and > 0")]:
+    for kwargs, error, message in [
+        ({"hidden": 0}, ValueError, "hidden must be in 1"),
+        ({"blocks": -1}, ValueError, "blocks must be in 0"),
+        ({"seed": 1.5}, TypeError, "seed must be an int"),
+        ({"obs_std": np.zeros(489)}, ValueError, "obs_std must be finite and > 0"),
+    ]:
         with pytest.raises(error, match=message):
             torch_mlp(game, **kwargs)
     with pytest.raises(TypeError, match="game must be a caribsim game"):
@@ -542,7 +615,7 @@ def test_torch_evaluator_bad_options():
 def test_without_torch_the_error_says_how_to_install_it(monkeypatch):
     game = caribsim.load_game("puerto_rico", players=3)
     net = MLPEvaluator.for_game(game, hidden=(4,))
-    monkeypatch.setitem(sys.modules, "torch", None)       # "import torch" now raises ImportError
+    monkeypatch.setitem(sys.modules, "torch", None)  # "import torch" now raises ImportError
     hint = r"pip install 'caribsim\[nn\]'"
     with pytest.raises(ImportError, match=hint):
         TorchEvaluator(object())
@@ -559,6 +632,7 @@ def test_without_torch_the_error_says_how_to_install_it(monkeypatch):
 
 def test_the_extra_is_declared():
     from pathlib import Path
+
     text = (Path(__file__).resolve().parents[2] / "pyproject.toml").read_text(encoding="utf-8")
     extras = text.split("[project.optional-dependencies]", 1)[1].split("\n[", 1)[0]
     assert re.search(r'^nn = \["torch>=\d', extras, re.M)
@@ -566,6 +640,7 @@ def test_the_extra_is_declared():
 
 # ---------------------------------------------------------------------------------------------
 # the cache
+
 
 class Counting:
     """An evaluator of (obs, mask) row by row (elementwise, so its rows never depend on the
@@ -578,7 +653,7 @@ class Counting:
         self.calls.append((obs.copy(), mask.copy()))
         cols = np.arange(self.A) % obs.shape[1]
         logits = (obs[:, cols] * 0.5 + mask).astype(np.float32)
-        values = (1 / (1 + np.exp(-obs[:, :self.P]))).astype(np.float32)
+        values = (1 / (1 + np.exp(-obs[:, : self.P]))).astype(np.float32)
         return logits, values
 
 
@@ -587,23 +662,31 @@ def test_cache_returns_the_inner_outputs_and_evaluates_only_the_misses():
     A = game.num_distinct_actions()
     inner = Counting(A, 3)
     cache = CachedEvaluator(inner, max_entries=1000)
-    batch = np.concatenate([obs[:10], obs[:4]]), np.concatenate([mask[:10], mask[:4]])   # 4 repeats
+    batch = np.concatenate([obs[:10], obs[:4]]), np.concatenate([mask[:10], mask[:4]])  # 4 repeats
     out = cache(*batch)
     want = inner(*batch)
     inner.calls.pop()
     assert np.array_equal(out[0], want[0]) and np.array_equal(out[1], want[1])
-    assert len(inner.calls) == 1 and len(inner.calls[0][0]) == 10        # each distinct row once
-    assert cache.stats() == {"hits": 4, "misses": 10, "inner_calls": 1, "entries": 10,
-                             "max_entries": 1000, "hit_rate": 4 / 14}
+    assert len(inner.calls) == 1 and len(inner.calls[0][0]) == 10  # each distinct row once
+    assert cache.stats() == {
+        "hits": 4,
+        "misses": 10,
+        "inner_calls": 1,
+        "entries": 10,
+        "max_entries": 1000,
+        "hit_rate": 4 / 14,
+    }
     # a batch of 5 cached and 20 new rows: one inner call with exactly the new rows
     out = cache(obs[5:30], mask[5:30])
     assert len(inner.calls) == 2
-    assert np.array_equal(inner.calls[1][0], obs[10:30]) and np.array_equal(inner.calls[1][1], mask[10:30])
+    assert np.array_equal(inner.calls[1][0], obs[10:30]) and np.array_equal(
+        inner.calls[1][1], mask[10:30]
+    )
     want = inner(obs[5:30], mask[5:30])
     assert np.array_equal(out[0], want[0]) and np.array_equal(out[1], want[1])
     # all cached: no inner call
     cache(obs, mask)
-    assert len(inner.calls) == 3                                           # (the one made above)
+    assert len(inner.calls) == 3  # (the one made above)
     s = cache.stats()
     assert (s["hits"], s["misses"], s["inner_calls"], s["entries"]) == (4 + 5 + 30, 30, 2, 30)
     cache.clear()
@@ -629,11 +712,11 @@ def test_cache_stays_within_max_entries_least_recently_used_first():
     inner = Counting(game.num_distinct_actions(), 4)
     cache = CachedEvaluator(inner, max_entries=5)
     for i in range(8):
-        cache(obs[i:i + 1], mask[i:i + 1])
+        cache(obs[i : i + 1], mask[i : i + 1])
         assert len(cache) <= 5
-    assert cache.stats()["entries"] == 5                      # rows 3..7 kept
-    cache(obs[3:4], mask[3:4])                                # a hit makes row 3 the most recent
-    cache(obs[8:9], mask[8:9])                                # evicts row 4, the least recent
+    assert cache.stats()["entries"] == 5  # rows 3..7 kept
+    cache(obs[3:4], mask[3:4])  # a hit makes row 3 the most recent
+    cache(obs[8:9], mask[8:9])  # evicts row 4, the least recent
     n = len(inner.calls)
     cache(obs[3:4], mask[3:4])
     assert len(inner.calls) == n
@@ -654,18 +737,25 @@ def test_cache_over_the_mlp_matches_it():
     second = cache(obs[::-1], mask[::-1])
     assert np.array_equal(second[0], first[0][::-1]) and np.array_equal(second[1], first[1][::-1])
     direct = net(obs, mask)
-    np.testing.assert_allclose(first[0], direct[0], rtol=1e-5, atol=1e-5)     # BLAS rounding only
+    np.testing.assert_allclose(first[0], direct[0], rtol=1e-5, atol=1e-5)  # BLAS rounding only
     np.testing.assert_allclose(first[1], direct[1], rtol=1e-5, atol=1e-6)
 
 
 def test_cache_refuses_bad_inner_output_and_caches_nothing():
     _game, obs, mask = positions("puerto_rico", 3, 4)
-    for bad, error, message in [(lambda o, m: None, TypeError, r"must return \(logits, values\)"),
-                                (lambda o, m: (np.zeros((len(o), 143), np.float32),
-                                               np.full((len(o), 3), 2, np.float32)),
-                                 ValueError, r"values must be in \[0, 1\]"),
-                                (lambda o, m: (np.zeros((len(o), 143)), np.zeros((len(o), 3), np.float32)),
-                                 TypeError, "logits must have dtype float32")]:
+    for bad, error, message in [
+        (lambda o, m: None, TypeError, r"must return \(logits, values\)"),
+        (
+            lambda o, m: (np.zeros((len(o), 143), np.float32), np.full((len(o), 3), 2, np.float32)),
+            ValueError,
+            r"values must be in \[0, 1\]",
+        ),
+        (
+            lambda o, m: (np.zeros((len(o), 143)), np.zeros((len(o), 3), np.float32)),
+            TypeError,
+            "logits must have dtype float32",
+        ),
+    ]:
         cache = CachedEvaluator(bad)
         with pytest.raises(error, match=message):
             cache(obs, mask)
@@ -682,10 +772,12 @@ def test_cache_refuses_bad_inner_output_and_caches_nothing():
 
 
 def test_cache_bad_options():
-    for kwargs, error, message in [({"evaluator": 3}, TypeError, "evaluator must be callable"),
-                                   ({"max_entries": 0}, ValueError, "max_entries must be in 1"),
-                                   ({"max_entries": True}, TypeError, "max_entries must be an int, got bool"),
-                                   ({"max_entries": "10"}, TypeError, "max_entries must be an int")]:
+    for kwargs, error, message in [
+        ({"evaluator": 3}, TypeError, "evaluator must be callable"),
+        ({"max_entries": 0}, ValueError, "max_entries must be in 1"),
+        ({"max_entries": True}, TypeError, "max_entries must be an int, got bool"),
+        ({"max_entries": "10"}, TypeError, "max_entries must be an int"),
+    ]:
         with pytest.raises(error, match=message):
             CachedEvaluator(**{"evaluator": Counting(3, 2), **kwargs})
 
@@ -704,6 +796,7 @@ def test_one_cache_shared_by_threads():
             got = cache(obs[idx], mask[idx])
             if not (np.array_equal(got[0], want[0][idx]) and np.array_equal(got[1], want[1][idx])):
                 errors.append(k)
+
     threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
     for t in threads:
         t.start()
@@ -716,7 +809,11 @@ def test_one_cache_shared_by_threads():
 
 def _copies_and_pickles_give_the_same_outputs(originals, obs, mask):
     for original in originals:
-        for clone in (pickle.loads(pickle.dumps(original)), copy.deepcopy(original), copy.copy(original)):
+        for clone in (
+            pickle.loads(pickle.dumps(original)),
+            copy.deepcopy(original),
+            copy.copy(original),
+        ):
             assert type(clone) is type(original)
             for x, y in zip(clone(obs, mask), original(obs, mask)):
                 np.testing.assert_allclose(x, y, rtol=1e-6, atol=1e-6)
@@ -739,13 +836,21 @@ def test_copies_and_pickles_of_the_evaluators():
     fresh = pickle.loads(pickle.dumps(cache))
     assert len(fresh) == 0 and fresh.max_entries == 7 and fresh.stats()["hits"] == 0
     twin = copy.deepcopy(net)
-    twin.fit({"observation": obs, "legal_mask": mask, "policy": mask / mask.sum(1, keepdims=True),
-              "returns": np.full((12, 3), 1 / 3, np.float32)}, epochs=1)
-    assert not np.array_equal(twin.parameters()["w0"], net.parameters()["w0"])   # trained apart
+    twin.fit(
+        {
+            "observation": obs,
+            "legal_mask": mask,
+            "policy": mask / mask.sum(1, keepdims=True),
+            "returns": np.full((12, 3), 1 / 3, np.float32),
+        },
+        epochs=1,
+    )
+    assert not np.array_equal(twin.parameters()["w0"], net.parameters()["w0"])  # trained apart
 
 
 # ---------------------------------------------------------------------------------------------
 # the checks and the errors of the constructors and calls
+
 
 def test_check_output_errors():
     good = np.zeros((4, 6), np.float32), np.full((4, 2), 0.5, np.float32)
@@ -753,16 +858,39 @@ def test_check_output_errors():
     check_output(*good, 4, 6, None)
     for logits, values, error, message in [
         (good[0].tolist(), good[1], TypeError, "logits must be a numpy float32 array"),
-        (good[0].astype(np.float64), good[1], TypeError, "logits must have dtype float32, got float64"),
+        (
+            good[0].astype(np.float64),
+            good[1],
+            TypeError,
+            "logits must have dtype float32, got float64",
+        ),
         (good[0], good[1].astype(np.float16), TypeError, "values must have dtype float32"),
-        (good[0][:3], good[1], ValueError, r"logits must have shape \(L, A\) = \(4, 6\), got \(3, 6\)"),
+        (
+            good[0][:3],
+            good[1],
+            ValueError,
+            r"logits must have shape \(L, A\) = \(4, 6\), got \(3, 6\)",
+        ),
         (good[0], good[1][:, :1], ValueError, r"values must have shape \(L, P\) = \(4, 2\)"),
         (good[0].reshape(-1), good[1], ValueError, "logits must have shape"),
-        (np.where(np.eye(4, 6, dtype=bool), np.float32(np.inf), good[0]), good[1], ValueError,
-         r"logits holds NaN or inf \(first in row 0\)"),
-        (good[0], np.where(np.arange(8).reshape(4, 2) == 5, np.float32(np.nan), good[1]), ValueError,
-         r"values holds NaN or inf \(first in row 2\)"),
-        (good[0], good[1] + np.float32(0.6), ValueError, r"values must be in \[0, 1\], got 1.1.* row 0, seat 0"),
+        (
+            np.where(np.eye(4, 6, dtype=bool), np.float32(np.inf), good[0]),
+            good[1],
+            ValueError,
+            r"logits holds NaN or inf \(first in row 0\)",
+        ),
+        (
+            good[0],
+            np.where(np.arange(8).reshape(4, 2) == 5, np.float32(np.nan), good[1]),
+            ValueError,
+            r"values holds NaN or inf \(first in row 2\)",
+        ),
+        (
+            good[0],
+            good[1] + np.float32(0.6),
+            ValueError,
+            r"values must be in \[0, 1\], got 1.1.* row 0, seat 0",
+        ),
         (good[0], good[1] - np.float32(0.6), ValueError, r"values must be in \[0, 1\]"),
     ]:
         with pytest.raises(error, match=message):
@@ -779,6 +907,7 @@ def test_check_input_and_evaluator_call_errors():
     evaluators = [net, CachedEvaluator(net)]
     try:
         import torch  # noqa: F401
+
         evaluators.append(TorchEvaluator(net.to_torch()))
     except ImportError:
         pass
@@ -804,22 +933,25 @@ def test_check_input_and_evaluator_call_errors():
     assert check_input(obs, mask, 489, 143) == 4
 
 
-@pytest.mark.parametrize("args,kwargs,error,message", [
-    ((0, 5, 2), {}, ValueError, "obs_size must be in 1"),
-    ((5, 0, 2), {}, ValueError, "num_actions must be in 1"),
-    ((5, 5, 0), {}, ValueError, "num_players must be in 1"),
-    ((5.0, 5, 2), {}, TypeError, "obs_size must be an int"),
-    ((5, 5, 2), {"hidden": "128"}, TypeError, "hidden must be a tuple of layer widths"),
-    ((5, 5, 2), {"hidden": 128}, TypeError, "hidden must be a tuple of layer widths"),
-    ((5, 5, 2), {"hidden": (8, 0)}, ValueError, "hidden width must be in 1"),
-    ((5, 5, 2), {"hidden": (8, True)}, TypeError, "hidden width must be an int, got bool"),
-    ((5, 5, 2), {"seed": -1}, ValueError, "seed must be in 0"),
-    ((5, 5, 2), {"seed": "0"}, TypeError, "seed must be an int"),
-    ((5, 5, 2), {"obs_mean": [0, 0]}, ValueError, "obs_mean must be 5 numbers"),
-    ((5, 5, 2), {"obs_std": [1, 1, 0, 1, 1]}, ValueError, "obs_std must be finite and > 0"),
-    ((5, 5, 2), {"obs_mean": [0, 0, np.nan, 0, 0]}, ValueError, "obs_mean must be finite"),
-    ((5, 5, 2), {"obs_mean": ["a"] * 5}, ValueError, "obs_mean must be 5 numbers"),
-])
+@pytest.mark.parametrize(
+    "args,kwargs,error,message",
+    [
+        ((0, 5, 2), {}, ValueError, "obs_size must be in 1"),
+        ((5, 0, 2), {}, ValueError, "num_actions must be in 1"),
+        ((5, 5, 0), {}, ValueError, "num_players must be in 1"),
+        ((5.0, 5, 2), {}, TypeError, "obs_size must be an int"),
+        ((5, 5, 2), {"hidden": "128"}, TypeError, "hidden must be a tuple of layer widths"),
+        ((5, 5, 2), {"hidden": 128}, TypeError, "hidden must be a tuple of layer widths"),
+        ((5, 5, 2), {"hidden": (8, 0)}, ValueError, "hidden width must be in 1"),
+        ((5, 5, 2), {"hidden": (8, True)}, TypeError, "hidden width must be an int, got bool"),
+        ((5, 5, 2), {"seed": -1}, ValueError, "seed must be in 0"),
+        ((5, 5, 2), {"seed": "0"}, TypeError, "seed must be an int"),
+        ((5, 5, 2), {"obs_mean": [0, 0]}, ValueError, "obs_mean must be 5 numbers"),
+        ((5, 5, 2), {"obs_std": [1, 1, 0, 1, 1]}, ValueError, "obs_std must be finite and > 0"),
+        ((5, 5, 2), {"obs_mean": [0, 0, np.nan, 0, 0]}, ValueError, "obs_mean must be finite"),
+        ((5, 5, 2), {"obs_mean": ["a"] * 5}, ValueError, "obs_mean must be 5 numbers"),
+    ],
+)
 def test_bad_mlp_options(args, kwargs, error, message):
     with pytest.raises(error, match=message):
         MLPEvaluator(*args, **kwargs)

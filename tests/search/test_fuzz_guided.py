@@ -5,6 +5,7 @@ summing to the simulations, a policy summing to 1 over the legal moves, q and va
 [0, 1]) and leaves neither virtual loss nor a waiting node; a random invalid option or
 evaluator output raises a clear error and the same object then runs normally. Each game
 runs in a subprocess with a timeout, so a crash or a hang fails the test."""
+
 import os
 import subprocess
 import sys
@@ -12,9 +13,11 @@ import textwrap
 
 import pytest
 
-SRC = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "src")
+SRC = os.path.join(
+    os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "src"
+)
 
-CODE = r'''
+CODE = r"""
 import math, random, sys
 import numpy as np
 import caribsim
@@ -161,17 +164,24 @@ def test_bad_outputs(bad, when, pick, gumbel, k):
 test_valid()
 test_bad_outputs()
 print("ok")
-'''
+"""
 
 
 @pytest.mark.parametrize("game", ["puerto_rico", "port_royal", "cuba"])
 def test_fuzz_guided_search(game):
     env = dict(os.environ, PYTHONPATH=SRC + os.pathsep + os.environ.get("PYTHONPATH", ""))
     try:
-        p = subprocess.run([sys.executable, "-c", textwrap.dedent(CODE), game, "100"], env=env,
-                           capture_output=True, text=True, timeout=300)
+        p = subprocess.run(
+            [sys.executable, "-c", textwrap.dedent(CODE), game, "100"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
     except subprocess.TimeoutExpired:
         pytest.fail("the fuzz run hung for more than 300 s")
     tail = "\n".join(p.stdout.splitlines()[-3:])
-    assert p.returncode == 0, f"exit code {p.returncode}\nlast examples:\n{tail}\n{p.stderr[-3000:]}"
+    assert p.returncode == 0, (
+        f"exit code {p.returncode}\nlast examples:\n{tail}\n{p.stderr[-3000:]}"
+    )
     assert p.stdout.endswith("ok\n")

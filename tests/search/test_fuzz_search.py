@@ -6,6 +6,7 @@ each call either returns a legal action or raises a clear error, and leaves the 
 unchanged. Threads share searchers and bots as docs/search.md ("Threads") says. Every
 fuzz run is a subprocess with a timeout, so a crash or a hang fails the test; the last
 example tried is printed before it runs, so a failure names it."""
+
 import os
 import subprocess
 import sys
@@ -13,7 +14,9 @@ import textwrap
 
 import pytest
 
-SRC = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "src")
+SRC = os.path.join(
+    os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "src"
+)
 
 COMMON = r'''
 import math, random, sys, threading
@@ -108,7 +111,7 @@ def check_result(r, state, kwargs, fresh=True):
     assert all(-1e-9 <= m <= 1.0 + 1e-9 for m in r.mean_reward.values())
 '''
 
-PARAMETERS = r'''
+PARAMETERS = r"""
 @SETTINGS
 @given(drawn=OPTIONS, players=st.sampled_from([2, 3, 4]), at=st.integers(0, 10**6))
 def search_parameters(drawn, players, at):
@@ -134,7 +137,7 @@ search_parameters()
 print("searched", len(SEARCHED))
 assert len(SEARCHED) >= EXAMPLES // 6, "too few valid examples to fuzz the search itself"
 print("ok")
-'''
+"""
 
 SEQUENCES = r'''
 @SETTINGS
@@ -262,14 +265,20 @@ def fuzz(body, game, examples, timeout):
     env = dict(os.environ, PYTHONPATH=SRC + os.pathsep + os.environ.get("PYTHONPATH", ""))
     code = COMMON + textwrap.dedent(body)
     try:
-        p = subprocess.run([sys.executable, "-c", code, game, str(examples)], env=env,
-                           capture_output=True, text=True, timeout=timeout)
+        p = subprocess.run(
+            [sys.executable, "-c", code, game, str(examples)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
     except subprocess.TimeoutExpired as e:
         last = (e.stdout or b"").decode(errors="replace").strip().splitlines()[-1:]
         pytest.fail(f"hung for more than {timeout} s; last example: {last}")
     last = p.stdout.strip().splitlines()[-2:]
-    assert p.returncode == 0 and last[-1:] == ["ok"], \
+    assert p.returncode == 0 and last[-1:] == ["ok"], (
         f"exit code {p.returncode}; last example: {last}\n{p.stderr[-3000:]}"
+    )
 
 
 GAMES = ("puerto_rico", "port_royal", "cuba")

@@ -3,6 +3,7 @@ roots over a batched evaluator and the C rollout evaluator. Known best moves, pr
 values steering the search, Sequential Halving and the improved policy, determinism with
 batching, one batch against separate runs, hidden information, bad evaluator outputs,
 bad options, threads and memory."""
+
 import contextlib
 import gc
 import math
@@ -58,6 +59,7 @@ class HashEvaluator:
 
 # --- known best moves with the C rollout evaluator --------------------------------------
 
+
 @pytest.mark.parametrize("gumbel", [False, True])
 def test_rollout_evaluator_finds_the_captain_block(gumbel):
     st = captain_blocking_position()
@@ -89,8 +91,13 @@ def test_rollout_evaluator_statistics():
     legal = st.legal_actions()
     assert r.simulations == 300 == r.visits.sum()
     assert set(np.flatnonzero(r.visits)) <= set(legal)
-    assert abs(r.policy.sum() - 1) < 1e-12 and r.policy[[a for a in range(len(r.policy)) if a not in legal]].sum() == 0
-    assert np.all((r.value >= 0) & (r.value <= 1)) and abs(r.value.sum() - 1) < 1e-9    # constant-sum returns
+    assert (
+        abs(r.policy.sum() - 1) < 1e-12
+        and r.policy[[a for a in range(len(r.policy)) if a not in legal]].sum() == 0
+    )
+    assert (
+        np.all((r.value >= 0) & (r.value <= 1)) and abs(r.value.sum() - 1) < 1e-9
+    )  # constant-sum returns
     visited = r.visits > 0
     assert np.all(np.isnan(r.q[~visited])) and np.all((r.q[visited] >= 0) & (r.q[visited] <= 1))
     assert r.action == max(np.flatnonzero(visited), key=lambda a: (r.visits[a], r.q[a], -a))
@@ -98,6 +105,7 @@ def test_rollout_evaluator_statistics():
 
 
 # --- priors and values steer the search -----------------------------------------------------
+
 
 class PriorOn:
     """A prior of ~1 on one action wherever it is legal; values 0.5."""
@@ -114,7 +122,7 @@ class PriorOn:
 def test_priors_steer_the_visits():
     st = opening(3)
     uniform = guided.search(st, guided.UniformEvaluator(3), simulations=48, seed=0)
-    target = max(st.legal_actions(), key=lambda a: (-uniform.visits[a], a))   # the least favoured
+    target = max(st.legal_actions(), key=lambda a: (-uniform.visits[a], a))  # the least favoured
     r = guided.search(st, PriorOn(target, 3), simulations=48, seed=0)
     assert r.visits[target] >= 0.8 * 48 and r.action == target
     assert uniform.visits[target] < 0.5 * 48
@@ -150,12 +158,13 @@ def test_values_replace_rollouts(gumbel):
     ev = WinAfter(st, target)
     assert ev.target.shape == (st.observation_tensor(0).__len__(),)
     r = guided.search(st, ev, simulations=64, gumbel=gumbel, seed=0)
-    assert ev.hits == 1                          # the child is evaluated once, then expanded
+    assert ev.hits == 1  # the child is evaluated once, then expanded
     assert r.action == target
     assert r.q[target] == max(r.q[a] for a in legal if r.visits[a] > 0)
 
 
 # --- the mixed value: evaluator and random playouts (mix=) -----------------------------------
+
 
 class ConstantValue:
     """Zero logits and one fixed value vector at every leaf (how far it is from the truth
@@ -192,7 +201,7 @@ def test_mix_weighs_the_evaluator_and_the_playouts():
     # q = 0.75 * 0.5 + 0.25 * (the playouts' mean), so within [0.375, 0.625] and not all 0.5
     assert np.all((q >= 0.375 - 1e-12) & (q <= 0.625 + 1e-12)) and np.any(np.abs(q - 0.5) > 1e-3)
     full = runs[1.0].q[runs[1.0].visits > 0]
-    assert np.any(full < 0.375) or np.any(full > 0.625)       # the playouts alone spread wider
+    assert np.any(full < 0.375) or np.any(full > 0.625)  # the playouts alone spread wider
     # more playouts per leaf: other (averaged) values, still in [0, 1]
     many = guided.search(st, ev, simulations=200, mix=1.0, mix_rollouts=4, seed=3)
     assert not np.array_equal(many.q, runs[1.0].q, equal_nan=True)
@@ -208,19 +217,28 @@ def test_mixed_batches_are_deterministic_and_equal_separate_runs():
     for st, seed, x, y in zip(states, seeds, a, b):
         assert x.action == y.action and np.array_equal(x.visits, y.visits)
         alone = guided.search(st, ev, simulations=120, leaves_per_tree=4, mix=0.5, seed=seed)
-        assert np.array_equal(alone.visits, x.visits) and np.array_equal(alone.q, x.q, equal_nan=True)
-    plain = guided.BatchSearch(ev, simulations=120, leaves_per_tree=4, seed=0).run(states, seeds=seeds)
+        assert np.array_equal(alone.visits, x.visits) and np.array_equal(
+            alone.q, x.q, equal_nan=True
+        )
+    plain = guided.BatchSearch(ev, simulations=120, leaves_per_tree=4, seed=0).run(
+        states, seeds=seeds
+    )
     assert any(not np.array_equal(x.q, z.q, equal_nan=True) for x, z in zip(a, plain))
 
 
 # --- Gumbel ----------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("position, sims", [(captain_blocking_position, 400), (final_build_position, 800)])
+
+@pytest.mark.parametrize(
+    "position, sims", [(captain_blocking_position, 400), (final_build_position, 800)]
+)
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_gumbel_picks_the_argmax_of_the_improved_policy(position, sims, seed):
     st = position()
     legal = st.legal_actions()
-    r = guided.search(st, ROLLOUT, simulations=sims, gumbel=True, max_considered=len(legal), seed=seed)
+    r = guided.search(
+        st, ROLLOUT, simulations=sims, gumbel=True, max_considered=len(legal), seed=seed
+    )
     assert r.action == int(np.argmax(r.policy))
     assert abs(r.policy[legal].sum() - 1.0) < 1e-9
     assert r.policy.sum() == pytest.approx(1.0) and np.all(np.delete(r.policy, legal) == 0)
@@ -229,7 +247,7 @@ def test_gumbel_picks_the_argmax_of_the_improved_policy(position, sims, seed):
 
 
 def test_gumbel_considers_m_actions_and_halves():
-    st = opening(3)                              # 6 roles
+    st = opening(3)  # 6 roles
     assert len(st.legal_actions()) == 6
     r = guided.search(st, ROLLOUT, simulations=200, gumbel=True, max_considered=2, seed=4)
     assert np.count_nonzero(r.visits) == 2 and r.visits.sum() == 200
@@ -238,7 +256,7 @@ def test_gumbel_considers_m_actions_and_halves():
     # Sequential Halving over 6 actions and 200 simulations, mctx's schedule: each action of
     # phase 1 visited 11 times, the 3 of phase 2 11 + 22, the last 2 the rest (67 each)
     assert counts == sorted(schedule_visits(6, 200))
-    assert np.count_nonzero(r.policy) == 6      # the improved policy covers every legal move
+    assert np.count_nonzero(r.policy) == 6  # the improved policy covers every legal move
 
 
 def test_gumbel_interior_rules():
@@ -253,6 +271,7 @@ def test_gumbel_interior_rules():
 
 
 # --- PUCT options --------------------------------------------------------------------------
+
 
 def test_fpu_reduction_narrows_the_search():
     st = opening(3)
@@ -269,11 +288,17 @@ def test_dirichlet_noise_and_temperature_follow_the_seed():
     plain = guided.search(st, ev, simulations=100, seed=0)
     noisy = [guided.search(st, ev, simulations=100, dirichlet_alpha=0.3, seed=s) for s in (0, 0, 1)]
     assert np.array_equal(noisy[0].visits, noisy[1].visits)
-    assert not np.array_equal(noisy[0].visits, plain.visits) or not np.array_equal(noisy[2].visits, plain.visits)
+    assert not np.array_equal(noisy[0].visits, plain.visits) or not np.array_equal(
+        noisy[2].visits, plain.visits
+    )
     assert not np.array_equal(noisy[0].visits, noisy[2].visits)
-    none = guided.search(st, ev, simulations=100, dirichlet_alpha=0.3, dirichlet_fraction=0.0, seed=0)
+    none = guided.search(
+        st, ev, simulations=100, dirichlet_alpha=0.3, dirichlet_fraction=0.0, seed=0
+    )
     assert np.array_equal(none.visits, plain.visits)
-    picks = {guided.search(st, ev, simulations=60, temperature=5.0, seed=s).action for s in range(12)}
+    picks = {
+        guided.search(st, ev, simulations=60, temperature=5.0, seed=s).action for s in range(12)
+    }
     assert len(picks) > 1 and picks <= set(st.legal_actions())
     a = guided.search(st, ev, simulations=60, temperature=5.0, seed=3)
     b = guided.search(st, ev, simulations=60, temperature=5.0, seed=3)
@@ -283,9 +308,12 @@ def test_dirichlet_noise_and_temperature_follow_the_seed():
 
 # --- batching and determinism ------------------------------------------------------------------
 
+
 def batch_states():
-    return ([opening(3, seed=s, steps=s * 7) for s in range(5)]
-            + [opening(3, seed=9, steps=40), opening(3, seed=10, steps=3)])
+    return [opening(3, seed=s, steps=s * 7) for s in range(5)] + [
+        opening(3, seed=9, steps=40),
+        opening(3, seed=10, steps=3),
+    ]
 
 
 @pytest.mark.parametrize("gumbel", [False, True])
@@ -295,7 +323,9 @@ def test_batched_runs_are_deterministic(gumbel):
     one = guided.BatchSearch(ev, simulations=120, leaves_per_tree=4, gumbel=gumbel, seed=7)
     a = one.run(states)
     b = one.run(states)
-    c = guided.BatchSearch(ev, simulations=120, leaves_per_tree=4, gumbel=gumbel, seed=8).run(states)
+    c = guided.BatchSearch(ev, simulations=120, leaves_per_tree=4, gumbel=gumbel, seed=8).run(
+        states
+    )
     for x, y in zip(a, b):
         assert x.action == y.action and np.array_equal(x.visits, y.visits)
         assert np.array_equal(x.policy, y.policy) and np.array_equal(x.value, y.value)
@@ -316,9 +346,11 @@ def test_one_batch_gives_what_separate_runs_give(gumbel):
         assert alone.action == r.action and np.array_equal(alone.visits, r.visits)
         assert np.array_equal(alone.policy, r.policy) and alone.nodes == r.nodes
     # batching is real: one call served many trees
-    assert 3 * calls < ev.calls - calls          # far fewer calls than the separate runs made
+    assert 3 * calls < ev.calls - calls  # far fewer calls than the separate runs made
     # and the default seeds are seed + i
-    default = guided.BatchSearch(ev, simulations=150, leaves_per_tree=6, gumbel=gumbel, seed=5).run(states)
+    default = guided.BatchSearch(ev, simulations=150, leaves_per_tree=6, gumbel=gumbel, seed=5).run(
+        states
+    )
     alone = guided.search(states[2], ev, simulations=150, leaves_per_tree=6, gumbel=gumbel, seed=7)
     assert np.array_equal(default[2].visits, alone.visits)
 
@@ -331,7 +363,7 @@ def test_leaves_per_tree_batches_the_leaves_of_one_tree():
     sizes = [len(obs) for obs, _ in ev.batches]
     # the root alone, then at most 16 leaves per call; no path ends the game this early
     assert sizes[0] == 1 and max(sizes) == 16 and sum(sizes) == 257
-    assert len(sizes) < 40                       # duplicates (paths to a waiting leaf) are few
+    assert len(sizes) < 40  # duplicates (paths to a waiting leaf) are few
 
 
 def test_a_vector_game_is_searched_like_its_states():
@@ -351,10 +383,11 @@ def test_terminal_leaves_need_no_evaluation():
     ev = HashEvaluator(2)
     r = guided.search(st, ev, simulations=300, leaves_per_tree=4, seed=0)
     assert r.visits.sum() == 300
-    assert ev.leaves < 300                       # fewer evaluations than simulations
+    assert ev.leaves < 300  # fewer evaluations than simulations
 
 
 # --- hidden information -------------------------------------------------------------------------
+
 
 class Recorder(HashEvaluator):
     def __init__(self, players):
@@ -384,7 +417,7 @@ def test_the_evaluator_sees_only_the_searching_players_view(make):
     st = make()
     seat = st.current_player()
     other = st.determinize(seat, seed=5)
-    assert other.to_dict() != st.to_dict()                     # hidden facts differ
+    assert other.to_dict() != st.to_dict()  # hidden facts differ
     assert np.array_equal(other.observation_tensor(seat), st.observation_tensor(seat))
     runs = []
     for root in (st, other):
@@ -407,7 +440,9 @@ def test_the_evaluator_sees_only_the_searching_players_view(make):
 def test_hidden_information_games_search_with_an_evaluator(game):
     st = opening(3, game=game, seed=2, steps=12)
     for gumbel in (False, True):
-        r = guided.BatchSearch(HashEvaluator(3), simulations=80, leaves_per_tree=4, gumbel=gumbel).run([st, st])
+        r = guided.BatchSearch(
+            HashEvaluator(3), simulations=80, leaves_per_tree=4, gumbel=gumbel
+        ).run([st, st])
         for x in r:
             assert x.action in st.legal_actions() and x.visits.sum() == 80
     r = guided.search(st, ROLLOUT, simulations=200, seed=0)
@@ -415,6 +450,7 @@ def test_hidden_information_games_search_with_an_evaluator(game):
 
 
 # --- bad evaluator outputs -----------------------------------------------------------------------
+
 
 def _logits(mask):
     return np.zeros(mask.shape, dtype=np.float32)
@@ -432,8 +468,11 @@ def _nan_at_legal(obs, mask):
 
 def _bad(values_fn=None, logits_fn=None):
     def ev(obs, mask):
-        return (_logits(mask) if logits_fn is None else logits_fn(obs, mask),
-                _values(obs) if values_fn is None else values_fn(obs, mask))
+        return (
+            _logits(mask) if logits_fn is None else logits_fn(obs, mask),
+            _values(obs) if values_fn is None else values_fn(obs, mask),
+        )
+
     return ev
 
 
@@ -444,15 +483,55 @@ def _boom(obs, mask):
 BAD_OUTPUTS = [
     ("not a pair", lambda o, m: _logits(m), TypeError, "must return a pair"),
     ("three items", lambda o, m: (_logits(m), _values(o), 1), TypeError, "must return a pair"),
-    ("logits shape", _bad(logits_fn=lambda o, m: np.zeros((len(o), 5), np.float32)), ValueError, "logits must have shape"),
-    ("values shape", _bad(values_fn=lambda o, m: np.zeros((len(o), 2))), ValueError, "values must have shape"),
-    ("values 1-d", _bad(values_fn=lambda o, m: np.zeros(len(o))), ValueError, "values must have shape"),
-    ("int logits", _bad(logits_fn=lambda o, m: np.zeros(m.shape, np.int64)), TypeError, "logits must be a float array"),
-    ("object values", _bad(values_fn=lambda o, m: np.array([[None] * 3] * len(o))), TypeError, "values must be a float array"),
+    (
+        "logits shape",
+        _bad(logits_fn=lambda o, m: np.zeros((len(o), 5), np.float32)),
+        ValueError,
+        "logits must have shape",
+    ),
+    (
+        "values shape",
+        _bad(values_fn=lambda o, m: np.zeros((len(o), 2))),
+        ValueError,
+        "values must have shape",
+    ),
+    (
+        "values 1-d",
+        _bad(values_fn=lambda o, m: np.zeros(len(o))),
+        ValueError,
+        "values must have shape",
+    ),
+    (
+        "int logits",
+        _bad(logits_fn=lambda o, m: np.zeros(m.shape, np.int64)),
+        TypeError,
+        "logits must be a float array",
+    ),
+    (
+        "object values",
+        _bad(values_fn=lambda o, m: np.array([[None] * 3] * len(o))),
+        TypeError,
+        "values must be a float array",
+    ),
     ("nan logit", _nan_at_legal, ValueError, "logits must be finite at legal actions"),
-    ("inf logit", _bad(logits_fn=lambda o, m: np.where(m, np.inf, 0).astype(np.float32)), ValueError, "must be finite at legal"),
-    ("nan value", _bad(values_fn=lambda o, m: _values(o, v=np.nan)), ValueError, "values must be finite and in [0, 1]"),
-    ("inf value", _bad(values_fn=lambda o, m: _values(o, v=np.inf)), ValueError, "values must be finite and in [0, 1]"),
+    (
+        "inf logit",
+        _bad(logits_fn=lambda o, m: np.where(m, np.inf, 0).astype(np.float32)),
+        ValueError,
+        "must be finite at legal",
+    ),
+    (
+        "nan value",
+        _bad(values_fn=lambda o, m: _values(o, v=np.nan)),
+        ValueError,
+        "values must be finite and in [0, 1]",
+    ),
+    (
+        "inf value",
+        _bad(values_fn=lambda o, m: _values(o, v=np.inf)),
+        ValueError,
+        "values must be finite and in [0, 1]",
+    ),
     ("value above 1", _bad(values_fn=lambda o, m: _values(o, v=1.5)), ValueError, "in [0, 1]"),
     ("value below 0", _bad(values_fn=lambda o, m: _values(o, v=-0.01)), ValueError, "in [0, 1]"),
     ("raises", _boom, ZeroDivisionError, "boom inside the evaluator"),
@@ -461,7 +540,9 @@ BAD_OUTPUTS = [
 
 @pytest.mark.parametrize("name, bad, error, message", BAD_OUTPUTS, ids=[b[0] for b in BAD_OUTPUTS])
 @pytest.mark.parametrize("fail_at", [1, 4])
-def test_bad_evaluator_outputs_raise_and_leave_the_search_usable(name, bad, error, message, fail_at):
+def test_bad_evaluator_outputs_raise_and_leave_the_search_usable(
+    name, bad, error, message, fail_at
+):
     """The evaluator turns bad at its fail_at-th call (1: the roots; 4: mid-search); the
     error names what was wrong, and the next run gives what a fresh search gives."""
     good = HashEvaluator(3)
@@ -479,11 +560,15 @@ def test_bad_evaluator_outputs_raise_and_leave_the_search_usable(name, bad, erro
         bs.run(states)
     # the trees as the error left them: the step's leaves dropped, nothing half done
     audit = bs._engine.audit()
-    assert audit["vloss"] == audit["pending"] == audit["inflight"] == audit["unbalanced"] == 0, audit
+    assert audit["vloss"] == audit["pending"] == audit["inflight"] == audit["unbalanced"] == 0, (
+        audit
+    )
     assert audit["nodes"] >= 3
     state["bad"] = False
     again = bs.run(states)
-    fresh = guided.BatchSearch(HashEvaluator(3), simulations=60, leaves_per_tree=4, seed=2).run(states)
+    fresh = guided.BatchSearch(HashEvaluator(3), simulations=60, leaves_per_tree=4, seed=2).run(
+        states
+    )
     for x, y in zip(again, fresh):
         assert x.action == y.action and np.array_equal(x.visits, y.visits) and x.nodes == y.nodes
     assert bs._engine.audit()["unbalanced"] == 0
@@ -494,7 +579,9 @@ def test_a_finished_run_leaves_balanced_trees():
         bs = guided.BatchSearch(HashEvaluator(3), simulations=200, leaves_per_tree=8, gumbel=gumbel)
         bs.run(batch_states())
         audit = bs._engine.audit()
-        assert audit["vloss"] == audit["pending"] == audit["inflight"] == audit["unbalanced"] == 0, audit
+        assert (
+            audit["vloss"] == audit["pending"] == audit["inflight"] == audit["unbalanced"] == 0
+        ), audit
         assert audit["nodes"] > 7 * 200
 
 
@@ -502,7 +589,7 @@ def test_illegal_entries_of_the_logits_are_ignored():
     st = opening(3)
 
     def ev(obs, mask):
-        lg = np.where(mask, 0.0, -np.inf).astype(np.float64)   # masked logits, float64
+        lg = np.where(mask, 0.0, -np.inf).astype(np.float64)  # masked logits, float64
         lg[~mask] = np.nan
         return lg, np.full((len(obs), 3), 0.25, dtype=np.float16)
 
@@ -512,38 +599,46 @@ def test_illegal_entries_of_the_logits_are_ignored():
 
 # --- bad options and states -----------------------------------------------------------------------
 
-@pytest.mark.parametrize("options, error, message", [
-    ({"simulations": 0}, ValueError, "simulations"),
-    ({"simulations": 2.5}, TypeError, "simulations"),
-    ({"simulations": True}, TypeError, "simulations"),
-    ({"leaves_per_tree": 0}, ValueError, "leaves_per_tree"),
-    ({"leaves_per_tree": 5000}, ValueError, "leaves_per_tree"),
-    ({"c_puct": -1}, ValueError, "c_puct"),
-    ({"c_puct": float("nan")}, ValueError, "c_puct"),
-    ({"c_puct": "1"}, TypeError, "c_puct"),
-    ({"fpu_reduction": -0.1}, ValueError, "fpu_reduction"),
-    ({"fpu_reduction": 2}, ValueError, "fpu_reduction"),
-    ({"dirichlet_alpha": 0}, ValueError, "dirichlet_alpha"),
-    ({"dirichlet_alpha": float("inf")}, ValueError, "dirichlet_alpha"),
-    ({"dirichlet_fraction": 1.5}, ValueError, "dirichlet_fraction"),
-    ({"temperature": -1}, ValueError, "temperature"),
-    ({"gumbel": 1}, TypeError, "gumbel must be True or False"),
-    ({"gumbel": True, "dirichlet_alpha": 0.3}, ValueError, "dirichlet_alpha applies to the PUCT root"),
-    ({"gumbel": True, "temperature": 1.0}, ValueError, "temperature applies to the PUCT root"),
-    ({"max_considered": 0}, ValueError, "max_considered"),
-    ({"gumbel_scale": -1}, ValueError, "gumbel_scale"),
-    ({"c_visit": float("nan")}, ValueError, "c_visit"),
-    ({"c_scale": None}, TypeError, "c_scale"),
-    ({"interior": "uct"}, ValueError, "interior must be one of"),
-    ({"mix": -0.1}, ValueError, "mix"),
-    ({"mix": 1.5}, ValueError, "mix"),
-    ({"mix": float("nan")}, ValueError, "mix"),
-    ({"mix": "0.5"}, TypeError, "mix"),
-    ({"mix_rollouts": 0}, ValueError, "mix_rollouts"),
-    ({"mix_rollouts": 1.0}, TypeError, "mix_rollouts"),
-    ({"seed": -1}, ValueError, "seed"),
-    ({"seed": 2**64}, ValueError, "seed"),
-])
+
+@pytest.mark.parametrize(
+    "options, error, message",
+    [
+        ({"simulations": 0}, ValueError, "simulations"),
+        ({"simulations": 2.5}, TypeError, "simulations"),
+        ({"simulations": True}, TypeError, "simulations"),
+        ({"leaves_per_tree": 0}, ValueError, "leaves_per_tree"),
+        ({"leaves_per_tree": 5000}, ValueError, "leaves_per_tree"),
+        ({"c_puct": -1}, ValueError, "c_puct"),
+        ({"c_puct": float("nan")}, ValueError, "c_puct"),
+        ({"c_puct": "1"}, TypeError, "c_puct"),
+        ({"fpu_reduction": -0.1}, ValueError, "fpu_reduction"),
+        ({"fpu_reduction": 2}, ValueError, "fpu_reduction"),
+        ({"dirichlet_alpha": 0}, ValueError, "dirichlet_alpha"),
+        ({"dirichlet_alpha": float("inf")}, ValueError, "dirichlet_alpha"),
+        ({"dirichlet_fraction": 1.5}, ValueError, "dirichlet_fraction"),
+        ({"temperature": -1}, ValueError, "temperature"),
+        ({"gumbel": 1}, TypeError, "gumbel must be True or False"),
+        (
+            {"gumbel": True, "dirichlet_alpha": 0.3},
+            ValueError,
+            "dirichlet_alpha applies to the PUCT root",
+        ),
+        ({"gumbel": True, "temperature": 1.0}, ValueError, "temperature applies to the PUCT root"),
+        ({"max_considered": 0}, ValueError, "max_considered"),
+        ({"gumbel_scale": -1}, ValueError, "gumbel_scale"),
+        ({"c_visit": float("nan")}, ValueError, "c_visit"),
+        ({"c_scale": None}, TypeError, "c_scale"),
+        ({"interior": "uct"}, ValueError, "interior must be one of"),
+        ({"mix": -0.1}, ValueError, "mix"),
+        ({"mix": 1.5}, ValueError, "mix"),
+        ({"mix": float("nan")}, ValueError, "mix"),
+        ({"mix": "0.5"}, TypeError, "mix"),
+        ({"mix_rollouts": 0}, ValueError, "mix_rollouts"),
+        ({"mix_rollouts": 1.0}, TypeError, "mix_rollouts"),
+        ({"seed": -1}, ValueError, "seed"),
+        ({"seed": 2**64}, ValueError, "seed"),
+    ],
+)
 def test_bad_options_raise_clear_errors(options, error, message):
     st = opening(3)
     before = st.to_dict()
@@ -558,7 +653,9 @@ def test_bad_evaluators_and_states_raise_clear_errors():
     st = opening(3)
     with pytest.raises(TypeError, match="evaluator must be callable"):
         guided.search(st, "net")
-    with pytest.raises(ValueError, match="the RolloutEvaluator's values are random playouts already"):
+    with pytest.raises(
+        ValueError, match="the RolloutEvaluator's values are random playouts already"
+    ):
         guided.search(st, ROLLOUT, mix=0.5)
     with pytest.raises(ValueError, match="rollouts"):
         guided.RolloutEvaluator(0)
@@ -572,7 +669,9 @@ def test_bad_evaluators_and_states_raise_clear_errors():
         bs.run([g.new_initial_state()])
     end = st.clone()
     while not end.is_terminal():
-        end.apply_action(end.legal_actions()[0]) if not end.is_chance_node() else end.resolve_chance()
+        end.apply_action(
+            end.legal_actions()[0]
+        ) if not end.is_chance_node() else end.resolve_chance()
     with pytest.raises(ValueError, match=r"states\[1\]: cannot search a terminal state"):
         bs.run([st, end])
     with pytest.raises(TypeError, match="states must be a list"):
@@ -605,6 +704,7 @@ def test_values_of_the_wrong_width_name_the_seats():
 
 
 # --- threads -------------------------------------------------------------------------------------
+
 
 def test_the_evaluator_cannot_reenter_its_search():
     st = opening(3)
@@ -663,6 +763,7 @@ def test_two_batch_searches_run_at_once_on_two_threads():
 
 # --- memory -------------------------------------------------------------------------------------
 
+
 @pytest.mark.skipif(not os.path.exists("/proc/self/statm"), reason="needs /proc (Linux)")
 def test_many_runs_do_not_grow_the_resident_set():
     page = os.sysconf("SC_PAGE_SIZE")
@@ -681,7 +782,9 @@ def test_many_runs_do_not_grow_the_resident_set():
             guided.search(states[i % len(states)], ROLLOUT, simulations=100, seed=i)
             guided.BatchSearch(ev, simulations=20, gumbel=True).run(states[:2])
             with contextlib.suppress(ValueError):
-                guided.BatchSearch(_bad(values_fn=lambda o, m: _values(o, v=2.0)), simulations=20).run(states)
+                guided.BatchSearch(
+                    _bad(values_fn=lambda o, m: _values(o, v=2.0)), simulations=20
+                ).run(states)
 
     burst()
     gc.collect()
@@ -694,6 +797,7 @@ def test_many_runs_do_not_grow_the_resident_set():
 
 
 # --- the Sequential Halving schedule and the engine's own checks -------------------------------
+
 
 def mctx_schedule(m, n):
     """The schedule of mctx's get_sequence_of_considered_visits, written out from its
@@ -742,20 +846,44 @@ def test_a_keyboard_interrupt_in_the_evaluator_leaves_the_search_usable():
     with pytest.raises(KeyboardInterrupt):
         bs.run(states)
     again = bs.run(states)
-    fresh = guided.BatchSearch(HashEvaluator(3), simulations=40, leaves_per_tree=4, seed=1).run(states)
+    fresh = guided.BatchSearch(HashEvaluator(3), simulations=40, leaves_per_tree=4, seed=1).run(
+        states
+    )
     assert all(np.array_equal(x.visits, y.visits) for x, y in zip(again, fresh))
 
 
 def test_the_engine_checks_its_arguments():
     st = opening(3)
-    ok = dict(state=st, evaluator=guided.UniformEvaluator(3), simulations=10, leaves_per_tree=1,
-              c_puct=1.0, fpu_reduction=0.0, dirichlet_alpha=0.0, dirichlet_fraction=0.0,
-              temperature=0.0, gumbel=False, interior="puct", max_considered=4,
-              gumbel_scale=1.0, c_visit=50.0, c_scale=0.1, rollouts=0)
-    for key, bad in [("simulations", 0), ("leaves_per_tree", 0), ("c_puct", math.nan),
-                     ("fpu_reduction", -1.0), ("dirichlet_fraction", 2.0), ("temperature", math.inf),
-                     ("interior", "x"), ("max_considered", 0), ("rollouts", -1),
-                     ("evaluator", None)]:
+    ok = dict(
+        state=st,
+        evaluator=guided.UniformEvaluator(3),
+        simulations=10,
+        leaves_per_tree=1,
+        c_puct=1.0,
+        fpu_reduction=0.0,
+        dirichlet_alpha=0.0,
+        dirichlet_fraction=0.0,
+        temperature=0.0,
+        gumbel=False,
+        interior="puct",
+        max_considered=4,
+        gumbel_scale=1.0,
+        c_visit=50.0,
+        c_scale=0.1,
+        rollouts=0,
+    )
+    for key, bad in [
+        ("simulations", 0),
+        ("leaves_per_tree", 0),
+        ("c_puct", math.nan),
+        ("fpu_reduction", -1.0),
+        ("dirichlet_fraction", 2.0),
+        ("temperature", math.inf),
+        ("interior", "x"),
+        ("max_considered", 0),
+        ("rollouts", -1),
+        ("evaluator", None),
+    ]:
         with pytest.raises((ValueError, TypeError)):
             _guided.Engine(**dict(ok, **{key: bad}))
     blank = caribsim._game.GameState.__new__(caribsim._game.GameState)
@@ -778,9 +906,16 @@ def test_the_engine_checks_its_arguments():
 def test_copies_of_a_batch_search_are_fresh_and_equal():
     import copy
     import pickle
+
     st = opening(3)
-    bs = guided.BatchSearch(guided.UniformEvaluator(3), simulations=30, leaves_per_tree=2,
-                            gumbel=True, max_considered=4, seed=9)
+    bs = guided.BatchSearch(
+        guided.UniformEvaluator(3),
+        simulations=30,
+        leaves_per_tree=2,
+        gumbel=True,
+        max_considered=4,
+        seed=9,
+    )
     first = bs.run([st])[0]
     for other in (copy.copy(bs), copy.deepcopy(bs), pickle.loads(pickle.dumps(bs))):
         assert other is not bs and other._guard is not bs._guard

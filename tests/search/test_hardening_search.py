@@ -2,6 +2,7 @@
 that ran nothing or ran forever, tree reuse of an edited position, concurrent use from
 threads and interrupted threaded searches. Whatever could crash or hang runs in a
 subprocess with a timeout."""
+
 import os
 import random
 import subprocess
@@ -14,7 +15,9 @@ import caribsim
 from caribsim import arena, bots, mcts
 
 GAMES = ("puerto_rico", "port_royal", "cuba")
-SRC = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "src")
+SRC = os.path.join(
+    os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "src"
+)
 
 PRELUDE = """
 import threading, time, sys
@@ -43,8 +46,13 @@ def run_code(code, timeout=60):
     shows how it ended (a crash, a hang or a traceback)."""
     env = dict(os.environ, PYTHONPATH=SRC + os.pathsep + os.environ.get("PYTHONPATH", ""))
     try:
-        p = subprocess.run([sys.executable, "-c", PRELUDE + textwrap.dedent(code)], env=env,
-                           capture_output=True, text=True, timeout=timeout)
+        p = subprocess.run(
+            [sys.executable, "-c", PRELUDE + textwrap.dedent(code)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
     except subprocess.TimeoutExpired:
         pytest.fail(f"hung for more than {timeout} s")
     assert p.returncode == 0, f"exit code {p.returncode}\n{p.stdout}\n{p.stderr}"
@@ -66,9 +74,11 @@ def decision(game, seed=1, players=3, steps=0):
 
 # --- item 1: one Searcher / MCTSBot from two threads -------------------------------------
 
+
 @pytest.mark.parametrize("game", GAMES)
 def test_one_searcher_from_two_threads_refuses_the_second_call(game):
-    out = run_code(f"""
+    out = run_code(
+        f"""
         st = decision({game!r})
         legal = st.legal_actions()
         se = mcts.Searcher(iterations=400, seed=1, reuse=False)
@@ -103,12 +113,15 @@ def test_one_searcher_from_two_threads_refuses_the_second_call(game):
         a, b = se.search(st), twin.search(st)
         assert (a.visits, a.mean_reward) == (b.visits, b.mean_reward)
         print("ok", done["ok"], done["busy"])
-    """, timeout=120)
+    """,
+        timeout=120,
+    )
     assert out.startswith("ok")
 
 
 def test_one_mcts_bot_from_two_threads_refuses_step_and_restart():
-    out = run_code("""
+    out = run_code(
+        """
         st = decision("puerto_rico")
         bot = bots.MCTSBot(seconds=1.5, seed=2)
         t = start_busy(bot.step, (st,), bot._guard._lock.locked)
@@ -127,7 +140,9 @@ def test_one_mcts_bot_from_two_threads_refuses_step_and_restart():
         assert bot.seed == 2 and bot.options == {"seconds": 1.5}
         assert bot.last_result.action in st.legal_actions()
         print("ok")
-    """, timeout=60)
+    """,
+        timeout=60,
+    )
     assert out == "ok\n"
 
 
@@ -169,12 +184,15 @@ def test_copies_of_a_searcher_are_fresh_and_independent():
             assert (r.visits, r.mean_reward) == (alone.visits, alone.mean_reward)
         print(repr(copies[2]))
     """)
-    assert out == ("Searcher(iterations=800, seconds=None, c=0.9, reward='win', rollout='random', "
-                   "max_depth=None, threads=1, seed=7, reuse=True)\n")
+    assert out == (
+        "Searcher(iterations=800, seconds=None, c=0.9, reward='win', rollout='random', "
+        "max_depth=None, threads=1, seed=7, reuse=True)\n"
+    )
 
 
 def test_two_searchers_may_search_one_state_at_once():
-    out = run_code("""
+    out = run_code(
+        """
         st = decision("port_royal")
         before = st.to_dict()
         results = [None, None]
@@ -188,7 +206,9 @@ def test_two_searchers_may_search_one_state_at_once():
             assert (results[i].visits, results[i].mean_reward) == (alone.visits, alone.mean_reward)
         assert st.to_dict() == before
         print("ok")
-    """, timeout=120)
+    """,
+        timeout=120,
+    )
     assert out == "ok\n"
 
 
@@ -196,7 +216,8 @@ def test_interrupted_threaded_search_leaves_no_tree_running():
     """Ctrl-C in the caller of a threaded search, also while it starts its threads: the
     trees stop, no worker goes on searching (no Python thread, no C search thread), and the
     same searcher searches again."""
-    out = run_code("""
+    out = run_code(
+        """
         import random, signal
         from caribsim.search._mcts import running_workers
         st = decision("puerto_rico")
@@ -223,14 +244,17 @@ def test_interrupted_threaded_search_leaves_no_tree_running():
         r = mcts.Searcher(iterations=50, threads=2, seed=0).search(st)
         assert r.iterations == 50
         print("ok")
-    """, timeout=90)
+    """,
+        timeout=90,
+    )
     assert out == "ok\n"
 
 
 def test_interrupted_single_thread_search_stops_within_its_slice():
     """A one-thread search looks at its signals between slices of iterations: Ctrl-C ends a
     20-second search at once, and the searcher searches again."""
-    out = run_code("""
+    out = run_code(
+        """
         import signal
         from caribsim.search._mcts import running_workers
         st = decision("puerto_rico")
@@ -248,13 +272,16 @@ def test_interrupted_single_thread_search_stops_within_its_slice():
         assert running_workers() == 0
         assert mcts.Searcher(iterations=40, threads=1, seed=0).search(st).iterations == 40
         print("ok")
-    """, timeout=90)
+    """,
+        timeout=90,
+    )
     assert out == "ok\n"
 
 
 def test_search_threads_are_joined_before_the_search_returns():
     """Threads of a search exist only while it runs; many short searches leave none behind."""
-    out = run_code("""
+    out = run_code(
+        """
         from caribsim.search._mcts import running_workers
         st = decision("cuba")
         for i in range(30):
@@ -262,11 +289,14 @@ def test_search_threads_are_joined_before_the_search_returns():
             assert r.iterations == 8
             assert running_workers() == 0
         print("ok")
-    """, timeout=90)
+    """,
+        timeout=90,
+    )
     assert out == "ok\n"
 
 
 # --- item 5: the internal classes validate, or cannot be reached ---------------------------
+
 
 def test_forest_refuses_bad_arguments_and_uninitialised_objects():
     out = run_code("""
@@ -308,17 +338,28 @@ def test_forest_refuses_bad_arguments_and_uninitialised_objects():
         print("alive", hasattr(Forest, "_run"))
     """)
     lines = out.splitlines()
-    assert lines[-1] == "alive False"           # no public entry point to a tree by index
+    assert lines[-1] == "alive False"  # no public entry point to a tree by index
     errors = lines[:-1]
     assert len(errors) == 22 and not any(e == "no error" for e in errors), out
-    for i, key in enumerate(["c must be a finite number >= 0, got nan", "got inf", "got -1.0",
-                             "threads must be in 1..64, got 0", "got -3", "got 65",
-                             "reward must be one of", "rollout must be one of",
-                             "max_depth must be >= 0"]):
+    for i, key in enumerate(
+        [
+            "c must be a finite number >= 0, got nan",
+            "got inf",
+            "got -1.0",
+            "threads must be in 1..64, got 0",
+            "got -3",
+            "got 65",
+            "reward must be one of",
+            "rollout must be one of",
+            "max_depth must be >= 0",
+        ]
+    ):
         assert errors[i].startswith("ValueError") and key in errors[i], (i, errors[i])
     for i in (9, 17, 19, 20, 21):
-        assert errors[i].startswith("TypeError") and "uninitialised GameState" in errors[i], errors[i]
-    assert errors[11].startswith("TypeError")                        # Forest.__new__ needs its arguments
+        assert errors[i].startswith("TypeError") and "uninitialised GameState" in errors[i], errors[
+            i
+        ]
+    assert errors[11].startswith("TypeError")  # Forest.__new__ needs its arguments
     assert "give a budget" in errors[12] and "iterations must be >= 0" in errors[13]
     assert all("seconds must be a finite number >= 0" in e for e in errors[14:17])
     assert "decision node, not a chance node" in errors[18]
@@ -353,8 +394,12 @@ def test_searcher_options_are_read_only_and_checked_once():
         r = se.search(s)
         print(se.iterations, se.c, se.threads, r.iterations)
     """)
-    assert out.splitlines() == ["read-only iterations", "read-only c", "read-only threads",
-                                "20 1.4 1 20"]
+    assert out.splitlines() == [
+        "read-only iterations",
+        "read-only c",
+        "read-only threads",
+        "20 1.4 1 20",
+    ]
 
 
 def test_uninitialised_or_reinitialised_searcher_and_bot():
@@ -366,7 +411,7 @@ def test_uninitialised_or_reinitialised_searcher_and_bot():
         def __new__(cls, *args, **kwargs):
             return object.__new__(cls)
 
-        def __init__(self):                      # never sets the searcher up
+        def __init__(self):  # never sets the searcher up
             pass
 
     with pytest.raises(RuntimeError, match="not initialised"):
@@ -375,7 +420,7 @@ def test_uninitialised_or_reinitialised_searcher_and_bot():
         bots.MCTSBot.__new__(bots.MCTSBot).step(st)
     se = mcts.Searcher(iterations=30, seed=4)
     with pytest.raises(ValueError, match="c must be"):
-        se.__init__(iterations=50, c=-1)          # a failing second __init__ changes nothing
+        se.__init__(iterations=50, c=-1)  # a failing second __init__ changes nothing
     assert (se.iterations, se.c, se.seed) == (30, 1.4, 4)
     assert se.search(st).iterations == 30
     bot = bots.MCTSBot(iterations=30, seed=4)
@@ -386,24 +431,42 @@ def test_uninitialised_or_reinitialised_searcher_and_bot():
 
 # --- items 6 and 15: budgets that ran forever or ran nothing -------------------------------
 
+
 def test_more_threads_than_iterations_runs_exactly_the_iterations():
-    out = run_code("""
+    out = run_code(
+        """
         s = decision("puerto_rico")
         for it, th, sec in [(1, 2, None), (10, 64, None), (3, 8, 30.0)]:
             t0 = time.perf_counter()
             r = mcts.search(s, iterations=it, threads=th, seconds=sec, seed=0)
             print(r.iterations, sum(r.visits.values()), r.action in s.legal_actions(),
                   time.perf_counter() - t0 < 10)
-    """, timeout=60)
+    """,
+        timeout=60,
+    )
     assert out.splitlines() == ["1 1 True True", "10 10 True True", "3 3 True True"]
 
 
 def test_arena_cli_with_more_threads_than_iterations_ends():
     env = dict(os.environ, PYTHONPATH=SRC + os.pathsep + os.environ.get("PYTHONPATH", ""))
     try:
-        p = subprocess.run([sys.executable, "-m", "caribsim", "arena", "puerto_rico", "--bots",
-                            "mcts:1:threads=2,random", "--games", "1"], env=env,
-                           capture_output=True, text=True, timeout=120)
+        p = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "caribsim",
+                "arena",
+                "puerto_rico",
+                "--bots",
+                "mcts:1:threads=2,random",
+                "--games",
+                "1",
+            ],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
     except subprocess.TimeoutExpired:
         pytest.fail("the arena hung")
     assert p.returncode == 0, p.stderr
@@ -417,17 +480,19 @@ def test_tiny_time_budget_still_runs_an_iteration(game):
     assert r.action in st.legal_actions()
     assert r.iterations >= 1 and sum(r.visits.values()) == r.iterations
     r = mcts.search(st, seconds=1e-9, threads=3, seed=0)
-    assert r.action in st.legal_actions() and r.iterations >= 3     # every tree ran
+    assert r.action in st.legal_actions() and r.iterations >= 3  # every tree ran
 
 
 def test_mcts_bot_with_a_tiny_time_budget_plays_an_arena_game():
-    result = arena.play_match("puerto_rico", [bots.MCTSBot(seconds=1e-9), bots.RandomBot()],
-                              n_games=1, seed=3, players=2)
+    result = arena.play_match(
+        "puerto_rico", [bots.MCTSBot(seconds=1e-9), bots.RandomBot()], n_games=1, seed=3, players=2
+    )
     assert result.n_games == 1 and result.mean_length > 50
     assert result.bots[0].games == 1
 
 
 # --- item 16: tree reuse only for the very position --------------------------------------
+
 
 @pytest.mark.parametrize("game", GAMES)
 def test_reuse_refuses_a_position_whose_history_extends_the_root_but_differs(game):
@@ -439,7 +504,7 @@ def test_reuse_refuses_a_position_whose_history_extends_the_root_but_differs(gam
         se = mcts.Searcher(iterations=100, seed=seed)
         se.search(st)
         rng = random.Random(seed)
-        for _ in range(seed % 3):                # the same history, or one extended by 1-2 actions
+        for _ in range(seed % 3):  # the same history, or one extended by 1-2 actions
             st.apply_action(rng.choice(st.legal_actions()))
             while st.is_chance_node():
                 st.resolve_chance()
@@ -494,6 +559,7 @@ def test_one_searcher_over_two_variants_of_a_game():
 
 # --- item 17: real bools, no repeated keys ----------------------------------------------
 
+
 @pytest.mark.parametrize("value", ["no", 1, 0, None, "False"])
 def test_reuse_must_be_a_real_bool(value):
     with pytest.raises(TypeError, match="reuse must be True or False"):
@@ -502,8 +568,14 @@ def test_reuse_must_be_a_real_bool(value):
         mcts.Searcher(iterations=10, reuse=value)
 
 
-@pytest.mark.parametrize("spec, key", [("mcts:10:c=1:c=2", "c"), ("mcts:10:iterations=5", "iterations"),
-                                       ("mcts:10:reuse=true:reuse=false", "reuse")])
+@pytest.mark.parametrize(
+    "spec, key",
+    [
+        ("mcts:10:c=1:c=2", "c"),
+        ("mcts:10:iterations=5", "iterations"),
+        ("mcts:10:reuse=true:reuse=false", "reuse"),
+    ],
+)
 def test_parse_bot_refuses_a_repeated_key(spec, key):
     with pytest.raises(ValueError, match=f"option '{key}' is given twice"):
         bots.parse_bot(spec)

@@ -1,5 +1,6 @@
 """MCTS, bots and arena (docs/search.md): known best moves, determinism, threads,
 tree reuse, bad options."""
+
 import json
 
 import pytest
@@ -41,7 +42,13 @@ def final_build_position():
     return sc.at_role_selection(0, taken=ALL_BUT_BUILDER)
 
 
-LARGE = {"build guild hall", "build residence", "build fortress", "build customs house", "build city hall"}
+LARGE = {
+    "build guild hall",
+    "build residence",
+    "build fortress",
+    "build customs house",
+    "build city hall",
+}
 
 
 def test_captain_loading_order_known_best_move():
@@ -55,8 +62,11 @@ def test_captain_loading_order_known_best_move():
         child = st.clone()
         act(child, name)
         while not child.is_terminal():
-            child.apply_action(mcts.search(child, iterations=300, seed=1).action
-                               if len(child.legal_actions()) > 1 else child.legal_actions()[0])
+            child.apply_action(
+                mcts.search(child, iterations=300, seed=1).action
+                if len(child.legal_actions()) > 1
+                else child.legal_actions()[0]
+            )
         assert child.returns()[0] < 1.0, name
 
 
@@ -98,7 +108,7 @@ def test_root_statistics():
     assert sum(r.visits.values()) == 2000 == r.iterations
     assert r.action == max(r.visits, key=lambda a: (r.visits[a], r.mean_reward[a], -a))
     assert abs(sum(r.policy().values()) - 1.0) < 1e-12
-    assert r.nodes > 2000            # one new decision node per iteration, plus chance nodes
+    assert r.nodes > 2000  # one new decision node per iteration, plus chance nodes
 
 
 def test_deterministic_for_a_seed_with_one_thread():
@@ -119,7 +129,7 @@ def test_two_threads_repeatedly_give_identical_totals():
         assert sum(r.visits.values()) == 4000 == r.iterations
         assert (r.visits, r.mean_reward) == (runs[0].visits, runs[0].mean_reward)
     one = mcts.search(st, iterations=4000, threads=1, seed=5)
-    assert one.visits != runs[0].visits       # a different tree shape, same budget
+    assert one.visits != runs[0].visits  # a different tree shape, same budget
 
 
 def test_seconds_budget():
@@ -127,7 +137,7 @@ def test_seconds_budget():
     r = mcts.search(st, seconds=0.2, seed=0)
     assert 0.15 < r.seconds < 1.0
     assert r.iterations > 100 and sum(r.visits.values()) == r.iterations
-    r = mcts.search(st, seconds=5.0, iterations=300, seed=0)     # the first budget reached stops it
+    r = mcts.search(st, seconds=5.0, iterations=300, seed=0)  # the first budget reached stops it
     assert r.iterations == 300
 
 
@@ -147,13 +157,13 @@ def test_tree_reuse_keeps_the_subtree():
     fresh = mcts.Searcher(iterations=2000, seed=0, reuse=False)
     first = s.search(st)
     st.apply_action(first.action)
-    while st.current_player() != 1 or st.is_chance_node():     # walk to seat 1's decision
+    while st.current_player() != 1 or st.is_chance_node():  # walk to seat 1's decision
         if st.is_chance_node():
             st.resolve_chance()
         else:
             st.apply_action(st.legal_actions()[0])
     again = s.search(st)
-    assert sum(again.visits.values()) > 2000          # visits kept from the first search
+    assert sum(again.visits.values()) > 2000  # visits kept from the first search
     assert sum(fresh.search(st).visits.values()) == 2000
 
 
@@ -164,24 +174,27 @@ def test_reuse_starts_afresh_on_another_game():
     assert sum(r.visits.values()) == 500
 
 
-@pytest.mark.parametrize("options, error", [
-    ({}, ValueError),                                   # no budget
-    ({"iterations": 0}, ValueError),
-    ({"iterations": -5}, ValueError),
-    ({"iterations": 1.5}, TypeError),
-    ({"iterations": True}, TypeError),
-    ({"seconds": 0}, ValueError),
-    ({"seconds": float("nan")}, ValueError),
-    ({"seconds": "1"}, TypeError),
-    ({"iterations": 10, "c": -1}, ValueError),
-    ({"iterations": 10, "c": float("inf")}, ValueError),
-    ({"iterations": 10, "reward": "vp"}, ValueError),
-    ({"iterations": 10, "rollout": "smart"}, ValueError),
-    ({"iterations": 10, "max_depth": 0}, ValueError),
-    ({"iterations": 10, "threads": 0}, ValueError),
-    ({"iterations": 10, "threads": 65}, ValueError),
-    ({"iterations": 10, "seed": -1}, ValueError),
-])
+@pytest.mark.parametrize(
+    "options, error",
+    [
+        ({}, ValueError),  # no budget
+        ({"iterations": 0}, ValueError),
+        ({"iterations": -5}, ValueError),
+        ({"iterations": 1.5}, TypeError),
+        ({"iterations": True}, TypeError),
+        ({"seconds": 0}, ValueError),
+        ({"seconds": float("nan")}, ValueError),
+        ({"seconds": "1"}, TypeError),
+        ({"iterations": 10, "c": -1}, ValueError),
+        ({"iterations": 10, "c": float("inf")}, ValueError),
+        ({"iterations": 10, "reward": "vp"}, ValueError),
+        ({"iterations": 10, "rollout": "smart"}, ValueError),
+        ({"iterations": 10, "max_depth": 0}, ValueError),
+        ({"iterations": 10, "threads": 0}, ValueError),
+        ({"iterations": 10, "threads": 65}, ValueError),
+        ({"iterations": 10, "seed": -1}, ValueError),
+    ],
+)
 def test_bad_options_raise_clear_errors(options, error):
     st = opening(3)
     before = st.to_dict()
@@ -195,10 +208,12 @@ def test_bad_states_raise_clear_errors():
     with pytest.raises(ValueError, match="chance"):
         mcts.search(g.new_initial_state(), iterations=10)
     st = opening(3)
-    caribsim.random_playouts(st, 1)                     # leaves st unchanged
+    caribsim.random_playouts(st, 1)  # leaves st unchanged
     end = st.clone()
     while not end.is_terminal():
-        end.apply_action(end.legal_actions()[0]) if not end.is_chance_node() else end.resolve_chance()
+        end.apply_action(
+            end.legal_actions()[0]
+        ) if not end.is_chance_node() else end.resolve_chance()
     with pytest.raises(ValueError, match="terminal"):
         mcts.search(end, iterations=10)
     with pytest.raises(TypeError):
@@ -206,6 +221,7 @@ def test_bad_states_raise_clear_errors():
 
 
 # --- bots -------------------------------------------------------------------------
+
 
 def test_random_bot_is_reproducible_and_legal():
     st = opening(4)
@@ -232,7 +248,7 @@ def test_greedy_bot_takes_the_best_immediate_gain():
 
 def test_mcts_bot_plays_the_only_move_without_searching():
     st = captain_blocking_position()
-    act(st, "ship corn on 6")                          # seat 1 must load sugar on the 4-ship
+    act(st, "ship corn on 6")  # seat 1 must load sugar on the 4-ship
     assert legal(st) == {"ship sugar on 4"}
     bot = bots.MCTSBot(iterations=100)
     assert st.action_to_string(bot.step(st)) == "ship sugar on 4"
@@ -246,9 +262,15 @@ def test_bots_refuse_non_decision_nodes():
             bot.step(g.new_initial_state())
 
 
-@pytest.mark.parametrize("spec, kind", [("random", bots.RandomBot), ("greedy", bots.GreedyBot),
-                                        ("mcts:200", bots.MCTSBot),
-                                        ("mcts:200:rollout=heuristic:c=0.7", bots.MCTSBot)])
+@pytest.mark.parametrize(
+    "spec, kind",
+    [
+        ("random", bots.RandomBot),
+        ("greedy", bots.GreedyBot),
+        ("mcts:200", bots.MCTSBot),
+        ("mcts:200:rollout=heuristic:c=0.7", bots.MCTSBot),
+    ],
+)
 def test_parse_bot(spec, kind):
     assert isinstance(bots.parse_bot(spec), kind)
 
@@ -258,8 +280,10 @@ def test_parse_bot_options():
     assert b.options == {"iterations": 300, "reward": "rank", "threads": 2, "reuse": False}
 
 
-@pytest.mark.parametrize("spec", ["", "randomly", "mcts:x", "mcts:100:speed=3", "mcts:100:c",
-                                  "mcts:100:reward=vp", "greedy:3"])
+@pytest.mark.parametrize(
+    "spec",
+    ["", "randomly", "mcts:x", "mcts:100:speed=3", "mcts:100:c", "mcts:100:reward=vp", "greedy:3"],
+)
 def test_parse_bot_rejects_bad_specs(spec):
     with pytest.raises((ValueError, TypeError)):
         bots.parse_bot(spec)
@@ -267,11 +291,19 @@ def test_parse_bot_rejects_bad_specs(spec):
 
 # --- arena ------------------------------------------------------------------------
 
+
 def test_arena_rotates_seats_and_is_reproducible_across_processes(tmp_path):
     players = [bots.GreedyBot(), bots.RandomBot(), bots.RandomBot()]
     one = arena.play_match("puerto_rico", players, n_games=6, seed=4, players=3)
-    two = arena.play_match("puerto_rico", players, n_games=6, seed=4, players=3, processes=2,
-                           save=tmp_path / "match.json")
+    two = arena.play_match(
+        "puerto_rico",
+        players,
+        n_games=6,
+        seed=4,
+        players=3,
+        processes=2,
+        save=tmp_path / "match.json",
+    )
     assert one.games == two.games
     for b in one.bots:
         assert b.seat_games == [2, 2, 2]
@@ -285,8 +317,12 @@ def test_arena_rotates_seats_and_is_reproducible_across_processes(tmp_path):
 
 
 def test_arena_mcts_beats_random_players():
-    result = arena.play_match("puerto_rico", [bots.MCTSBot(iterations=200), bots.RandomBot(),
-                                              bots.RandomBot(), bots.RandomBot()], n_games=8, players=4)
+    result = arena.play_match(
+        "puerto_rico",
+        [bots.MCTSBot(iterations=200), bots.RandomBot(), bots.RandomBot(), bots.RandomBot()],
+        n_games=8,
+        players=4,
+    )
     assert result.bots[0].win_rate >= 0.75
     assert result.bots[0].mean_score > max(b.mean_score for b in result.bots[1:])
 
@@ -298,13 +334,16 @@ def test_wilson_interval():
     assert abs(lo - 0.404) < 0.002 and abs(hi - 0.596) < 0.002
 
 
-@pytest.mark.parametrize("kwargs, error", [
-    ({"bots": [bots.RandomBot()] * 2}, ValueError),            # 3 seats, 2 bots
-    ({"n_games": 0}, ValueError),
-    ({"n_games": 2.0}, TypeError),
-    ({"processes": 0}, ValueError),
-    ({"bots": [object()] * 3}, TypeError),
-])
+@pytest.mark.parametrize(
+    "kwargs, error",
+    [
+        ({"bots": [bots.RandomBot()] * 2}, ValueError),  # 3 seats, 2 bots
+        ({"n_games": 0}, ValueError),
+        ({"n_games": 2.0}, TypeError),
+        ({"processes": 0}, ValueError),
+        ({"bots": [object()] * 3}, TypeError),
+    ],
+)
 def test_arena_bad_arguments(kwargs, error):
     args = {"bots": [bots.RandomBot()] * 3, "n_games": 2}
     args.update(kwargs)

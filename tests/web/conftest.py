@@ -1,5 +1,6 @@
 """What the web tests share (the headless Chromium is tests/conftest.py's ``browser``): a uvicorn server of caribsim.web on a free loopback port, and the API
 client helpers."""
+
 from __future__ import annotations
 
 import contextlib
@@ -11,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-BOT_DELAY = 0.02      # seconds before each bot move: short, but the bots still move by themselves
+BOT_DELAY = 0.02  # seconds before each bot move: short, but the bots still move by themselves
 HINT_ITERATIONS = 50
-ANALYSIS_ITERATIONS = 20   # the post-game analysis a finished game's page asks for
+ANALYSIS_ITERATIONS = 20  # the post-game analysis a finished game's page asks for
 
 
 @dataclass
@@ -60,8 +61,12 @@ def server(tmp_path_factory):
     from caribsim.web.app import create_app  # each test module asks for the web extra first
 
     folder = tmp_path_factory.mktemp("games")
-    app = create_app(folder, bot_delay=BOT_DELAY, hint_iterations=HINT_ITERATIONS,
-                     analysis_iterations=ANALYSIS_ITERATIONS)
+    app = create_app(
+        folder,
+        bot_delay=BOT_DELAY,
+        hint_iterations=HINT_ITERATIONS,
+        analysis_iterations=ANALYSIS_ITERATIONS,
+    )
     with serving(app) as address:
         yield Server(f"http://{address}", folder, app)
 

@@ -5,6 +5,7 @@ move (the record's step and the board's numbers checked against the state), an e
 several moves share marks their buttons instead, and a watcher or a seat not to act gets no
 outlined element. The games are brought to their positions through the API (every seat
 human), then the page of the seat to act is opened."""
+
 from __future__ import annotations
 
 import random
@@ -13,7 +14,7 @@ import time
 import pytest
 from extras import need
 
-need("web")   # a test of caribsim.web: skips without the extra
+need("web")  # a test of caribsim.web: skips without the extra
 
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
@@ -55,8 +56,15 @@ def _drive(server, made, seed: int, until, limit: int = 3000) -> dict:
         v = _get(server, f"/api/games/{gid}?token={tokens[probe['to_act']]}")
         if until(v):
             return v
-        _post(server, f"/api/games/{gid}/move", {"token": tokens[v["to_act"]], "step": v["step"],
-                                                  "action": rng.choice(v["moves"])["action"]})
+        _post(
+            server,
+            f"/api/games/{gid}/move",
+            {
+                "token": tokens[v["to_act"]],
+                "step": v["step"],
+                "action": rng.choice(v["moves"])["action"],
+            },
+        )
     raise AssertionError("the position was not reached")
 
 
@@ -81,7 +89,9 @@ def _check_targets(page, state, game: str) -> dict:
     by_key = {}
     for a, key in expected.items():
         by_key.setdefault(key, []).append(a)
-    assert [(b["action"], b["target"]) for b in page["buttons"]] == [(a, expected.get(a)) for a in state.legal_actions()]
+    assert [(b["action"], b["target"]) for b in page["buttons"]] == [
+        (a, expected.get(a)) for a in state.legal_actions()
+    ]
     assert page["targets"], "no move of this position is on the board"
     labels = {a: board.choice_label(state, a, seat=seat) for a in state.legal_actions()}
     for t in page["targets"]:
@@ -103,7 +113,7 @@ def _click_key(browser, key: str) -> None:
             try:
                 els[0].click()
                 return
-            except Exception:                # redrawn between finding and clicking
+            except Exception:  # redrawn between finding and clicking
                 continue
     raise AssertionError(f"no clickable element {key}")
 
@@ -143,7 +153,9 @@ def _check_numbers(browser, server, gid, game: str) -> None:
     state = records.replay(records.load(server.folder / f"{gid}.json"), upto=page.pop("step"))
     d = state.to_dict()
     if game == "puerto_rico":
-        assert sorted(page["left"]) == sorted([b, d["buildings"][b]] for b in boards.get(game).in_play(d))
+        assert sorted(page["left"]) == sorted(
+            [b, d["buildings"][b]] for b in boards.get(game).in_play(d)
+        )
         drawn = dict(page["colonists"])
         for seat, b in enumerate(d["boards"]):
             for k, n in b["buildings"].items():
@@ -153,11 +165,18 @@ def _check_numbers(browser, server, gid, game: str) -> None:
                     assert drawn[f"pr-island-{seat}-{k}"] == t.get("colonists", 0)
     elif game == "port_royal":
         snap = boards.get(game).snapshot(state)
-        assert page == {"coins": [p["coins"] for p in snap["players"]], "vp": [p["vp"] for p in snap["players"]],
-                        "draw": snap["draw_pile"], "harbour": snap["harbour"]}
+        assert page == {
+            "coins": [p["coins"] for p in snap["players"]],
+            "vp": [p["vp"] for p in snap["players"]],
+            "draw": snap["draw_pile"],
+            "harbour": snap["harbour"],
+        }
     else:
-        assert page == {"pesos": [b["pesos"] for b in d["boards"]], "vp": [b["vp"] for b in d["boards"]],
-                        "pawns": [b["pawn"] for b in d["boards"]]}
+        assert page == {
+            "pesos": [b["pesos"] for b in d["boards"]],
+            "vp": [b["vp"] for b in d["boards"]],
+            "pawns": [b["pawn"] for b in d["boards"]],
+        }
 
 
 def _nobody_clicks(browser, server, gid, path: str, step: int) -> None:
@@ -174,9 +193,17 @@ def _nobody_clicks(browser, server, gid, path: str, step: int) -> None:
     assert len(records.load(server.folder / f"{gid}.json")["steps"]) == step
 
 
-@pytest.mark.parametrize("game, seed, shared_first", [("puerto_rico", 3, False), ("port_royal", 4, False),
-                                                      ("cuba", 5, False), ("puerto_rico", 9, True),
-                                                      ("port_royal", 9, True), ("cuba", 11, True)])
+@pytest.mark.parametrize(
+    "game, seed, shared_first",
+    [
+        ("puerto_rico", 3, False),
+        ("port_royal", 4, False),
+        ("cuba", 5, False),
+        ("puerto_rico", 9, True),
+        ("port_royal", 9, True),
+        ("cuba", 11, True),
+    ],
+)
 def test_a_board_click_plays_exactly_its_move(browser, server, game, seed, shared_first):
     """A position with board moves (one with a shared element when ``shared_first``): the
     outlined elements against ``move_targets``, a watcher and the seat not to act see none,
@@ -187,8 +214,12 @@ def test_a_board_click_plays_exactly_its_move(browser, server, game, seed, share
     if shared_first:
         v = _drive(server, made, seed, lambda v: _shared(v))
     else:
-        v = _drive(server, made, seed, lambda v: len({m["target"] for m in v["moves"] if m["target"]}) > 1
-                   and not _shared(v))
+        v = _drive(
+            server,
+            made,
+            seed,
+            lambda v: len({m["target"] for m in v["moves"] if m["target"]}) > 1 and not _shared(v),
+        )
     step, seat = v["step"], v["to_act"]
     before = records.replay(records.load(server.folder / f"{gid}.json"))
     other = (seat + 1) % 3
@@ -200,9 +231,10 @@ def test_a_board_click_plays_exactly_its_move(browser, server, game, seed, share
         key = sorted(_shared(v))[0]
         _click_key(browser, key)
         picked = WebDriverWait(browser, 10).until(
-            lambda b: b.find_elements(By.CSS_SELECTOR, "#moves button.move.picked"))
+            lambda b: b.find_elements(By.CSS_SELECTOR, "#moves button.move.picked")
+        )
         assert sorted(int(b.get_attribute("data-action")) for b in picked) == sorted(by_key[key])
-        assert _status(browser)["step"] == str(step)          # nothing played by the click itself
+        assert _status(browser)["step"] == str(step)  # nothing played by the click itself
         assert browser.switch_to.active_element == picked[0]
         action = int(picked[-1].get_attribute("data-action"))
         picked[-1].click()
@@ -217,7 +249,11 @@ def test_puerto_rico_played_by_board_clicks_only(browser, server):
     """Seat 0 against two random bots makes its first eight decisions on the board (roles,
     plantations, buildings, colonists, ...; the last one from the keyboard), never a move
     button; after each the record holds that move and the board's numbers are the state's."""
-    made = _post(server, "/api/games", {"game": "puerto_rico", "seats": ["human", "random", "random"], "seed": 11})
+    made = _post(
+        server,
+        "/api/games",
+        {"game": "puerto_rico", "seats": ["human", "random", "random"], "seed": 11},
+    )
     gid, rng = made["id"], random.Random(11)
     browser.get(server.url + made["links"][0]["url"])
     last, kinds = -1, set()
@@ -231,7 +267,7 @@ def test_puerto_rico_played_by_board_clicks_only(browser, server):
         assert single, f"no single move on the board at step {step}"
         key = rng.choice(single)
         kinds.add(key.split("-")[0])
-        if turn == 7:                    # from the keyboard: the element focused, then Enter
+        if turn == 7:  # from the keyboard: the element focused, then Enter
             el = browser.find_element(By.CSS_SELECTOR, f'.target[data-key="{key}"]')
             browser.execute_script("arguments[0].focus()", el)
             assert browser.switch_to.active_element == el
@@ -240,7 +276,7 @@ def test_puerto_rico_played_by_board_clicks_only(browser, server):
             _click_key(browser, key)
         _played(browser, server, gid, step, by_key[key][0], before, "puerto_rico")
         last = step
-    assert len(kinds) >= 3, kinds            # several kinds of element were clicked
+    assert len(kinds) >= 3, kinds  # several kinds of element were clicked
 
 
 def test_the_replay_viewer_has_no_outlined_element(browser, tmp_path):
@@ -254,21 +290,42 @@ def test_the_replay_viewer_has_no_outlined_element(browser, tmp_path):
     text = path.read_text()
     assert ".target{" not in text and "markTargets" not in text
     browser.get(path.as_uri())
-    WebDriverWait(browser, 30).until(lambda b: b.find_elements(By.CSS_SELECTOR, "#supply [data-key]"))
-    assert browser.execute_script("return document.querySelectorAll('.target, [role=button]').length") == 0
-    cursor = browser.execute_script("return getComputedStyle(document.querySelector('[data-key]')).cursor")
+    WebDriverWait(browser, 30).until(
+        lambda b: b.find_elements(By.CSS_SELECTOR, "#supply [data-key]")
+    )
+    assert (
+        browser.execute_script("return document.querySelectorAll('.target, [role=button]').length")
+        == 0
+    )
+    cursor = browser.execute_script(
+        "return getComputedStyle(document.querySelector('[data-key]')).cursor"
+    )
     assert cursor != "pointer"
 
 
 # the kinds of drawn element (a key's first word) that random games reach
-_KINDS = {"puerto_rico": {"role", "supply", "plantation", "quarry", "island", "building", "ship", "good",
-                          "goods", "trading"},
-          "port_royal": {"harbour", "draw", "pending", "expedition"},
-          "cuba": {"cell", "pool", "hand", "supply", "dock", "market"}}
+_KINDS = {
+    "puerto_rico": {
+        "role",
+        "supply",
+        "plantation",
+        "quarry",
+        "island",
+        "building",
+        "ship",
+        "good",
+        "goods",
+        "trading",
+    },
+    "port_royal": {"harbour", "draw", "pending", "expedition"},
+    "cuba": {"cell", "pool", "hand", "supply", "dock", "market"},
+}
 
 
-@pytest.mark.parametrize("game, options", [("puerto_rico", {}), ("puerto_rico", {"expansion": True}),
-                                           ("port_royal", {}), ("cuba", {})])
+@pytest.mark.parametrize(
+    "game, options",
+    [("puerto_rico", {}), ("puerto_rico", {"expansion": True}), ("port_royal", {}), ("cuba", {})],
+)
 def test_every_target_of_whole_games_is_drawn(browser, tmp_path, game, options):
     """The keys of ``move_targets`` and the drawing's data-keys agree: along three whole random
     games, at every decision, each move's key is an element of the board the viewer draws
@@ -277,7 +334,10 @@ def test_every_target_of_whole_games_is_drawn(browser, tmp_path, game, options):
 
     kinds = set()
     for seed in (21, 22, 23):
-        st, rng = caribsim.load_game(game, players=3, **options).new_initial_state(seed=seed), random.Random(seed)
+        st, rng = (
+            caribsim.load_game(game, players=3, **options).new_initial_state(seed=seed),
+            random.Random(seed),
+        )
         wanted = []
         while not st.is_terminal():
             if st.is_chance_node():
@@ -291,7 +351,8 @@ def test_every_target_of_whole_games_is_drawn(browser, tmp_path, game, options):
         path = tmp_path / f"game{seed}.html"
         viewer.write_html(records.record_game(st, seed), path)
         browser.get(path.as_uri())
-        missing = browser.execute_script("""
+        missing = browser.execute_script(
+            """
           const out = [];
           for (const [i, keys] of arguments[0]) {
             show(i);
@@ -299,6 +360,8 @@ def test_every_target_of_whole_games_is_drawn(browser, tmp_path, game, options):
             const miss = keys.filter(k => !drawn.has(k));
             if (miss.length) out.push([i, miss]);
           }
-          return out;""", wanted)
+          return out;""",
+            wanted,
+        )
         assert missing == [], (seed, missing[:5])
     assert kinds >= _KINDS[game], _KINDS[game] - kinds

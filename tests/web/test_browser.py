@@ -2,6 +2,7 @@
 loopback port: games made in the lobby and played to their end by clicking the move buttons
 (the board's numbers checked against the replayed record's state on the way), a second tab
 that joins by its seat's link and sees the moves live, a wrong token refused, hot-seat."""
+
 from __future__ import annotations
 
 import json
@@ -12,7 +13,7 @@ import urllib.request
 import pytest
 from extras import need
 
-need("web")   # a test of caribsim.web: skips without the extra
+need("web")  # a test of caribsim.web: skips without the extra
 
 from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
@@ -29,14 +30,19 @@ def _get(server, path):
 
 
 def _post(server, path, body):
-    req = urllib.request.Request(server.url + path, data=json.dumps(body).encode(),
-                                 headers={"content-type": "application/json"})
+    req = urllib.request.Request(
+        server.url + path,
+        data=json.dumps(body).encode(),
+        headers={"content-type": "application/json"},
+    )
     with urllib.request.urlopen(req, timeout=30) as r:
         return json.load(r)
 
 
 def _status(browser) -> dict:
-    return browser.execute_script("return Object.assign({}, document.getElementById('status').dataset)")
+    return browser.execute_script(
+        "return Object.assign({}, document.getElementById('status').dataset)"
+    )
 
 
 _TURN = """const b = [...document.querySelectorAll('#moves button.move')].map(b => +b.dataset.action);
@@ -46,16 +52,20 @@ return Object.assign({actions: b}, document.getElementById('status').dataset)"""
 def _your_turn(browser, after: int) -> dict:
     """Wait until the page shows a step after ``after`` with move buttons, or the game over;
     the status and the buttons' actions, read at once."""
+
     def ready(_):
         s = browser.execute_script(_TURN)
         return s if s.get("over") == "true" or (int(s["step"]) > after and s["actions"]) else None
+
     return WebDriverWait(browser, 60, poll_frequency=0.02).until(ready)
 
 
 def _click_move(browser, action: int) -> None:
-    for _ in range(5):           # an update may redraw the buttons between finding and clicking
+    for _ in range(5):  # an update may redraw the buttons between finding and clicking
         try:
-            browser.find_element(By.CSS_SELECTOR, f'#moves button.move[data-action="{action}"]').click()
+            browser.find_element(
+                By.CSS_SELECTOR, f'#moves button.move[data-action="{action}"]'
+            ).click()
             return
         except StaleElementReferenceException:
             continue
@@ -87,7 +97,9 @@ def _check_board(browser, server, gid: str, game: str) -> None:
     shown = [(a, board.choice_label(state, a, seat=seat)) for a in state.legal_actions()]
     assert [tuple(b) for b in page["buttons"]] == (shown if page["buttons"] else [])
     if game == "puerto_rico":
-        assert page["pr"] == [[b["doubloons"], b["vp_chips"], b["san_juan"]] for b in state.to_dict()["boards"]]
+        assert page["pr"] == [
+            [b["doubloons"], b["vp_chips"], b["san_juan"]] for b in state.to_dict()["boards"]
+        ]
     assert page["log"] == step
 
 
@@ -119,7 +131,10 @@ def _check_game_over(browser, server, gid) -> dict:
         assert float(row.get_attribute("data-return")) == state.returns()[p]
     assert browser.find_elements(By.CSS_SELECTOR, "#moves button.move") == []
     assert rec == records.load(server.folder / f"{gid}.json")
-    assert browser.find_element(By.ID, "replay-link").get_attribute("href") == f"{server.url}/replay/{gid}"
+    assert (
+        browser.find_element(By.ID, "replay-link").get_attribute("href")
+        == f"{server.url}/replay/{gid}"
+    )
     return rec
 
 
@@ -130,15 +145,20 @@ def _lobby_game(browser, server, game, seats, seed) -> str:
     Select(browser.find_element(By.ID, "game")).select_by_value(game)
     Select(browser.find_element(By.ID, "players")).select_by_visible_text(str(len(seats)))
     for i, spec in enumerate(seats):
-        Select(browser.find_element(By.ID, f"kind-{i}")).select_by_value("human" if spec == "human" else "bot")
+        Select(browser.find_element(By.ID, f"kind-{i}")).select_by_value(
+            "human" if spec == "human" else "bot"
+        )
         if spec != "human":
             box = browser.find_element(By.ID, f"bot-{i}")
             box.clear()
             box.send_keys(spec)
     browser.find_element(By.ID, "seed").send_keys(str(seed))
     browser.find_element(By.ID, "create").click()
-    created = WebDriverWait(browser, 30).until(lambda b: b.find_element(By.ID, "created").is_displayed()
-                                               and b.find_element(By.ID, "created"))
+    created = WebDriverWait(browser, 30).until(
+        lambda b: (
+            b.find_element(By.ID, "created").is_displayed() and b.find_element(By.ID, "created")
+        )
+    )
     gid = created.text.split()[1].rstrip(":")
     rec = records.load(server.folder / f"{gid}.json")
     assert (rec["game"], rec["seed"], rec["players"]) == (game, seed, seats)
@@ -155,13 +175,15 @@ def test_one_person_against_two_random_bots_to_the_end(browser, server, game):
     clicks = _play_to_the_end(browser, server, gid, game, seed=1)
     rec = _check_game_over(browser, server, gid)
     assert clicks == sum(1 for s in rec["steps"] if s["player"] == 0) > 10
-    assert {s["player"] for s in rec["steps"]} >= {0, 1, 2}          # the bots moved by themselves
+    assert {s["player"] for s in rec["steps"]} >= {0, 1, 2}  # the bots moved by themselves
 
 
 def _game_files(folder) -> list:
     """The games' files (not the analyses, which a finished game's open page may still be
     having written, nor the .tmp of a file another game's bot is writing this instant)."""
-    return sorted(p.name for p in folder.iterdir() if not p.name.endswith((".analysis.json", ".tmp")))
+    return sorted(
+        p.name for p in folder.iterdir() if not p.name.endswith((".analysis.json", ".tmp"))
+    )
 
 
 def test_the_lobby_says_why_it_refuses_a_game(browser, server):
@@ -178,8 +200,14 @@ def test_the_lobby_says_why_it_refuses_a_game(browser, server):
     assert _game_files(server.folder) == before
 
 
-def test_a_second_tab_joins_by_its_link_sees_the_moves_live_and_a_wrong_token_is_refused(browser, server):
-    made = _post(server, "/api/games", {"game": "puerto_rico", "seats": ["human", "human", "random"], "seed": 23})
+def test_a_second_tab_joins_by_its_link_sees_the_moves_live_and_a_wrong_token_is_refused(
+    browser, server
+):
+    made = _post(
+        server,
+        "/api/games",
+        {"game": "puerto_rico", "seats": ["human", "human", "random"], "seed": 23},
+    )
     gid, t0, t1 = made["id"], token_of(made, 0), token_of(made, 1)
     browser.get(server.url + f"/game/{gid}?token={t0}")
     first = _your_turn(browser, -1)
@@ -188,22 +216,31 @@ def test_a_second_tab_joins_by_its_link_sees_the_moves_live_and_a_wrong_token_is
     tab_b = browser.current_window_handle
     browser.get(server.url + f"/game/{gid}?token={t1}")
     WebDriverWait(browser, 30).until(lambda b: _status(b).get("step") == first["step"])
-    assert browser.find_elements(By.CSS_SELECTOR, "#moves button.move") == []   # seat 0 is to act
+    assert browser.find_elements(By.CSS_SELECTOR, "#moves button.move") == []  # seat 0 is to act
     browser.execute_script("window.notReloaded = true")
     try:
-        for _ in range(6):                # moves in one tab appear in the other, both ways
-            s = WebDriverWait(browser, 30).until(lambda b: (lambda st: st if st["toAct"] in ("0", "1") else None)(
-                _status(b)))
+        for _ in range(6):  # moves in one tab appear in the other, both ways
+            s = WebDriverWait(browser, 30).until(
+                lambda b: (lambda st: st if st["toAct"] in ("0", "1") else None)(_status(b))
+            )
             mover, other = (tab_a, tab_b) if s["toAct"] == "0" else (tab_b, tab_a)
             browser.switch_to.window(mover)
             s = _your_turn(browser, int(s["step"]) - 1)
-            played = browser.execute_script("return document.querySelector('#moves button.move').textContent")
+            played = browser.execute_script(
+                "return document.querySelector('#moves button.move').textContent"
+            )
             _click_move(browser, s["actions"][0])
             browser.switch_to.window(other)
-            WebDriverWait(browser, 30).until(lambda b, s=s: int(_status(b)["step"]) > int(s["step"]))
-            line = browser.execute_script(f"return document.querySelectorAll('#log li')[{s['step']}].textContent")
+            WebDriverWait(browser, 30).until(
+                lambda b, s=s: int(_status(b)["step"]) > int(s["step"])
+            )
+            line = browser.execute_script(
+                f"return document.querySelectorAll('#log li')[{s['step']}].textContent"
+            )
             assert line.startswith("seat ") and line.endswith(played.split(":")[0])
-            WebDriverWait(browser, 30).until(lambda b: _status(b)["toAct"] != "2")    # the bot's turn passes
+            WebDriverWait(browser, 30).until(
+                lambda b: _status(b)["toAct"] != "2"
+            )  # the bot's turn passes
             _check_board(browser, server, gid, "puerto_rico")
         browser.switch_to.window(tab_b)
         assert browser.execute_script("return window.notReloaded") is True
@@ -216,8 +253,9 @@ def test_a_second_tab_joins_by_its_link_sees_the_moves_live_and_a_wrong_token_is
         _check_board(browser, server, gid, "puerto_rico")
         # a forged token: the page says so and offers no move; the API refuses it too
         browser.get(server.url + f"/game/{gid}?token=forged{t1[:5]}")
-        error = WebDriverWait(browser, 30).until(lambda b: b.find_element(By.ID, "error").text and
-                                                 b.find_element(By.ID, "error"))
+        error = WebDriverWait(browser, 30).until(
+            lambda b: b.find_element(By.ID, "error").text and b.find_element(By.ID, "error")
+        )
         assert "this token belongs to no seat of this game" in error.text
         assert browser.find_elements(By.CSS_SELECTOR, "#moves button.move") == []
         with pytest.raises(urllib.error.HTTPError) as refused:
@@ -241,22 +279,39 @@ def test_hot_seat_two_people_in_one_tab_to_the_end(browser, server):
 
 
 def test_undo_and_hint_buttons(browser, server):
-    made = _post(server, "/api/games", {"game": "puerto_rico", "seats": ["human", "random", "random"], "seed": 5})
+    made = _post(
+        server,
+        "/api/games",
+        {"game": "puerto_rico", "seats": ["human", "random", "random"], "seed": 5},
+    )
     gid, tok = made["id"], token_of(made, 0)
     browser.get(server.url + f"/game/{gid}?token={tok}")
     s = _your_turn(browser, -1)
-    assert browser.find_element(By.ID, "undo").get_attribute("disabled")       # no decision yet
+    assert browser.find_element(By.ID, "undo").get_attribute("disabled")  # no decision yet
     browser.find_element(By.ID, "hint").click()
-    rows = WebDriverWait(browser, 60).until(lambda b: b.find_elements(By.CSS_SELECTOR, "#hint-panel tr.hint-move"))
+    rows = WebDriverWait(browser, 60).until(
+        lambda b: b.find_elements(By.CSS_SELECTOR, "#hint-panel tr.hint-move")
+    )
     hint = _post(server, f"/api/games/{gid}/hint", {"token": tok, "step": int(s["step"])})
-    assert [(int(r.get_attribute("data-action")), float(r.get_attribute("data-share"))) for r in rows] == \
-        [(m["action"], m["share"]) for m in hint["moves"]]
+    assert [
+        (int(r.get_attribute("data-action")), float(r.get_attribute("data-share"))) for r in rows
+    ] == [(m["action"], m["share"]) for m in hint["moves"]]
     # two decisions, then undo: back to the second one, with the same buttons
     s = _your_turn(browser, -1)
-    _click_move(browser, int(browser.find_element(By.CSS_SELECTOR, "#moves button.move").get_attribute("data-action")))
+    _click_move(
+        browser,
+        int(
+            browser.find_element(By.CSS_SELECTOR, "#moves button.move").get_attribute("data-action")
+        ),
+    )
     second = _your_turn(browser, int(s["step"]))
     labels = [b.text for b in browser.find_elements(By.CSS_SELECTOR, "#moves button.move")]
-    _click_move(browser, int(browser.find_element(By.CSS_SELECTOR, "#moves button.move").get_attribute("data-action")))
+    _click_move(
+        browser,
+        int(
+            browser.find_element(By.CSS_SELECTOR, "#moves button.move").get_attribute("data-action")
+        ),
+    )
     _your_turn(browser, int(second["step"]))
     browser.find_element(By.ID, "undo").click()
     WebDriverWait(browser, 30).until(lambda b: _status(b)["step"] == second["step"])
@@ -273,7 +328,11 @@ def test_a_closed_tab_and_a_restarted_server_lose_nothing(browser, tmp_path):
     folder = tmp_path / "games"
     with serving(create_app(folder, bot_delay=BOT_DELAY)) as address:
         server = Server(f"http://{address}", folder, None)
-        made = _post(server, "/api/games", {"game": "puerto_rico", "seats": ["human", "random", "random"], "seed": 41})
+        made = _post(
+            server,
+            "/api/games",
+            {"game": "puerto_rico", "seats": ["human", "random", "random"], "seed": 41},
+        )
         gid, url = made["id"], server.url + made["links"][0]["url"]
         browser.get(url)
         last = -1
@@ -282,7 +341,7 @@ def test_a_closed_tab_and_a_restarted_server_lose_nothing(browser, tmp_path):
             last = int(s["step"])
             _click_move(browser, s["actions"][-1])
         before = _your_turn(browser, last)
-        browser.get("about:blank")                                # the tab goes away
+        browser.get("about:blank")  # the tab goes away
         browser.get(url)
         again = _your_turn(browser, -1)
         assert (again["step"], again["actions"]) == (before["step"], before["actions"])
@@ -293,19 +352,23 @@ def test_a_closed_tab_and_a_restarted_server_lose_nothing(browser, tmp_path):
         s = _your_turn(browser, -1)
         assert (s["step"], s["actions"]) == (before["step"], before["actions"])
         first = int(s["step"])
-        _click_move(browser, s["actions"][0])                    # the game goes on after the restart
+        _click_move(browser, s["actions"][0])  # the game goes on after the restart
         # the bots' moves reach the page only over its socket: once they show, it has reconnected
-        bots_moved = ("return [...document.querySelectorAll('#log li')].slice(arguments[0])"
-                      ".some(li => /\\(random\\)/.test(li.textContent))")
+        bots_moved = (
+            "return [...document.querySelectorAll('#log li')].slice(arguments[0])"
+            ".some(li => /\\(random\\)/.test(li.textContent))"
+        )
         last = first
-        while True:                      # the person's next turns until a bot has moved
+        while True:  # the person's next turns until a bot has moved
             s = _your_turn(browser, last)
             if browser.execute_script(bots_moved, first):
                 break
             last = int(s["step"])
             _click_move(browser, s["actions"][0])
         _check_board(browser, server, gid, "puerto_rico")
-        assert records.load(folder / f"{gid}.json")["steps"][first]["action"] == before["actions"][0]
+        assert (
+            records.load(folder / f"{gid}.json")["steps"][first]["action"] == before["actions"][0]
+        )
 
 
 def test_a_record_is_played_on_from_a_step_in_the_lobby(browser, server, tmp_path):
@@ -314,7 +377,9 @@ def test_a_record_is_played_on_from_a_step_in_the_lobby(browser, server, tmp_pat
     game = caribsim.load_game("puerto_rico", players=3)
     st, rng = game.new_initial_state(seed=23), random.Random(23)
     while not st.is_terminal():
-        st.resolve_chance() if st.is_chance_node() else st.apply_action(rng.choice(st.legal_actions()))
+        st.resolve_chance() if st.is_chance_node() else st.apply_action(
+            rng.choice(st.legal_actions())
+        )
     rec = records.record_game(st, 23)
     path = tmp_path / "old.json"
     records.save(rec, path)
@@ -329,8 +394,11 @@ def test_a_record_is_played_on_from_a_step_in_the_lobby(browser, server, tmp_pat
     browser.find_element(By.ID, "record-file").send_keys(str(path))
     browser.find_element(By.ID, "record-step").send_keys("40")
     browser.find_element(By.ID, "from-record").click()
-    created = WebDriverWait(browser, 30).until(lambda b: b.find_element(By.ID, "created").is_displayed()
-                                               and b.find_element(By.ID, "created"))
+    created = WebDriverWait(browser, 30).until(
+        lambda b: (
+            b.find_element(By.ID, "created").is_displayed() and b.find_element(By.ID, "created")
+        )
+    )
     gid = created.text.split()[1].rstrip(":")
     saved = records.load(server.folder / f"{gid}.json")
     assert saved["steps"][:40] == rec["steps"][:40] and saved["seed"] == 23
@@ -349,8 +417,12 @@ def test_the_lobby_says_why_a_record_is_refused(browser, server, tmp_path):
     browser.get(server.url + "/")
     WebDriverWait(browser, 30).until(lambda b: b.find_elements(By.CSS_SELECTOR, "#game option"))
     browser.find_element(By.ID, "from-record").click()
-    assert WebDriverWait(browser, 10).until(lambda b: b.find_element(By.ID, "error").text) == \
-        "choose a record file (.json) first"
+    assert (
+        WebDriverWait(browser, 10).until(lambda b: b.find_element(By.ID, "error").text)
+        == "choose a record file (.json) first"
+    )
     browser.find_element(By.ID, "record-file").send_keys(str(path))
     browser.find_element(By.ID, "from-record").click()
-    WebDriverWait(browser, 10).until(lambda b: "record must be a game record" in b.find_element(By.ID, "error").text)
+    WebDriverWait(browser, 10).until(
+        lambda b: "record must be a game record" in b.find_element(By.ID, "error").text
+    )

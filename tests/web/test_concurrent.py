@@ -1,6 +1,7 @@
 """Twenty bot games at once through the HTTP API of one uvicorn server (each seat a cheap bot,
 no delay): every game ends, its record replays, and a watcher's WebSocket saw every change.
 Run with -s for the figures (games, steps, seconds, steps per second)."""
+
 from __future__ import annotations
 
 import asyncio
@@ -11,15 +12,19 @@ import urllib.request
 import pytest
 from extras import need
 
-need("web")   # a test of caribsim.web: skips without the extra
+need("web")  # a test of caribsim.web: skips without the extra
 
 
 from caribsim.human import records
 from caribsim.web.app import create_app
 from tests.web.conftest import serving
 
-GAMES = [("puerto_rico", ["mcts:50", "greedy", "random"]), ("port_royal", ["random", "mcts:50", "greedy"]),
-         ("cuba", ["greedy", "random", "mcts:50"]), ("puerto_rico", ["random", "random"])] * 5
+GAMES = [
+    ("puerto_rico", ["mcts:50", "greedy", "random"]),
+    ("port_royal", ["random", "mcts:50", "greedy"]),
+    ("cuba", ["greedy", "random", "mcts:50"]),
+    ("puerto_rico", ["random", "random"]),
+] * 5
 
 
 @pytest.fixture(scope="module")
@@ -46,14 +51,19 @@ def test_twenty_bot_games_at_once_end_and_replay(fast_server):
     start = time.perf_counter()
     ids = []
     for k, (game, seats) in enumerate(GAMES):
-        req = urllib.request.Request(f"http://{address}/api/games", headers={"content-type": "application/json"},
-                                     data=json.dumps({"game": game, "seats": seats, "seed": 100 + k}).encode())
+        req = urllib.request.Request(
+            f"http://{address}/api/games",
+            headers={"content-type": "application/json"},
+            data=json.dumps({"game": game, "seats": seats, "seed": 100 + k}).encode(),
+        )
         with urllib.request.urlopen(req, timeout=30) as r:
             ids.append(json.load(r)["id"])
     seen = {gid: [] for gid in ids}
 
     async def watch_all():
-        await asyncio.wait_for(asyncio.gather(*(_watch(address, gid, seen[gid]) for gid in ids)), timeout=600)
+        await asyncio.wait_for(
+            asyncio.gather(*(_watch(address, gid, seen[gid]) for gid in ids)), timeout=600
+        )
 
     asyncio.run(watch_all())
     seconds = time.perf_counter() - start
@@ -64,8 +74,10 @@ def test_twenty_bot_games_at_once_end_and_replay(fast_server):
         assert state.is_terminal() and rec["game"] == game and len(rec["players"]) == len(seats)
         assert seen[gid] == sorted(seen[gid]) and seen[gid][-1] == len(rec["steps"])
         steps += len(rec["steps"])
-    print(f"\n{len(ids)} bot games at once: {steps} steps in {seconds:.1f} s, {steps / seconds:.0f} steps/s "
-          f"(each step saved to its record and pushed to a watcher)")
+    print(
+        f"\n{len(ids)} bot games at once: {steps} steps in {seconds:.1f} s, {steps / seconds:.0f} steps/s "
+        f"(each step saved to its record and pushed to a watcher)"
+    )
 
 
 def test_moves_sent_at_once_for_the_same_step_play_one(fast_server):
@@ -75,8 +87,11 @@ def test_moves_sent_at_once_for_the_same_step_play_one(fast_server):
     import urllib.error
 
     address, folder = fast_server
-    req = urllib.request.Request(f"http://{address}/api/games", headers={"content-type": "application/json"},
-                                 data=json.dumps({"game": "puerto_rico", "seats": ["human", "random"], "seed": 3}).encode())
+    req = urllib.request.Request(
+        f"http://{address}/api/games",
+        headers={"content-type": "application/json"},
+        data=json.dumps({"game": "puerto_rico", "seats": ["human", "random"], "seed": 3}).encode(),
+    )
     with urllib.request.urlopen(req, timeout=30) as r:
         made = json.load(r)
     gid, token = made["id"], made["links"][0]["url"].split("token=")[1]
@@ -87,8 +102,11 @@ def test_moves_sent_at_once_for_the_same_step_play_one(fast_server):
 
     def send(k):
         body = {"token": token, "step": view["step"], "action": actions[k % len(actions)]}
-        post = urllib.request.Request(f"http://{address}/api/games/{gid}/move", data=json.dumps(body).encode(),
-                                      headers={"content-type": "application/json"})
+        post = urllib.request.Request(
+            f"http://{address}/api/games/{gid}/move",
+            data=json.dumps(body).encode(),
+            headers={"content-type": "application/json"},
+        )
         start.wait()
         try:
             with urllib.request.urlopen(post, timeout=30) as r:

@@ -3,6 +3,7 @@ viewer (opened from the lobby's list of finished games) moved to a step, the sea
 the game from the record at that step and opens its page, whose board is the replayed
 record's at that step, and a move works there; a bad seat spec is refused on the page, and
 the last step (game over) offers nothing. A static viewer file has no such control."""
+
 from __future__ import annotations
 
 import random
@@ -10,7 +11,7 @@ import random
 import pytest
 from extras import need
 
-need("web")   # a test of caribsim.web: skips without the extra
+need("web")  # a test of caribsim.web: skips without the extra
 
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
@@ -32,7 +33,9 @@ from tests.web.test_browser import (
 def _random_record(game: str, seed: int) -> dict:
     st, rng = caribsim.load_game(game, players=3).new_initial_state(seed=seed), random.Random(seed)
     while not st.is_terminal():
-        st.resolve_chance() if st.is_chance_node() else st.apply_action(rng.choice(st.legal_actions()))
+        st.resolve_chance() if st.is_chance_node() else st.apply_action(
+            rng.choice(st.legal_actions())
+        )
     return records.record_game(st, seed)
 
 
@@ -65,27 +68,37 @@ def test_play_from_here_opens_the_game_at_the_viewers_step(browser, server, game
     # the lobby lists the finished game with its replay
     assert gid in [g["id"] for g in _get(server, "/api/games")["finished"]]
     browser.get(server.url + "/")
-    WebDriverWait(browser, 30).until(lambda b: b.find_elements(By.CSS_SELECTOR, f"#finished-{gid} a.replay"))[0].click()
-    WebDriverWait(browser, 30).until(lambda b: b.current_url.startswith(server.url + f"/replay/{gid}"))
+    WebDriverWait(browser, 30).until(
+        lambda b: b.find_elements(By.CSS_SELECTOR, f"#finished-{gid} a.replay")
+    )[0].click()
+    WebDriverWait(browser, 30).until(
+        lambda b: b.current_url.startswith(server.url + f"/replay/{gid}")
+    )
     WebDriverWait(browser, 30).until(lambda b: b.find_elements(By.ID, "pfh-step"))
     browser.execute_script(f"location.hash = 'step={step - 2}'")
-    WebDriverWait(browser, 30).until(lambda b: b.find_element(By.ID, "pfh-step").text == str(step - 2))
-    for _ in range(2):                       # the viewer's own buttons move it; the control follows
+    WebDriverWait(browser, 30).until(
+        lambda b: b.find_element(By.ID, "pfh-step").text == str(step - 2)
+    )
+    for _ in range(2):  # the viewer's own buttons move it; the control follows
         browser.find_element(By.ID, "next").click()
     assert browser.find_element(By.ID, "pfh-step").text == str(step)
     mover = finished["steps"][step]["player"]
-    for seat in range(3):                    # the seat to act human, the others the default bot
-        assert _seat_row(browser, seat) == (("human", "mcts:2000", True) if seat == mover else ("bot", "mcts:2000", False))
+    for seat in range(3):  # the seat to act human, the others the default bot
+        assert _seat_row(browser, seat) == (
+            ("human", "mcts:2000", True) if seat == mover else ("bot", "mcts:2000", False)
+        )
     for seat in range(3):
         if seat != mover:
             box = browser.find_element(By.ID, f"pfh-bot-{seat}")
             box.clear()
             box.send_keys("random")
-    browser.find_element(By.ID, "prev").click()      # moving on keeps the seats as edited
+    browser.find_element(By.ID, "prev").click()  # moving on keeps the seats as edited
     browser.find_element(By.ID, "next").click()
     assert [_seat_row(browser, s)[1] for s in range(3) if s != mover] == ["random", "random"]
     browser.find_element(By.ID, "pfh-play").click()
-    WebDriverWait(browser, 30).until(lambda b: "/game/" in b.current_url and "token=" in b.current_url)
+    WebDriverWait(browser, 30).until(
+        lambda b: "/game/" in b.current_url and "token=" in b.current_url
+    )
     new = browser.current_url.split("/game/")[1].split("?")[0]
     assert new != gid
     s = _your_turn(browser, step - 1)
@@ -96,7 +109,9 @@ def test_play_from_here_opens_the_game_at_the_viewers_step(browser, server, game
     assert page["totals"] == [x["total"] if isinstance(x, dict) else x for x in state.scores()]
     assert records.replay(records.load(server.folder / f"{new}.json")).to_dict() == state.to_dict()
     if game == "puerto_rico":
-        assert page["pr"] == [[b["doubloons"], b["vp_chips"], b["san_juan"]] for b in state.to_dict()["boards"]]
+        assert page["pr"] == [
+            [b["doubloons"], b["vp_chips"], b["san_juan"]] for b in state.to_dict()["boards"]
+        ]
     else:
         pesos = [int(browser.find_element(By.ID, f"cuba-pesos-{p}").text) for p in range(3)]
         assert pesos == [b["pesos"] for b in state.to_dict()["boards"]]
@@ -108,7 +123,12 @@ def test_play_from_here_opens_the_game_at_the_viewers_step(browser, server, game
     wait_for(lambda: int(_status(browser)["step"]) > step, 30, "the move")
     assert records.load(server.folder / f"{new}.json")["steps"][step]["action"] == s["actions"][-1]
     # the lobby of this browser can resume the new game
-    assert browser.execute_script("return JSON.parse(localStorage.getItem('caribsim-links'))[arguments[0]].id", new) == new
+    assert (
+        browser.execute_script(
+            "return JSON.parse(localStorage.getItem('caribsim-links'))[arguments[0]].id", new
+        )
+        == new
+    )
 
 
 def test_play_from_here_says_why_it_refuses(browser, server):
@@ -146,8 +166,12 @@ def test_play_from_here_at_a_chance_step(browser, server):
     mover = finished["steps"][decides]["player"]
     browser.get(server.url + f"/replay/{gid}#step={step}")
     WebDriverWait(browser, 30).until(lambda b: b.find_element(By.ID, "pfh-step").text == str(step))
-    assert browser.find_element(By.ID, "pfh-where").text.endswith(f"chance first, then seat {mover}")
-    assert [_seat_row(browser, s)[0] for s in range(3)] == ["human" if s == mover else "bot" for s in range(3)]
+    assert browser.find_element(By.ID, "pfh-where").text.endswith(
+        f"chance first, then seat {mover}"
+    )
+    assert [_seat_row(browser, s)[0] for s in range(3)] == [
+        "human" if s == mover else "bot" for s in range(3)
+    ]
     for seat in range(3):
         if seat != mover:
             box = browser.find_element(By.ID, f"pfh-bot-{seat}")

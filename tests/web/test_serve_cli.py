@@ -1,6 +1,7 @@
 """`python -m caribsim serve` as a real process: it prints its address, serves the lobby and
 the API there, writes the games into --games-dir and stops on Ctrl-C; without the web extra
 it says what to install."""
+
 from __future__ import annotations
 
 import json
@@ -13,7 +14,7 @@ import urllib.request
 import pytest
 from extras import need
 
-need("web")   # a test of caribsim.web: skips without the extra
+need("web")  # a test of caribsim.web: skips without the extra
 
 
 from caribsim.human import records
@@ -34,22 +35,54 @@ def _get(url):
 
 def test_serve_prints_its_address_serves_and_stops_on_ctrl_c(tmp_path):
     port, folder = _free_port(), tmp_path / "games"
-    p = subprocess.Popen([sys.executable, "-m", "caribsim", "serve", "--port", str(port), "--games-dir", str(folder),
-                          "--bot-delay", "0", "--analysis-iterations", "8"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
+    p = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "caribsim",
+            "serve",
+            "--port",
+            str(port),
+            "--games-dir",
+            str(folder),
+            "--bot-delay",
+            "0",
+            "--analysis-iterations",
+            "8",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=ENV,
+    )
     try:
         line = p.stdout.readline()
         url = f"http://127.0.0.1:{port}/"
-        assert line == f"caribsim: play at {url} (games in {folder}; Ctrl-C stops)\n", (line, p.stderr.read())
+        assert line == f"caribsim: play at {url} (games in {folder}; Ctrl-C stops)\n", (
+            line,
+            p.stderr.read(),
+        )
         status, lobby = wait_for(lambda: _try(url), what="the lobby")
         assert status == 200 and 'id="create"' in lobby
-        req = urllib.request.Request(url + "api/games", headers={"content-type": "application/json"},
-                                     data=json.dumps({"game": "cuba", "seats": ["random", "random"], "seed": 4}).encode())
+        req = urllib.request.Request(
+            url + "api/games",
+            headers={"content-type": "application/json"},
+            data=json.dumps({"game": "cuba", "seats": ["random", "random"], "seed": 4}).encode(),
+        )
         with urllib.request.urlopen(req, timeout=30) as r:
             gid = json.load(r)["id"]
-        over = wait_for(lambda: json.loads(_get(f"{url}api/games/{gid}")[1])["over"], timeout=120, what="the game")
+        over = wait_for(
+            lambda: json.loads(_get(f"{url}api/games/{gid}")[1])["over"],
+            timeout=120,
+            what="the game",
+        )
         assert over
-        analysis = wait_for(lambda: (lambda a: a if a["status"] == "done" else None)(
-            json.loads(_get(f"{url}api/games/{gid}/analysis")[1])), what="the analysis")
+        analysis = wait_for(
+            lambda: (lambda a: a if a["status"] == "done" else None)(
+                json.loads(_get(f"{url}api/games/{gid}/analysis")[1])
+            ),
+            what="the analysis",
+        )
     finally:
         p.send_signal(signal.SIGINT)
         out, err = p.communicate(timeout=60)
@@ -70,11 +103,17 @@ def _try(url):
 
 @pytest.mark.parametrize("module", ["starlette", "uvicorn", "websockets"])
 def test_without_the_web_extra_serve_says_what_to_install(tmp_path, module):
-    code = (f"import sys; sys.modules[{module!r}] = None\n"
-            "from caribsim.__main__ import main\n"
-            f"sys.exit(main(['serve', '--games-dir', {str(tmp_path)!r}]))\n")
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=ENV)
+    code = (
+        f"import sys; sys.modules[{module!r}] = None\n"
+        "from caribsim.__main__ import main\n"
+        f"sys.exit(main(['serve', '--games-dir', {str(tmp_path)!r}]))\n"
+    )
+    r = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=ENV
+    )
     assert r.returncode == 2 and r.stdout == ""
-    assert r.stderr == (f"python -m caribsim serve: error: the web server needs {module}: "
-                        "pip install 'caribsim[web]'\n")
+    assert r.stderr == (
+        f"python -m caribsim serve: error: the web server needs {module}: "
+        "pip install 'caribsim[web]'\n"
+    )
     assert not any(tmp_path.iterdir())

@@ -2,6 +2,7 @@
 refused request (wrong seat, wrong token, stale step, malformed body, illegal action) leaving
 the game and its files as they were, undo, hint, the live updates, a bot game to its end
 whose record replays, and a new app over the same games folder resuming the games."""
+
 from __future__ import annotations
 
 import json
@@ -11,7 +12,7 @@ import warnings
 import pytest
 from extras import need
 
-need("web")   # a test of caribsim.web: skips without the extra
+need("web")  # a test of caribsim.web: skips without the extra
 
 
 import caribsim
@@ -22,7 +23,7 @@ from caribsim.web.app import DEFAULT_BOT, create_app
 from tests.web.conftest import HINT_ITERATIONS, token_of, wait_for
 
 with warnings.catch_warnings():
-    warnings.simplefilter("ignore")          # starlette's note on httpx
+    warnings.simplefilter("ignore")  # starlette's note on httpx
     from starlette.testclient import TestClient
 
 PR = "puerto_rico"
@@ -57,8 +58,10 @@ def view(c, gid, *tokens):
 
 def settled(c, gid, *tokens):
     """The view once no bot is to act (a person's turn or the end)."""
-    return wait_for(lambda: (lambda v: v if not v["thinking"] else None)(view(c, gid, *tokens)),
-                    what="the bots to move")
+    return wait_for(
+        lambda: (lambda v: v if not v["thinking"] else None)(view(c, gid, *tokens)),
+        what="the bots to move",
+    )
 
 
 def files(folder):
@@ -82,12 +85,13 @@ def test_a_new_game_is_its_record_and_the_view_is_its_state(client, folder):
     assert v["step"] == len(st.history()) and v["to_act"] == st.current_player() == 0
     assert v["snapshot"] == json.loads(json.dumps(viewer.snapshot(st, PR)))
     board = boards.get(PR)
-    assert [(m["action"], m["label"]) for m in v["moves"]] == [(a, board.choice_label(st, a, seat=0))
-                                                               for a in st.legal_actions()]
+    assert [(m["action"], m["label"]) for m in v["moves"]] == [
+        (a, board.choice_label(st, a, seat=0)) for a in st.legal_actions()
+    ]
     assert v["you"] == [0] and not v["over"]
-    assert len(v["log"]) == v["step"]               # one line per step (chance outcomes too)
+    assert len(v["log"]) == v["step"]  # one line per step (chance outcomes too)
     assert view(client, made["id"])["moves"] == []  # a watcher without a token gets no moves
-    assert tok not in (folder / f"{made['id']}.json").read_text()   # the record holds no secret
+    assert tok not in (folder / f"{made['id']}.json").read_text()  # the record holds no secret
     # nor is it given before the end: its chance steps would show what the board hides
     for path in (f"/api/games/{made['id']}/record", f"/replay/{made['id']}"):
         r = client.get(path)
@@ -106,7 +110,9 @@ def test_a_move_is_played_the_bots_answer_and_the_record_follows(client, folder)
     assert st.history()[before["step"]] == action
     assert after["step"] == len(st.history()) > before["step"]
     assert after["to_act"] == st.current_player()
-    assert [m["action"] for m in after["moves"]] == (st.legal_actions() if st.current_player() == 0 else [])
+    assert [m["action"] for m in after["moves"]] == (
+        st.legal_actions() if st.current_player() == 0 else []
+    )
     assert after["snapshot"]["scores"] == [s["total"] for s in st.scores()]
 
 
@@ -117,34 +123,71 @@ def test_moves_of_the_wrong_seat_token_or_step_are_refused_and_change_nothing(cl
     a = v["moves"][0]["action"]
     saved = files(folder)
     cases = [
-        (move(client, gid, t1, v["step"], a), 409, "not your turn: seat 0 (human) is to act, you are seat 1"),
+        (
+            move(client, gid, t1, v["step"], a),
+            409,
+            "not your turn: seat 0 (human) is to act, you are seat 1",
+        ),
         (move(client, gid, "not-a-token", v["step"], a), 403, "this token belongs to no seat"),
         (move(client, gid, "", v["step"], a), 403, "give the seat's token"),
-        (move(client, gid, t0, v["step"] - 1, a), 409, f"stale request: made at step {v['step'] - 1}, "
-                                                       f"the game is at step {v['step']}"),
+        (
+            move(client, gid, t0, v["step"] - 1, a),
+            409,
+            f"stale request: made at step {v['step'] - 1}, the game is at step {v['step']}",
+        ),
         (move(client, gid, t0, v["step"] + 3, a), 409, "stale request"),
         (move(client, gid, t0, True, a), 400, "step must be an integer"),
-        (move(client, gid, t0, v["step"], 999), 400, "action 999 is not a legal move here; the legal actions are"),
-        (move(client, gid, t0, v["step"], str(a)), 400, f"action \"{a}\" is not a legal move"),
+        (
+            move(client, gid, t0, v["step"], 999),
+            400,
+            "action 999 is not a legal move here; the legal actions are",
+        ),
+        (move(client, gid, t0, v["step"], str(a)), 400, f'action "{a}" is not a legal move'),
         (move(client, "0" * 12, t0, v["step"], a), 404, "no game '000000000000'"),
-        (move(client, "..%2F..%2Fetc", t0, v["step"], a), 404, "Not Found: POST /api/games/../../etc/move"),
+        (
+            move(client, "..%2F..%2Fetc", t0, v["step"], a),
+            404,
+            "Not Found: POST /api/games/../../etc/move",
+        ),
         (client.post(f"/api/games/{gid}/moves", json={}), 404, "Not Found: POST /api/games/"),
         (client.get(f"/api/games/{gid}/move"), 405, "Method Not Allowed"),
         (client.post(f"/api/games/{gid}/move", content=b"{not json"), 400, "not valid JSON"),
         (client.post(f"/api/games/{gid}/move", content=b"\xff\xfe"), 400, "not valid JSON"),
-        (client.post(f"/api/games/{gid}/move", json=[t0, v["step"], a]), 400, "must be a JSON object"),
-        (client.post(f"/api/games/{gid}/move", json={"token": t0, "step": v["step"]}), 400,
-         "exactly action, step, token"),
-        (client.post(f"/api/games/{gid}/move", json={"token": t0, "step": v["step"], "action": a, "x": 1}), 400,
-         "exactly action, step, token"),
-        (client.post(f"/api/games/{gid}/move", content=b" " * 70_000), 413, "larger than 65536 bytes"),
-        (client.get(f"/api/games/{gid}", params={"token": "wrong"}), 403, "this token belongs to no seat"),
+        (
+            client.post(f"/api/games/{gid}/move", json=[t0, v["step"], a]),
+            400,
+            "must be a JSON object",
+        ),
+        (
+            client.post(f"/api/games/{gid}/move", json={"token": t0, "step": v["step"]}),
+            400,
+            "exactly action, step, token",
+        ),
+        (
+            client.post(
+                f"/api/games/{gid}/move", json={"token": t0, "step": v["step"], "action": a, "x": 1}
+            ),
+            400,
+            "exactly action, step, token",
+        ),
+        (
+            client.post(f"/api/games/{gid}/move", content=b" " * 70_000),
+            413,
+            "larger than 65536 bytes",
+        ),
+        (
+            client.get(f"/api/games/{gid}", params={"token": "wrong"}),
+            403,
+            "this token belongs to no seat",
+        ),
     ]
     for r, status, words in cases:
         assert r.status_code == status and words in r.json()["error"], (status, words, r.text)
     assert files(folder) == saved
     assert view(client, gid, t0) == v
-    assert [m["action"] for m in view(client, gid, t0, t1)["moves"]] == [m["action"] for m in v["moves"]]
+    assert [m["action"] for m in view(client, gid, t0, t1)["moves"]] == [
+        m["action"] for m in v["moves"]
+    ]
 
 
 def test_a_record_that_cannot_be_written_plays_nothing(client, folder):
@@ -154,11 +197,14 @@ def test_a_record_that_cannot_be_written_plays_nothing(client, folder):
     path = folder / f"{gid}.json"
     saved = path.read_bytes()
     path.unlink()
-    path.mkdir()                                    # the record's place is taken: writing fails
+    path.mkdir()  # the record's place is taken: writing fails
     r = move(client, gid, tok, v["step"], v["moves"][0]["action"])
     assert r.status_code == 500 and "cannot save the game's record" in r.json()["error"]
     assert view(client, gid, tok) == v
-    assert sorted(p.name for p in folder.iterdir()) == [f"{gid}.json", f"{gid}.seats.json"]   # no temporary left
+    assert sorted(p.name for p in folder.iterdir()) == [
+        f"{gid}.json",
+        f"{gid}.seats.json",
+    ]  # no temporary left
     path.rmdir()
     path.write_bytes(saved)
     assert move(client, gid, tok, v["step"], v["moves"][0]["action"]).status_code == 200
@@ -167,21 +213,41 @@ def test_a_record_that_cannot_be_written_plays_nothing(client, folder):
 
 def test_refused_new_games_make_no_files(client, folder):
     cases = [
-        ({"game": "chess", "seats": ["human", "random"]}, "game must be one of cuba, port_royal, puerto_rico"),
+        (
+            {"game": "chess", "seats": ["human", "random"]},
+            "game must be one of cuba, port_royal, puerto_rico",
+        ),
         ({"game": PR, "seats": ["human"]}, "seats must be a list of 2..5 entries"),
         ({"game": PR, "seats": ["human", "genius"]}, "seat 1: unknown bot spec 'genius'"),
         ({"game": PR, "seats": ["human", "mcts:0"]}, "seat 1: "),
-        ({"game": PR, "seats": ["human", 7]}, "seat 1: give \"human\" or a bot spec"),
-        ({"game": PR, "seats": ["human", "random"], "players": 3}, "players is 3 but 2 seats are given"),
+        ({"game": PR, "seats": ["human", 7]}, 'seat 1: give "human" or a bot spec'),
+        (
+            {"game": PR, "seats": ["human", "random"], "players": 3},
+            "players is 3 but 2 seats are given",
+        ),
         ({"game": PR, "seats": ["human", "random"], "options": {"turbo": True}}, "option 'turbo'"),
-        ({"game": PR, "seats": ["human", "random"], "options": {"expansion": "yes"}}, "each true or false"),
-        ({"game": PR, "seats": ["human", "random"], "options": {"all_31_buildings": True}},
-         "puerto_rico: draft, buildings, all_31_buildings and exclusions need expansion=True"),
-        ({"game": PR, "seats": ["human", "random"], "seed": -1}, "seed must be an integer in 0..18446744073709551615"),
+        (
+            {"game": PR, "seats": ["human", "random"], "options": {"expansion": "yes"}},
+            "each true or false",
+        ),
+        (
+            {"game": PR, "seats": ["human", "random"], "options": {"all_31_buildings": True}},
+            "puerto_rico: draft, buildings, all_31_buildings and exclusions need expansion=True",
+        ),
+        (
+            {"game": PR, "seats": ["human", "random"], "seed": -1},
+            "seed must be an integer in 0..18446744073709551615",
+        ),
         ({"game": PR, "seats": ["human", "random"], "seed": 2**64}, "seed must be an integer"),
         ({"game": PR, "seats": ["human", "random"], "colour": "red"}, "unknown field(s) colour"),
-        ({"game": "cuba", "seats": ["human", "az"]}, "seat 1: az is the network trained for puerto_rico"),
-        ({"game": PR, "seats": ["human", "az", "random"]}, "seat 1: az is the network trained for puerto_rico"),
+        (
+            {"game": "cuba", "seats": ["human", "az"]},
+            "seat 1: az is the network trained for puerto_rico",
+        ),
+        (
+            {"game": PR, "seats": ["human", "az", "random"]},
+            "seat 1: az is the network trained for puerto_rico",
+        ),
         ("puerto_rico", "a new game is a JSON object"),
     ]
     for body, words in cases:
@@ -192,7 +258,9 @@ def test_refused_new_games_make_no_files(client, folder):
 
 
 def test_options_and_other_games_are_made_as_asked(client, folder):
-    made = create(client, ["human", "random", "random"], options={"expansion": True}, seed=2**64 - 1)
+    made = create(
+        client, ["human", "random", "random"], options={"expansion": True}, seed=2**64 - 1
+    )
     rec = records.load(folder / f"{made['id']}.json")
     assert rec["options"] == caribsim.load_game(PR, players=3, expansion=True).options()
     assert rec["seed"] == 2**64 - 1 and "expansion" in view(client, made["id"])["snapshot"]
@@ -232,7 +300,7 @@ def test_undo_never_takes_back_another_persons_move(client, folder):
     made = create(client, ["human", "human", "random"], seed=4)
     gid, tokens = made["id"], [token_of(made, 0), token_of(made, 1)]
     moved = set()
-    while True:                                     # until seat 1 has moved after a move of seat 0
+    while True:  # until seat 1 has moved after a move of seat 0
         v = settled(client, gid, *tokens)
         if 0 in moved and v["undo"]["0"] is None:
             break
@@ -241,7 +309,7 @@ def test_undo_never_takes_back_another_persons_move(client, folder):
         moved.add(p)
     players = [s["player"] for s in records.load(folder / f"{gid}.json")["steps"]]
     last0 = max(i for i, p in enumerate(players) if p == 0)
-    assert 1 in players[last0:]                     # seat 1 moved since seat 0's last decision
+    assert 1 in players[last0:]  # seat 1 moved since seat 0's last decision
     assert v["undo"]["1"] is not None
     r = client.post(f"/api/games/{gid}/undo", json={"token": tokens[0], "step": v["step"]})
     assert r.status_code == 409 and "nothing to undo for seat 0" in r.json()["error"]
@@ -260,7 +328,9 @@ def test_hint_is_the_search_of_the_position(client, folder):
     assert [(m["action"], m["share"]) for m in h["moves"]] == shares
     assert [m["win"] for m in h["moves"]] == [result.mean_reward[a] for a, _ in shares]
     assert h["win"] == result.mean_reward[result.action] and h["iterations"] == result.iterations
-    assert [m["label"] for m in h["moves"]] == [boards.get(PR).choice_label(st, a) for a, _ in shares]
+    assert [m["label"] for m in h["moves"]] == [
+        boards.get(PR).choice_label(st, a) for a, _ in shares
+    ]
     r = client.post(f"/api/games/{gid}/hint", json={"token": tok, "step": v["step"] + 1})
     assert r.status_code == 409 and "stale request" in r.json()["error"]
 
@@ -269,10 +339,13 @@ def test_a_bot_game_plays_to_its_end_and_its_record_replays(client, folder):
     made = create(client, ["random", "greedy", "random"], seed=21)
     gid = made["id"]
     assert made["links"] == []
-    end = wait_for(lambda: (lambda v: v if v["over"] else None)(view(client, gid)), timeout=120,
-                   what="the bot game to end")
+    end = wait_for(
+        lambda: (lambda v: v if v["over"] else None)(view(client, gid)),
+        timeout=120,
+        what="the bot game to end",
+    )
     rec = records.load(folder / f"{gid}.json")
-    st = records.replay(rec)                         # every step checked, the final scores too
+    st = records.replay(rec)  # every step checked, the final scores too
     assert st.is_terminal() and rec["final"] == {"scores": st.scores(), "returns": st.returns()}
     assert rec["players"] == ["random", "greedy", "random"]
     assert end["game_over"] == viewer.game_over(rec["final"], rec["players"])
@@ -281,13 +354,18 @@ def test_a_bot_game_plays_to_its_end_and_its_record_replays(client, folder):
     page = client.get(f"/replay/{gid}")
     # the viewer's page of the record, with play from here (the app's default bot for the seats)
     assert page.status_code == 200 and page.text == web_page.replay(rec, gid, DEFAULT_BOT)
-    assert page.text.startswith(viewer.render(rec).rsplit("</body>", 1)[0]) and 'id="play-from-here"' in page.text
+    assert (
+        page.text.startswith(viewer.render(rec).rsplit("</body>", 1)[0])
+        and 'id="play-from-here"' in page.text
+    )
     listed = client.get("/api/games").json()
-    assert gid not in [g["id"] for g in listed["games"]] and gid in [g["id"] for g in listed["finished"]]
+    assert gid not in [g["id"] for g in listed["games"]] and gid in [
+        g["id"] for g in listed["finished"]
+    ]
 
 
 def test_a_new_app_over_the_same_folder_resumes_the_games(folder):
-    with _client(folder, bot_delay=30) as c:         # the bots wait: the server stops first
+    with _client(folder, bot_delay=30) as c:  # the bots wait: the server stops first
         made = create(c, ["human", "random", "random"], seed=13)
         gid, tok = made["id"], token_of(made, 0)
         v = view(c, gid, tok)
@@ -297,8 +375,8 @@ def test_a_new_app_over_the_same_folder_resumes_the_games(folder):
     with _client(folder) as c:
         listed = c.get("/api/games").json()["games"]
         assert [(g["id"], g["step"]) for g in listed] == [(gid, stopped["step"])]
-        again = settled(c, gid, tok)                 # the same token; the bots move on by themselves
-        assert again["log"][:len(stopped["log"])] == stopped["log"]
+        again = settled(c, gid, tok)  # the same token; the bots move on by themselves
+        assert again["log"][: len(stopped["log"])] == stopped["log"]
         assert again["to_act"] == 0 and again["moves"]
         r = move(c, gid, tok, again["step"], again["moves"][0]["action"])
         assert r.status_code == 200, r.text
@@ -338,13 +416,16 @@ def test_the_pages_are_served(client):
     lobby = client.get("/")
     assert lobby.status_code == 200 and 'id="create"' in lobby.text
     page = client.get(f"/game/{made['id']}")
-    assert page.status_code == 200 and "const BOARD" in page.text and "function gameOver" in page.text
+    assert (
+        page.status_code == 200 and "const BOARD" in page.text and "function gameOver" in page.text
+    )
     missing = client.get("/game/abcabcabcabc")
     assert missing.status_code == 404 and "no game &#x27;abcabcabcabc&#x27;" in missing.text
 
 
 # ---------------------------------------------------------------------------------------------
 # play on from a record
+
 
 def _random_record(name, seed, players=3):
     game = caribsim.load_game(name, players=players)
@@ -369,24 +450,41 @@ def test_a_record_is_played_on_from_a_step(client, folder, name):
     made = r.json()
     v = settled(client, made["id"], token_of(made, 0))
     saved = records.load(folder / f"{made['id']}.json")
-    assert saved["steps"][:at] == rec["steps"][:at]          # the record's first steps are kept
+    assert saved["steps"][:at] == rec["steps"][:at]  # the record's first steps are kept
     assert saved["seed"] == rec["seed"] and saved["options"] == rec["options"]
-    now = records.replay(saved)                              # and the game goes on from there
+    now = records.replay(saved)  # and the game goes on from there
     assert now.history()[:at] == before.history()
     assert v["step"] == len(now.history()) >= at
     assert v["snapshot"] == json.loads(json.dumps(viewer.snapshot(now, name)))
 
 
-@pytest.mark.parametrize("change,words", [
-    (lambda rec: {"record": rec, "step": len(rec["steps"]) + 1}, "step must be an integer in 0.."),
-    (lambda rec: {"record": rec}, "the record's game is over at step"),
-    (lambda rec: {"record": {**rec, "steps": [*rec["steps"][:5], {"player": 0, "action": 9999, "name": "x"}]},
-                  "step": 3}, "the record does not replay"),
-    (lambda rec: {"record": "a record"}, "record must be a game record"),
-    (lambda rec: {"record": rec, "step": 3, "seats": ["human"]}, "seats must be a list of 3 entries"),
-    (lambda rec: {"record": rec, "step": 3, "seats": ["human", "nobody", "random"]}, "nobody"),
-    (lambda rec: {"record": rec, "step": 3, "seed": 1}, "unknown field(s) seed beside record"),
-])
+@pytest.mark.parametrize(
+    "change,words",
+    [
+        (
+            lambda rec: {"record": rec, "step": len(rec["steps"]) + 1},
+            "step must be an integer in 0..",
+        ),
+        (lambda rec: {"record": rec}, "the record's game is over at step"),
+        (
+            lambda rec: {
+                "record": {
+                    **rec,
+                    "steps": [*rec["steps"][:5], {"player": 0, "action": 9999, "name": "x"}],
+                },
+                "step": 3,
+            },
+            "the record does not replay",
+        ),
+        (lambda rec: {"record": "a record"}, "record must be a game record"),
+        (
+            lambda rec: {"record": rec, "step": 3, "seats": ["human"]},
+            "seats must be a list of 3 entries",
+        ),
+        (lambda rec: {"record": rec, "step": 3, "seats": ["human", "nobody", "random"]}, "nobody"),
+        (lambda rec: {"record": rec, "step": 3, "seed": 1}, "unknown field(s) seed beside record"),
+    ],
+)
 def test_a_bad_record_request_is_refused_and_makes_nothing(client, folder, change, words):
     rec = _random_record("puerto_rico", seed=2)
     body = {"seats": ["human", "random", "random"], **change(rec)}
@@ -406,11 +504,18 @@ def test_the_record_kept_step_by_step_is_the_replayed_one(client, folder):
         if v["over"]:
             break
         assert move(client, gid, tok, v["step"], v["moves"][-1]["action"]).status_code == 200
-        settled(client, gid, tok)                     # the bots have moved: the state holds still
-        assert json.loads((folder / f"{gid}.json").read_text()) == records.record_game(game.state, game.seed, game.players)
+        settled(client, gid, tok)  # the bots have moved: the state holds still
+        assert json.loads((folder / f"{gid}.json").read_text()) == records.record_game(
+            game.state, game.seed, game.players
+        )
     v = settled(client, gid, tok)
-    assert client.post(f"/api/games/{gid}/undo", json={"token": tok, "step": v["step"]}).status_code == 200
-    assert json.loads((folder / f"{gid}.json").read_text()) == records.record_game(game.state, game.seed, game.players)
+    assert (
+        client.post(f"/api/games/{gid}/undo", json={"token": tok, "step": v["step"]}).status_code
+        == 200
+    )
+    assert json.loads((folder / f"{gid}.json").read_text()) == records.record_game(
+        game.state, game.seed, game.players
+    )
 
 
 def test_a_card_put_face_down_is_never_named_to_a_live_page(client, folder):
@@ -429,7 +534,7 @@ def test_a_card_put_face_down_is_never_named_to_a_live_page(client, folder):
             if snap is None or upto == 0:
                 continue
             before = game.rules.new_initial_state(seed=game.seed)
-            for a in history[:upto - 1]:
+            for a in history[: upto - 1]:
                 before.apply_action(a)
             coin = before.is_chance_node() and before.chance_event()[0] in ("draw", "fee")
             name = before.action_to_string(history[upto - 1])
@@ -445,7 +550,10 @@ def test_a_card_put_face_down_is_never_named_to_a_live_page(client, folder):
         v = view(client, gid, *tokens)
         if v["over"]:
             break
-        check(view(client, gid))                    # a watcher's view, as a player's
+        check(view(client, gid))  # a watcher's view, as a player's
         seat = v["to_act"]
-        assert move(client, gid, tokens[seat], v["step"], rng.choice(v["moves"])["action"]).status_code == 200
+        assert (
+            move(client, gid, tokens[seat], v["step"], rng.choice(v["moves"])["action"]).status_code
+            == 200
+        )
     assert seen["hidden"] > 0 and seen["named"] > 0

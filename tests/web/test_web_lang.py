@@ -3,6 +3,7 @@ page against bots has no English word of the same page in English (?lang=en), it
 buttons carry the terminal's Czech labels and a click plays the button's action, the board's
 numbers are the state's; the game-over panel, the refusals, the Czech lobby making a game;
 a bad language on the command line, in a page's address and in an API request."""
+
 from __future__ import annotations
 
 import html
@@ -17,7 +18,7 @@ import urllib.request
 import pytest
 from extras import need
 
-need("web")   # a test of caribsim.web: skips without the extra
+need("web")  # a test of caribsim.web: skips without the extra
 
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select, WebDriverWait
@@ -32,7 +33,7 @@ from tests.web.test_serve_cli import ENV
 MSG = {r["key"]: r["text"] for r in lang.rows() if r["kind"] == "msg"}
 # English words that are Czech words too (indigo, rum, seed, San Juan, ...) are not "left over"
 CZECH_WORDS = {w.lower() for r in lang.rows() for w in re.findall(r"[A-Za-z]+", r["text"])}
-IGNORE = {"random", "I", "II", "III", "IV"}          # a bot's name; Cuba's law stacks
+IGNORE = {"random", "I", "II", "III", "IV"}  # a bot's name; Cuba's law stacks
 
 
 def words(text) -> set:
@@ -41,12 +42,17 @@ def words(text) -> set:
 
 def english_left(english: str, czech: str) -> set:
     """The words of the English page that are no Czech words yet stand on the Czech page."""
-    return {w for w in words(english) if w.lower() not in CZECH_WORDS and w not in IGNORE and len(w) > 1} & words(czech)
+    return {
+        w for w in words(english) if w.lower() not in CZECH_WORDS and w not in IGNORE and len(w) > 1
+    } & words(czech)
 
 
 def _request(url, body=None):
-    req = urllib.request.Request(url, data=None if body is None else json.dumps(body).encode(),
-                                 headers={"content-type": "application/json"})
+    req = urllib.request.Request(
+        url,
+        data=None if body is None else json.dumps(body).encode(),
+        headers={"content-type": "application/json"},
+    )
     try:
         with urllib.request.urlopen(req, timeout=30) as r:
             return r.status, r.read().decode()
@@ -92,7 +98,9 @@ def _check_numbers(page: dict, state, game: str) -> None:
         assert page["pr"] == [[b["doubloons"], b["vp_chips"], b["san_juan"]] for b in d["boards"]]
     elif game == "port_royal":
         snap = viewer.snapshot(state, game)
-        assert page["pry"] == [[len(p["coins"]), s["vp"], s["swords"]] for p, s in zip(d["players"], snap["players"])]
+        assert page["pry"] == [
+            [len(p["coins"]), s["vp"], s["swords"]] for p, s in zip(d["players"], snap["players"])
+        ]
     else:
         assert page["cuba"] == [[b["pesos"], b["vp"]] for b in d["boards"]]
 
@@ -101,9 +109,14 @@ GAMES = {"puerto_rico": 3, "port_royal": 2, "cuba": 2}
 
 
 @pytest.mark.parametrize("game", list(GAMES))
-def test_a_czech_game_page_has_czech_words_the_terminals_labels_and_the_states_numbers(browser, cs, game):
+def test_a_czech_game_page_has_czech_words_the_terminals_labels_and_the_states_numbers(
+    browser, cs, game
+):
     url, folder = cs
-    made = _api(url + "/api/games", {"game": game, "seats": ["human"] + ["random"] * (GAMES[game] - 1), "seed": 3})
+    made = _api(
+        url + "/api/games",
+        {"game": game, "seats": ["human"] + ["random"] * (GAMES[game] - 1), "seed": 3},
+    )
     gid, token = made["id"], token_of(made, 0)
     tr, board = lang.translator(game, "cs"), boards.get(game)
     browser.get(f"{url}/game/{gid}?token={token}")
@@ -115,33 +128,44 @@ def test_a_czech_game_page_has_czech_words_the_terminals_labels_and_the_states_n
     s = _your_turn(browser, int(first["step"]))
     rec = records.load(folder / f"{gid}.json")
     played = rec["steps"][int(first["step"])]
-    assert (played["player"], played["action"], played["name"]) == (0, chosen, state.action_to_string(chosen))
+    assert (played["player"], played["action"], played["name"]) == (
+        0,
+        chosen,
+        state.action_to_string(chosen),
+    )
     # the page now (a log with the person's and the bots' moves): the terminal's labels, the numbers
     page = browser.execute_script(_NUMBERS)
     czech = _body_text(browser)
     state = records.replay(rec, upto=page["step"])
     assert page["step"] == int(s["step"]) and state.current_player() == 0
-    assert page["buttons"] == [[a, tr.move(board.choice_label(state, a, seat=0))] for a in state.legal_actions()]
+    assert page["buttons"] == [
+        [a, tr.move(board.choice_label(state, a, seat=0))] for a in state.legal_actions()
+    ]
     assert any(label != board.choice_label(state, a, seat=0) for a, label in page["buttons"])
     _check_numbers(page, state, game)
     view = _api(f"{url}/api/games/{gid}?token={token}&lang=cs")
-    assert [li.text for li in browser.find_elements(By.CSS_SELECTOR, "#log li")] == \
-        [re.sub(r"^\d+\. ", "", line) for line in view["log"]]
+    assert [li.text for li in browser.find_elements(By.CSS_SELECTOR, "#log li")] == [
+        re.sub(r"^\d+\. ", "", line) for line in view["log"]
+    ]
     assert browser.find_element(By.ID, "status").text == MSG["your move, {who}"].format(
-        who=MSG["seat {i} ({name})"].format(i=0, name=MSG["human"]))
+        who=MSG["seat {i} ({name})"].format(i=0, name=MSG["human"])
+    )
     # the same page in English: none of its words but the Czech ones is left on the Czech page
     browser.get(f"{url}/game/{gid}?token={token}&lang=en")
     _your_turn(browser, int(s["step"]) - 1)
     english = _body_text(browser)
-    assert browser.execute_script(_NUMBERS)["buttons"] == [[a, board.choice_label(state, a, seat=0)]
-                                                           for a in state.legal_actions()]
+    assert browser.execute_script(_NUMBERS)["buttons"] == [
+        [a, board.choice_label(state, a, seat=0)] for a in state.legal_actions()
+    ]
     assert english_left(english, czech) == set()
     assert english != czech and "undo" in english and MSG["undo"] in czech
     assert browser.find_element(By.ID, "lobby-link").get_attribute("href") == f"{url}/?lang=en"
     # a watcher's Czech page: whose turn, no move
     browser.get(f"{url}/game/{gid}")
     me = MSG["seat {i} ({name})"].format(i=0, name=MSG["human"])
-    WebDriverWait(browser, 30).until(lambda b: b.find_element(By.ID, "status").text == MSG["waiting for {who}"].format(who=me))
+    WebDriverWait(browser, 30).until(
+        lambda b: b.find_element(By.ID, "status").text == MSG["waiting for {who}"].format(who=me)
+    )
     assert browser.find_elements(By.CSS_SELECTOR, "#moves button.move") == []
 
 
@@ -150,7 +174,9 @@ def test_the_hint_the_refusals_and_the_game_over_panel_in_czech(browser, cs, tmp
     st = caribsim.load_game("puerto_rico", players=3).new_initial_state(seed=8)
     rng = random.Random(8)
     while not st.is_terminal():
-        st.resolve_chance() if st.is_chance_node() else st.apply_action(rng.choice(st.legal_actions()))
+        st.resolve_chance() if st.is_chance_node() else st.apply_action(
+            rng.choice(st.legal_actions())
+        )
     rec = records.record_game(st, seed=8)
     last = max(i for i, step in enumerate(rec["steps"]) if step["player"] >= 0)
     seat = rec["steps"][last]["player"]
@@ -162,38 +188,58 @@ def test_the_hint_the_refusals_and_the_game_over_panel_in_czech(browser, cs, tmp
     _your_turn(browser, -1)
     # the hint: its labels the terminal's, its words Czech
     browser.find_element(By.ID, "hint").click()
-    rows = WebDriverWait(browser, 60).until(lambda b: b.find_elements(By.CSS_SELECTOR, "#hint-panel tr.hint-move"))
+    rows = WebDriverWait(browser, 60).until(
+        lambda b: b.find_elements(By.CSS_SELECTOR, "#hint-panel tr.hint-move")
+    )
     state = records.states(rec)[last]
     tr, board = lang.translator("puerto_rico", "cs"), boards.get("puerto_rico")
     for r in rows:
         a = int(r.get_attribute("data-action"))
-        assert r.find_element(By.TAG_NAME, "td").text == tr.move(board.choice_label(state, a, seat=seat))
+        assert r.find_element(By.TAG_NAME, "td").text == tr.move(
+            board.choice_label(state, a, seat=seat)
+        )
     panel = browser.find_element(By.ID, "hint-panel").text
-    assert panel.startswith(MSG["hint ({n} iterations; win estimate of the best move {win}%):"].split(" (")[0] + " (")
+    assert panel.startswith(
+        MSG["hint ({n} iterations; win estimate of the best move {win}%):"].split(" (")[0] + " ("
+    )
     assert english_left("hint iterations win estimate of the best move of visits", panel) == set()
     # the refusals a page meets, said in its language: a stale step, not your turn, a wrong token
-    status, text = _request(f"{url}/api/games/{gid}/move?lang=cs", {"token": token, "step": 0, "action": 0})
+    status, text = _request(
+        f"{url}/api/games/{gid}/move?lang=cs", {"token": token, "step": 0, "action": 0}
+    )
     assert status == 409 and json.loads(text)["error"] == MSG[
-        "stale request: made at step {step}, the game is at step {now}; the board is updated"].format(step=0, now=last)
-    status, text = _request(f"{url}/api/games/{gid}/move?lang=cs", {"token": token_of(made, other), "step": last, "action": 0})
+        "stale request: made at step {step}, the game is at step {now}; the board is updated"
+    ].format(step=0, now=last)
+    status, text = _request(
+        f"{url}/api/games/{gid}/move?lang=cs",
+        {"token": token_of(made, other), "step": last, "action": 0},
+    )
     assert status == 409 and json.loads(text)["error"] == MSG[
-        "not your turn: seat {p} ({player}) is to act, you are seat {seat}"].format(p=seat, player=MSG["human"], seat=other)
+        "not your turn: seat {p} ({player}) is to act, you are seat {seat}"
+    ].format(p=seat, player=MSG["human"], seat=other)
     # the recorded last decision ends the game: the viewer's game-over panel in Czech
     _click_move(browser, rec["steps"][last]["action"])
-    WebDriverWait(browser, 30).until(lambda b: b.find_element(By.ID, "status").get_attribute("data-over") == "true")
+    WebDriverWait(browser, 30).until(
+        lambda b: b.find_element(By.ID, "status").get_attribute("data-over") == "true"
+    )
     over = browser.find_element(By.ID, "game-over")
     heads = [th.text for th in over.find_elements(By.CSS_SELECTOR, "th")]
     assert heads[:2] == [tr.text("seat"), tr.text("total")]
     final = records.replay(records.load(folder / f"{gid}.json"))
     assert final.is_terminal()
-    panel = viewer.game_over({"scores": final.scores(), "returns": final.returns()},
-                             [MSG["human"] if p == "human" else p for p in seats], tr)
+    panel = viewer.game_over(
+        {"scores": final.scores(), "returns": final.returns()},
+        [MSG["human"] if p == "human" else p for p in seats],
+        tr,
+    )
     assert browser.find_element(By.ID, "verdict").text == panel["verdict"]
     for i, sc in enumerate(final.scores()):
-        assert over.find_element(By.ID, f"final-{i}").get_attribute("data-total") == str(sc["total"])
+        assert over.find_element(By.ID, f"final-{i}").get_attribute("data-total") == str(
+            sc["total"]
+        )
     assert browser.find_element(By.ID, "status").text == MSG["game over"]
     assert browser.find_element(By.ID, "replay-link").text == MSG["replay the game"]
-    status, text = _request(f"{url}/replay/{gid}")         # the replay viewer in the server's language
+    status, text = _request(f"{url}/replay/{gid}")  # the replay viewer in the server's language
     assert status == 200 and '<html lang="cs">' in text
     # a wrong token: the notice in Czech
     browser.get(f"{url}/game/{gid}?token=forged")
@@ -220,20 +266,36 @@ def test_the_czech_lobby_makes_a_game_and_says_its_refusals_in_czech(browser, cs
     assert english_left(english, czech) == set() and MSG["create the game"] in czech
     assert "require expedition" in english and MSG["require expedition"] in czech
     assert browser.find_element(By.ID, "seed").get_attribute("placeholder") == MSG["random"]
-    assert [o.text for o in Select(browser.find_element(By.ID, "kind-0")).options] == [MSG["human"], MSG["bot"]]
+    assert [o.text for o in Select(browser.find_element(By.ID, "kind-0")).options] == [
+        MSG["human"],
+        MSG["bot"],
+    ]
     # a refusal of the server, in Czech: a file that is no record
     path = tmp_path / "not-a-record.json"
     path.write_text('{"game": "cuba"}')
     browser.find_element(By.ID, "record-file").send_keys(str(path))
     browser.find_element(By.ID, "from-record").click()
-    WebDriverWait(browser, 30).until(lambda b: b.find_element(By.ID, "error").text == MSG[
-        "record must be a game record (a JSON object with game, options, seed, steps; docs/records.md)"])
+    WebDriverWait(browser, 30).until(
+        lambda b: (
+            b.find_element(By.ID, "error").text
+            == MSG[
+                "record must be a game record (a JSON object with game, options, seed, steps; docs/records.md)"
+            ]
+        )
+    )
     box = browser.find_element(By.ID, "bot-1")
     box.clear()
     box.send_keys("genius")
     browser.find_element(By.ID, "create").click()
-    error = MSG["seat {seat}: unknown bot spec {spec!r}; use {kinds}"].split("{spec!r}")[0].format(seat=1) + "'genius'"
-    WebDriverWait(browser, 30).until(lambda b: b.find_element(By.ID, "error").text.startswith(error))
+    error = (
+        MSG["seat {seat}: unknown bot spec {spec!r}; use {kinds}"]
+        .split("{spec!r}")[0]
+        .format(seat=1)
+        + "'genius'"
+    )
+    WebDriverWait(browser, 30).until(
+        lambda b: b.find_element(By.ID, "error").text.startswith(error)
+    )
     # a game made in the Czech lobby
     Select(browser.find_element(By.ID, "players")).select_by_visible_text("2")
     Select(browser.find_element(By.ID, "kind-1")).select_by_value("bot")
@@ -242,11 +304,17 @@ def test_the_czech_lobby_makes_a_game_and_says_its_refusals_in_czech(browser, cs
     box.send_keys("random")
     browser.find_element(By.ID, "seed").send_keys("11")
     browser.find_element(By.ID, "create").click()
-    created = WebDriverWait(browser, 30).until(lambda b: b.find_element(By.ID, "created").is_displayed()
-                                               and b.find_element(By.ID, "created"))
+    created = WebDriverWait(browser, 30).until(
+        lambda b: (
+            b.find_element(By.ID, "created").is_displayed() and b.find_element(By.ID, "created")
+        )
+    )
     gid = created.text.split()[1].rstrip(":")
-    assert created.text.startswith(MSG["game {id}: one link per human seat (its token is its key; give each person theirs)"]
-                                   .format(id=gid))
+    assert created.text.startswith(
+        MSG[
+            "game {id}: one link per human seat (its token is its key; give each person theirs)"
+        ].format(id=gid)
+    )
     rec = records.load(folder / f"{gid}.json")
     assert (rec["game"], rec["seed"], rec["players"]) == ("port_royal", 11, ["human", "random"])
     row = WebDriverWait(browser, 30).until(lambda b: b.find_element(By.ID, f"game-{gid}"))
@@ -259,16 +327,48 @@ def test_the_czech_lobby_makes_a_game_and_says_its_refusals_in_czech(browser, cs
 def test_a_bad_language_is_refused_clearly(cs, tmp_path):
     url, _ = cs
     status, text = _request(url + "/?lang=de")
-    assert status == 400 and html.escape(MSG["unknown language {lang!r}; choose from {langs}"].format(lang="de", langs="en, cs")) in text
+    assert (
+        status == 400
+        and html.escape(
+            MSG["unknown language {lang!r}; choose from {langs}"].format(lang="de", langs="en, cs")
+        )
+        in text
+    )
     status, text = _request(url + "/game/000000000000")
-    assert status == 404 and html.escape(MSG["no game {id!r} on this server"].format(id="000000000000")) in text
+    assert (
+        status == 404
+        and html.escape(MSG["no game {id!r} on this server"].format(id="000000000000")) in text
+    )
     status, text = _request(url + "/api/games/000000000000?lang=de")
-    assert (status, json.loads(text)) == (400, {"error": "unknown language 'de'; choose from en, cs"})
+    assert (status, json.loads(text)) == (
+        400,
+        {"error": "unknown language 'de'; choose from en, cs"},
+    )
     status, text = _request(url + "/api/games/000000000000?lang=cs")
-    assert (status, json.loads(text)) == (404, {"error": MSG["no game {id!r} on this server"].format(id="000000000000")})
+    assert (status, json.loads(text)) == (
+        404,
+        {"error": MSG["no game {id!r} on this server"].format(id="000000000000")},
+    )
     with pytest.raises(ValueError, match="unknown language 'xx'; choose from en, cs"):
         create_app(tmp_path / "games", lang="xx")
-    r = subprocess.run([sys.executable, "-m", "caribsim", "serve", "--lang", "xx", "--games-dir", str(tmp_path / "g")],
-                       capture_output=True, text=True, timeout=120, env=ENV)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "caribsim",
+            "serve",
+            "--lang",
+            "xx",
+            "--games-dir",
+            str(tmp_path / "g"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=ENV,
+    )
     assert r.returncode == 2 and r.stdout == ""
-    assert r.stderr == "python -m caribsim serve: error: argument --lang: unknown language 'xx'; choose from en, cs\n"
+    assert (
+        r.stderr
+        == "python -m caribsim serve: error: argument --lang: unknown language 'xx'; choose from en, cs\n"
+    )

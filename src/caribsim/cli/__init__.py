@@ -21,6 +21,7 @@ argument types they share.
 Bad arguments print one line naming what is wrong and what is allowed, and exit with code 2.
 May import anything in caribsim (it is the top layer); nothing imports it but ``__main__``.
 """
+
 from __future__ import annotations
 
 import os
@@ -41,8 +42,10 @@ from caribsim.cli import (
 )
 from caribsim.cli._args import Parser, reason
 
-COMMANDS = {m.__name__.rsplit(".", 1)[1]: m
-            for m in (games, simulate, arena, tournament, play, replay, selfplay, train, bench, serve)}
+COMMANDS = {
+    m.__name__.rsplit(".", 1)[1]: m
+    for m in (games, simulate, arena, tournament, play, replay, selfplay, train, bench, serve)
+}
 """One module per command, each with ``add_parser(subparsers)`` and ``run(args, out)``."""
 
 
@@ -62,7 +65,7 @@ def build_parser() -> Parser:
 def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    subparser: Parser = args.subparser          # every command's parser sets it (set_defaults)
+    subparser: Parser = args.subparser  # every command's parser sets it (set_defaults)
     out = sys.stdout
     try:
         return COMMANDS[args.command].run(args, out)

@@ -1,5 +1,6 @@
 """What every command shares: the one-line error parser, the argument types (each checks
 its value up front and says what is allowed), the game options and the backend options."""
+
 from __future__ import annotations
 
 import argparse
@@ -86,9 +87,13 @@ def int_at_least(minimum: int, what: str, maximum: int | None = None):
         try:
             value = int(text, 10)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"{what} must be an integer {allowed}, got {shown(text)}") from None
+            raise argparse.ArgumentTypeError(
+                f"{what} must be an integer {allowed}, got {shown(text)}"
+            ) from None
         if value < minimum or (maximum is not None and value > maximum):
-            raise argparse.ArgumentTypeError(f"{what} must be an integer {allowed}, got {shown(value)}")
+            raise argparse.ArgumentTypeError(
+                f"{what} must be an integer {allowed}, got {shown(value)}"
+            )
         return value
 
     parse.__name__ = what
@@ -99,9 +104,13 @@ def parse_seed(text: str) -> int:
     try:
         value = int(text, 0)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"seed must be an integer in 0..2**64-1, got {shown(text)}") from None
+        raise argparse.ArgumentTypeError(
+            f"seed must be an integer in 0..2**64-1, got {shown(text)}"
+        ) from None
     if not 0 <= value < 2**64:
-        raise argparse.ArgumentTypeError(f"seed must be an integer in 0..2**64-1, got {shown(value)}")
+        raise argparse.ArgumentTypeError(
+            f"seed must be an integer in 0..2**64-1, got {shown(value)}"
+        )
     return value
 
 
@@ -110,8 +119,9 @@ def parse_option(text: str) -> tuple[str, object]:
     key, sep, raw = text.partition("=")
     key = key.strip().replace("-", "_")
     if not sep or not key:
-        raise argparse.ArgumentTypeError(f"option must look like KEY=VALUE (e.g. all_colonists_and_vp=true), "
-                                         f"got {shown(text)}")
+        raise argparse.ArgumentTypeError(
+            f"option must look like KEY=VALUE (e.g. all_colonists_and_vp=true), got {shown(text)}"
+        )
     raw = raw.strip()
     if raw.lower() in ("true", "false"):
         return key, raw.lower() == "true"
@@ -129,6 +139,7 @@ def reason(e: Exception) -> str:
 def output_file(what: str):
     """A file the command will write: its folder exists and it can be created there (checked
     now by creating and removing it, so a bad path fails before any work)."""
+
     def parse(text: str) -> str:
         if not text:
             raise argparse.ArgumentTypeError("needs a file name")
@@ -136,9 +147,13 @@ def output_file(what: str):
             raise argparse.ArgumentTypeError(f"{text!r} is a folder; give a file name")
         folder = os.path.dirname(os.path.abspath(text))
         if not os.path.isdir(folder):
-            raise argparse.ArgumentTypeError(f"cannot write {text!r}: the folder {folder!r} does not exist")
+            raise argparse.ArgumentTypeError(
+                f"cannot write {text!r}: the folder {folder!r} does not exist"
+            )
         existed = os.path.exists(text)
-        flags = os.O_WRONLY | os.O_APPEND | os.O_NONBLOCK | (0 if existed else os.O_CREAT | os.O_EXCL)
+        flags = (
+            os.O_WRONLY | os.O_APPEND | os.O_NONBLOCK | (0 if existed else os.O_CREAT | os.O_EXCL)
+        )
         try:
             os.close(os.open(text, flags, 0o666))
             if not existed:
@@ -154,6 +169,7 @@ def output_file(what: str):
 def output_dir(what: str):
     """A folder the command will write into (created later if missing): checked now by
     creating and removing a temporary entry in it or in its nearest existing parent."""
+
     def parse(text: str) -> str:
         if not text:
             raise argparse.ArgumentTypeError("needs a folder name")
@@ -182,37 +198,79 @@ def output_dir(what: str):
 
 def add_where_arguments(p, default_backend) -> None:
     """Where the games run (caribsim.distributed): --backend, --workers, --address."""
-    p.add_argument("--backend", choices=("local", "processes", "ray"), default=default_backend,
-                   help="local: this process; processes: local worker processes; ray: a Ray cluster "
-                   "(default: local); results do not depend on it")
-    p.add_argument("--workers", "-w", type=int_at_least(1, "workers", MAX_WORKERS), default=None,
-                   help="worker processes, or the CPUs of a local Ray instance (default: all CPUs)")
-    p.add_argument("--address", default=None, metavar="ADDR",
-                   help="Ray cluster to join, e.g. auto or ray://head:10001 (default: start Ray locally)")
+    p.add_argument(
+        "--backend",
+        choices=("local", "processes", "ray"),
+        default=default_backend,
+        help="local: this process; processes: local worker processes; ray: a Ray cluster "
+        "(default: local); results do not depend on it",
+    )
+    p.add_argument(
+        "--workers",
+        "-w",
+        type=int_at_least(1, "workers", MAX_WORKERS),
+        default=None,
+        help="worker processes, or the CPUs of a local Ray instance (default: all CPUs)",
+    )
+    p.add_argument(
+        "--address",
+        default=None,
+        metavar="ADDR",
+        help="Ray cluster to join, e.g. auto or ray://head:10001 (default: start Ray locally)",
+    )
 
 
 def add_backend_arguments(p, default_backend) -> None:
     """Where the games run (caribsim.distributed), in chunks that can resume and retry;
     results do not depend on it."""
     add_where_arguments(p, default_backend)
-    p.add_argument("--chunk-size", type=int_at_least(1, "chunk size"), default=None, metavar="N",
-                   help="games per task (default: about four chunks per worker)")
-    p.add_argument("--resume", metavar="DIR", default=None, type=output_dir("--resume"),
-                   help="write finished chunks to DIR; rerunning the same command loads them and "
-                   "runs only the missing ones")
-    p.add_argument("--retries", type=int_at_least(0, "retries"), default=3,
-                   help="times a chunk is run again when its worker dies (default 3)")
+    p.add_argument(
+        "--chunk-size",
+        type=int_at_least(1, "chunk size"),
+        default=None,
+        metavar="N",
+        help="games per task (default: about four chunks per worker)",
+    )
+    p.add_argument(
+        "--resume",
+        metavar="DIR",
+        default=None,
+        type=output_dir("--resume"),
+        help="write finished chunks to DIR; rerunning the same command loads them and "
+        "runs only the missing ones",
+    )
+    p.add_argument(
+        "--retries",
+        type=int_at_least(0, "retries"),
+        default=3,
+        help="times a chunk is run again when its worker dies (default 3)",
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress line")
 
 
 def add_result_arguments(p, plot_help) -> None:
     """Where a match's or a tournament's results go: JSON, the game records, a plot."""
-    p.add_argument("--option", "-o", type=parse_option, action="append", default=[], metavar="KEY=VALUE",
-                   help="extra game option (repeatable)")
-    p.add_argument("--save", metavar="FILE.json", type=output_file("--save"),
-                   help="write the full result as JSON")
-    p.add_argument("--save-games", metavar="DIR", type=output_dir("--save-games"),
-                   help="write every game's record to DIR")
+    p.add_argument(
+        "--option",
+        "-o",
+        type=parse_option,
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="extra game option (repeatable)",
+    )
+    p.add_argument(
+        "--save",
+        metavar="FILE.json",
+        type=output_file("--save"),
+        help="write the full result as JSON",
+    )
+    p.add_argument(
+        "--save-games",
+        metavar="DIR",
+        type=output_dir("--save-games"),
+        help="write every game's record to DIR",
+    )
     p.add_argument("--plot", metavar="FILE.png", type=output_file("--plot"), help=plot_help)
     p.add_argument("--json", action="store_true", help="print the result as JSON")
 
@@ -236,13 +294,21 @@ def game_options(args) -> dict:
     for key in options:
         if key not in known or key == "players":
             allowed = ", ".join(k for k in known if k != "players")
-            parser.error(f"unknown option {key!r} for {args.game}; allowed: {allowed} (use --players for players)")
+            parser.error(
+                f"unknown option {key!r} for {args.game}; allowed: {allowed} (use --players for players)"
+            )
     return options
 
 
 def backend_kwargs(args) -> dict:
-    return {"backend": args.backend, "workers": args.workers, "address": args.address,
-            "chunk_size": args.chunk_size, "resume": args.resume, "retries": args.retries}
+    return {
+        "backend": args.backend,
+        "workers": args.workers,
+        "address": args.address,
+        "chunk_size": args.chunk_size,
+        "resume": args.resume,
+        "retries": args.retries,
+    }
 
 
 def show_progress(args) -> bool:
@@ -251,17 +317,30 @@ def show_progress(args) -> bool:
 
 def print_result_run(result, out) -> None:
     """print_run of a match's or a tournament's result (its backend, workers, chunks, time)."""
-    print_run({"backend": result.backend, "workers": result.workers, "chunks": result.chunks,
-               "resumed_chunks": result.resumed_chunks, "seconds": result.seconds,
-               "games_per_second": result.n_games / result.seconds if result.seconds else float("inf")}, out)
+    print_run(
+        {
+            "backend": result.backend,
+            "workers": result.workers,
+            "chunks": result.chunks,
+            "resumed_chunks": result.resumed_chunks,
+            "seconds": result.seconds,
+            "games_per_second": result.n_games / result.seconds if result.seconds else float("inf"),
+        },
+        out,
+    )
 
 
 def print_run(summary, out) -> None:
     """Where the games ran and how fast."""
     workers = summary["workers"]
-    where = summary["backend"] + (f", {summary.get('threads', 1)} thread(s)" if summary["backend"] == "local"
-                                  else f", {workers} worker{'s' if workers != 1 else ''}")
-    resumed = f", {summary['resumed_chunks']} loaded from --resume" if summary["resumed_chunks"] else ""
+    where = summary["backend"] + (
+        f", {summary.get('threads', 1)} thread(s)"
+        if summary["backend"] == "local"
+        else f", {workers} worker{'s' if workers != 1 else ''}"
+    )
+    resumed = (
+        f", {summary['resumed_chunks']} loaded from --resume" if summary["resumed_chunks"] else ""
+    )
     print(f"  backend                  {where} ({summary['chunks']} chunks run{resumed})", file=out)
     print(f"  time                     {summary['seconds']:.3f} s", file=out)
     print(f"  games/s                  {summary['games_per_second']:,.0f}", file=out)

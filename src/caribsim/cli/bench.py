@@ -1,4 +1,5 @@
 """`caribsim bench`: every throughput figure of the README's table, from one run."""
+
 from __future__ import annotations
 
 import json
@@ -33,9 +34,15 @@ def machine() -> dict:
     except OSError:
         pass
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
-    return {"cpu": cpu, "cpus": os.cpu_count(), "python": platform.python_version(),
-            "compiler": platform.python_compiler(), "cflags_opt": "-O3",
-            "platform": sysconfig.get_platform(), "load_1min": load}
+    return {
+        "cpu": cpu,
+        "cpus": os.cpu_count(),
+        "python": platform.python_version(),
+        "compiler": platform.python_compiler(),
+        "cflags_opt": "-O3",
+        "platform": sysconfig.get_platform(),
+        "load_1min": load,
+    }
 
 
 def _python_loop(game, seeds):
@@ -104,12 +111,25 @@ def run(args, out) -> int:
         for players in player_counts(name):
             game = caribsim.load_game(name, players=players)
             games = 500 if args.quick else 5000
-            runs = [caribsim.random_playouts(game.new_initial_state(seed=1), games, seed=r) for r in range(3)]
-            add(name, players, "random playouts (C, 1 thread)", sorted(r.games_per_second for r in runs)[1],
-                "games/s")
+            runs = [
+                caribsim.random_playouts(game.new_initial_state(seed=1), games, seed=r)
+                for r in range(3)
+            ]
+            add(
+                name,
+                players,
+                "random playouts (C, 1 thread)",
+                sorted(r.games_per_second for r in runs)[1],
+                "games/s",
+            )
         game = caribsim.load_game(name, players=4)
-        add(name, 4, "Python loop (legal_actions, random.choice, apply_action, resolve_chance)",
-            max(_python_loop(game, 3 if args.quick else 10) for _ in range(3)), "decisions/s")
+        add(
+            name,
+            4,
+            "Python loop (legal_actions, random.choice, apply_action, resolve_chance)",
+            max(_python_loop(game, 3 if args.quick else 10) for _ in range(3)),
+            "decisions/s",
+        )
         child, clone_apply = _child_rates(_positions(game, 512), 20 if args.quick else 200)
         add(name, 4, "state.child(a) at 512 positions", child, "calls/s")
         add(name, 4, "state.clone() + apply_action(a) at 512 positions", clone_apply, "calls/s")
@@ -123,23 +143,46 @@ def run(args, out) -> int:
             iterations //= 10
         ones: list[float] = []
         twos: list[float] = []
-        for i in range(7 if iterations < 10000 else 3):      # alternating pairs: the ratio is
-            for threads, rates in ((1, ones), (2, twos)):    # the median of the pairs'
+        for i in range(7 if iterations < 10000 else 3):  # alternating pairs: the ratio is
+            for threads, rates in ((1, ones), (2, twos)):  # the median of the pairs'
                 r = mcts.search(st, iterations=iterations, threads=threads, seed=i)
                 rates.append(r.iterations / r.seconds)
-        add("puerto_rico", 3, f"MCTS from the opening, {iterations} simulations, 1 thread", statistics.median(ones),
-            "simulations/s")
-        add("puerto_rico", 3, f"MCTS from the opening, {iterations} simulations, 2 threads", statistics.median(twos),
-            "simulations/s")
-        add("puerto_rico", 3, f"MCTS from the opening, {iterations} simulations, 2 threads / 1 thread",
-            statistics.median(b / a for a, b in zip(ones, twos)), "x")
+        add(
+            "puerto_rico",
+            3,
+            f"MCTS from the opening, {iterations} simulations, 1 thread",
+            statistics.median(ones),
+            "simulations/s",
+        )
+        add(
+            "puerto_rico",
+            3,
+            f"MCTS from the opening, {iterations} simulations, 2 threads",
+            statistics.median(twos),
+            "simulations/s",
+        )
+        add(
+            "puerto_rico",
+            3,
+            f"MCTS from the opening, {iterations} simulations, 2 threads / 1 thread",
+            statistics.median(b / a for a, b in zip(ones, twos)),
+            "x",
+        )
     if args.json:
         print(json.dumps({"machine": machine(), "rows": rows}, indent=2), file=out)
         return 0
     m = machine()
-    print(f"# {m['cpu']}, {m['cpus']} CPUs, Python {m['python']} ({m['compiler']}), "
-          f"load {m['load_1min']:.2f}" if m["load_1min"] is not None else f"# {m['cpu']}", file=out)
+    print(
+        f"# {m['cpu']}, {m['cpus']} CPUs, Python {m['python']} ({m['compiler']}), "
+        f"load {m['load_1min']:.2f}"
+        if m["load_1min"] is not None
+        else f"# {m['cpu']}",
+        file=out,
+    )
     for row in rows:
         value = f"{row['value']:>12.2f}" if row["unit"] == "x" else f"{row['value']:>12,.0f}"
-        print(f"{row['game']:<12} {row['players']}p  {row['what']:<72} {value} {row['unit']}", file=out)
+        print(
+            f"{row['game']:<12} {row['players']}p  {row['what']:<72} {value} {row['unit']}",
+            file=out,
+        )
     return 0

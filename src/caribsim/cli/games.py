@@ -1,4 +1,5 @@
 """`caribsim games`."""
+
 from __future__ import annotations
 
 import json

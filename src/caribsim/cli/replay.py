@@ -1,4 +1,5 @@
 """`caribsim replay`."""
+
 from __future__ import annotations
 
 import sys
@@ -8,17 +9,33 @@ from caribsim.cli.play import language
 
 
 def add_parser(sub):
-    p = sub.add_parser("replay", help="step through a recorded game, or write its HTML viewer",
-                       description="Without --step or --html: read commands from the input: "
-                       "Enter or n (next), p (previous), g N (go to step N), q (quit).")
+    p = sub.add_parser(
+        "replay",
+        help="step through a recorded game, or write its HTML viewer",
+        description="Without --step or --html: read commands from the input: "
+        "Enter or n (next), p (previous), g N (go to step N), q (quit).",
+    )
     p.add_argument("record", metavar="FILE", help="a game record (JSON, see docs/records.md)")
-    p.add_argument("--step", type=int_at_least(0, "step"), default=None,
-                   help="print the board after this many steps and exit")
-    p.add_argument("--html", metavar="OUT.html", type=output_file("--html"),
-                   help="write the self-contained HTML replay viewer")
-    p.add_argument("--lang", type=language, default="en", metavar="LANG",
-                   help="language of the viewer (or of the boards, moves and messages printed): "
-                   "en (default) or cs")
+    p.add_argument(
+        "--step",
+        type=int_at_least(0, "step"),
+        default=None,
+        help="print the board after this many steps and exit",
+    )
+    p.add_argument(
+        "--html",
+        metavar="OUT.html",
+        type=output_file("--html"),
+        help="write the self-contained HTML replay viewer",
+    )
+    p.add_argument(
+        "--lang",
+        type=language,
+        default="en",
+        metavar="LANG",
+        help="language of the viewer (or of the boards, moves and messages printed): "
+        "en (default) or cs",
+    )
     p.set_defaults(subparser=p)
     return p
 
@@ -41,7 +58,7 @@ def run(args, out) -> int:
         parser.error("give --step N (print one board) or --html FILE (the viewer), not both")
     try:
         record = records.load(args.record)
-        final = records.replay(record)          # validates every step and the final scores
+        final = records.replay(record)  # validates every step and the final scores
     except ValueError as e:
         parser.error(str(e))
     n = len(record["steps"])
@@ -65,7 +82,12 @@ def run(args, out) -> int:
         head = tr.msg("start") if i == 0 else f"{i}. {tr.move(record['steps'][i - 1]['name'])}"
         print(tr.msg("--- step {i} / {n}: {head}", i=i, n=n, head=head), file=out)
         print(_board(states[i], record, tr), file=out)
-        print(tr.msg("[Enter/n] next  [p] previous  [g N] go to  [q] quit > "), end="", file=out, flush=True)
+        print(
+            tr.msg("[Enter/n] next  [p] previous  [g N] go to  [q] quit > "),
+            end="",
+            file=out,
+            flush=True,
+        )
         try:
             line = play.read_line(sys.stdin)
         except KeyboardInterrupt:
@@ -80,8 +102,12 @@ def run(args, out) -> int:
         goto = cmd[1:].strip() if cmd.startswith("g") else ""
         if cmd in ("", "n"):
             if i == n:
-                print(tr.msg("end of the game: returns {returns}", returns=final.returns()) if final.is_terminal()
-                      else tr.msg("end of the game"), file=out)
+                print(
+                    tr.msg("end of the game: returns {returns}", returns=final.returns())
+                    if final.is_terminal()
+                    else tr.msg("end of the game"),
+                    file=out,
+                )
                 break
             i += 1
         elif cmd == "p":

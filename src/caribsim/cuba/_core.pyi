@@ -2,6 +2,7 @@
 names. The rules themselves are C (nogil), reached from Python only through
 ``caribsim.cuba._state`` (which re-exports these names) and the game's C interface.
 """
+
 from typing import Any
 
 ITEM_NAMES: tuple[str, ...]

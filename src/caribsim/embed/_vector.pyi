@@ -1,6 +1,7 @@
 """Type stubs for the compiled batch driver (pyx/caribsim/embed/_vector.pyx): ``VectorGame``
 steps n games of any caribsim game through its C table (caribsim._game.GameVTable).
 See docs/embedding.md."""
+
 from typing import Any, NoReturn, SupportsIndex
 
 import numpy as np
@@ -24,7 +25,9 @@ class VectorGame:
     num_players: int
     game: Any
     name: str
-    def __init__(self, game: Any, n: SupportsIndex = 1024, seed: SupportsIndex = 0, **options: Any) -> None:
+    def __init__(
+        self, game: Any, n: SupportsIndex = 1024, seed: SupportsIndex = 0, **options: Any
+    ) -> None:
         """RuntimeError if the VectorGame is already initialised; a failure changes nothing."""
     @property
     def n(self) -> int: ...
@@ -37,8 +40,9 @@ class VectorGame:
     def sample_legal(self) -> npt.NDArray[np.intp]:
         """(n,): a uniformly random legal action per game, drawn in C from each game's
         sampler generator (seeded from (seed, i, episode)); each call draws anew."""
-    def observations(self, seat: npt.ArrayLike | None = None,
-                     normalized: bool = False) -> npt.NDArray[np.float32]:
+    def observations(
+        self, seat: npt.ArrayLike | None = None, normalized: bool = False
+    ) -> npt.NDArray[np.float32]:
         """(n, observation_size): each game from its acting player's seat (None), from
         ``seat`` (an int) or from ``seat[i]`` in game i; ``normalized=True``: in [0, 1]
         (``game.normalize_observation``, a new array)."""
@@ -46,8 +50,9 @@ class VectorGame:
         """(n, players): returns of each slot's last finished episode (0 before any)."""
     def final_scores(self) -> npt.NDArray[np.float64]:
         """(n, players): scores each slot's last finished episode ended with (0 before any)."""
-    def final_observations(self, seat: npt.ArrayLike,
-                           normalized: bool = False) -> npt.NDArray[np.float32]:
+    def final_observations(
+        self, seat: npt.ArrayLike, normalized: bool = False
+    ) -> npt.NDArray[np.float32]:
         """(n, observation_size): the last finished episode's final position from ``seat``
         (an int or one per game); zeros for slots that have not finished one;
         ``normalized=True``: in [0, 1] as ``observations``."""
@@ -55,8 +60,12 @@ class VectorGame:
         """A copy of slot i's last final (terminal) position; ValueError before any."""
     def current_players(self) -> npt.NDArray[np.int32]:
         """(n,): the seat to act in each game."""
-    def step(self, actions: npt.ArrayLike, until: npt.ArrayLike | None = None,
-             until_next: npt.ArrayLike | None = None) -> None:
+    def step(
+        self,
+        actions: npt.ArrayLike,
+        until: npt.ArrayLike | None = None,
+        until_next: npt.ArrayLike | None = None,
+    ) -> None:
         """Apply one legal action per game (integers of shape (n,): any integer dtype,
         read-only or strided arrays, lists), resolve chance, record (``final_*``) and reset
         finished games; with ``until`` (a seat or one per game) then play random legal

@@ -14,6 +14,7 @@ winner, a shared win split, 0 otherwise), 0 before.
 
 Needs the ``rl`` extra: ``pip install 'caribsim[rl]'``.
 """
+
 from __future__ import annotations
 
 import operator
@@ -39,7 +40,9 @@ def _load(game, players, options):
     if options or players is not None:
         raise TypeError("players/options are only accepted with a game name, not a loaded game")
     if not hasattr(game, "new_initial_state"):
-        raise TypeError(f"game must be a game name or a loaded caribsim game, got {type(game).__name__}")
+        raise TypeError(
+            f"game must be a game name or a loaded caribsim game, got {type(game).__name__}"
+        )
     return game
 
 
@@ -52,7 +55,7 @@ def _check_observation_mode(mode):
 # The raw Box's high of an entry the rules leave unbounded (high = inf): the range of the C
 # counter that holds it (int16: doubloons, VP, pesos, items), since Gymnasium's checker warns
 # about an infinite Box bound.
-COUNTER_MAX = float(2 ** 15 - 1)
+COUNTER_MAX = float(2**15 - 1)
 
 
 def _raw_box(game):
@@ -62,17 +65,25 @@ def _raw_box(game):
     about a Box whose low equals its high; the widened range still contains the value), and
     an unbounded entry gets ``COUNTER_MAX``, its C counter's largest value."""
     low, high = game.observation_bounds()
-    high = np.where(high == low, low + 1, np.where(np.isfinite(high), high, COUNTER_MAX)).astype(np.float32)
+    high = np.where(high == low, low + 1, np.where(np.isfinite(high), high, COUNTER_MAX)).astype(
+        np.float32
+    )
     return spaces.Box(low.copy(), high, (low.shape[0],), np.float32)
 
 
 def _observation_space(game, observation="normalized"):
     n_obs = int(np.prod(game.observation_tensor_shape()))
-    box = spaces.Box(0.0, 1.0, (n_obs,), np.float32) if observation == "normalized" else _raw_box(game)
-    return spaces.Dict({
-        "observation": box,
-        "action_mask": spaces.Box(0, 1, (game.num_distinct_actions(),), np.int8),
-    })
+    box = (
+        spaces.Box(0.0, 1.0, (n_obs,), np.float32)
+        if observation == "normalized"
+        else _raw_box(game)
+    )
+    return spaces.Dict(
+        {
+            "observation": box,
+            "action_mask": spaces.Box(0, 1, (game.num_distinct_actions(),), np.int8),
+        }
+    )
 
 
 def _action_id(action, n_actions):
@@ -107,8 +118,18 @@ def _mask(state, seat, n_actions):
 
 
 RENDER_MODES = ["human", "ansi", "rgb_array"]
-_BAR_COLOURS = np.array([(66, 133, 244), (219, 68, 55), (244, 180, 0), (15, 157, 88),
-                         (171, 71, 188), (0, 172, 193), (255, 112, 67)], np.uint8)
+_BAR_COLOURS = np.array(
+    [
+        (66, 133, 244),
+        (219, 68, 55),
+        (244, 180, 0),
+        (15, 157, 88),
+        (171, 71, 188),
+        (0, 172, 193),
+        (255, 112, 67),
+    ],
+    np.uint8,
+)
 
 
 def _check_render_mode(mode):
@@ -122,7 +143,9 @@ def _pillow():
     try:
         from PIL import Image, ImageDraw
     except ImportError:
-        raise ImportError("render_mode='rgb_array' needs Pillow: pip install 'caribsim[plot]'") from None
+        raise ImportError(
+            "render_mode='rgb_array' needs Pillow: pip install 'caribsim[plot]'"
+        ) from None
     return Image, ImageDraw
 
 
@@ -139,8 +162,12 @@ def board_image(state, width: int = 800) -> np.ndarray:
     height = 24 + len(scores) * (len(keys) * line + 18) + 10 + line * len(lines) + 10
     img = Image.new("RGB", (width, height), (250, 250, 245))
     draw = ImageDraw.Draw(img)
-    draw.text((8, 6), f"{state.game.name}: to act {state.current_player()}"
-              + (" (game over)" if state.is_terminal() else ""), fill=(0, 0, 0))
+    draw.text(
+        (8, 6),
+        f"{state.game.name}: to act {state.current_player()}"
+        + (" (game over)" if state.is_terminal() else ""),
+        fill=(0, 0, 0),
+    )
     y = 24
     for seat, sc in enumerate(scores):
         draw.text((8, y), f"seat {seat}", fill=(0, 0, 0))
@@ -163,7 +190,9 @@ def board_image(state, width: int = 800) -> np.ndarray:
 
 def _render(env):
     if env.render_mode is None:
-        gymnasium.logger.warn("render() called without a render_mode (use 'human', 'ansi' or 'rgb_array')")
+        gymnasium.logger.warn(
+            "render() called without a render_mode (use 'human', 'ansi' or 'rgb_array')"
+        )
         return None
     if env.render_mode == "rgb_array":
         return board_image(env.state)
@@ -178,9 +207,12 @@ def _opponent(bot):
     """A bot object, or a spec string of ``caribsim.bots.parse_bot`` ("random", "mcts:200")."""
     if isinstance(bot, str):
         from caribsim.search.bots import parse_bot
+
         bot = parse_bot(bot)
     if not callable(getattr(bot, "step", None)):
-        raise TypeError(f"each opponent needs a step(state) -> action method, got {type(bot).__name__}")
+        raise TypeError(
+            f"each opponent needs a step(state) -> action method, got {type(bot).__name__}"
+        )
     return bot
 
 
@@ -207,8 +239,12 @@ class CaribsimAECEnv(AECEnv):
     """PettingZoo AEC environment of a caribsim game (see ``pettingzoo_env``)."""
 
     # a class-level dict by design: AECEnv declares ``metadata: dict`` (not a ClassVar)
-    metadata = {"render_modes": RENDER_MODES, "name": "caribsim_v0", "is_parallelizable": False,  # noqa: RUF012
-                "render_fps": 4}
+    metadata = {  # noqa: RUF012
+        "render_modes": RENDER_MODES,
+        "name": "caribsim_v0",
+        "is_parallelizable": False,
+        "render_fps": 4,
+    }
 
     def __init__(self, game, render_mode=None, bots=None, observation="normalized"):
         super().__init__()
@@ -217,7 +253,11 @@ class CaribsimAECEnv(AECEnv):
         n = game.num_players()
         bots = dict(bots or {})
         for seat in bots:
-            if isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or not 0 <= seat < n:
+            if (
+                isinstance(seat, bool)
+                or not isinstance(seat, (int, np.integer))
+                or not 0 <= seat < n
+            ):
                 raise ValueError(f"bots must map seats 0..{n - 1} to bots, got key {seat!r}")
         if len(bots) >= n:
             raise ValueError(f"at least one seat must be an agent: bots cover all {n} seats")
@@ -231,8 +271,10 @@ class CaribsimAECEnv(AECEnv):
         self._agent = {seat: a for a, seat in self._seat.items()}
         obs_space = _observation_space(game, observation)
         # one space object per agent (seeded separately by PettingZoo's tests)
-        self.observation_spaces = {a: _observation_space(game, observation) if i else obs_space
-                                   for i, a in enumerate(self.possible_agents)}
+        self.observation_spaces = {
+            a: _observation_space(game, observation) if i else obs_space
+            for i, a in enumerate(self.possible_agents)
+        }
         self.action_spaces = {a: spaces.Discrete(self._n_actions) for a in self.possible_agents}
         self._rng = np.random.default_rng()
         self.state = None
@@ -246,10 +288,10 @@ class CaribsimAECEnv(AECEnv):
     def reset(self, seed=None, options=None):
         if seed is not None:
             self._rng = np.random.default_rng(seed)
-        self.state = self.game.new_initial_state(seed=int(self._rng.integers(2 ** 63)))
+        self.state = self.game.new_initial_state(seed=int(self._rng.integers(2**63)))
         for seat in sorted(self.bots):
             if callable(getattr(self.bots[seat], "restart", None)):
-                self.bots[seat].restart(int(self._rng.integers(2 ** 63)))
+                self.bots[seat].restart(int(self._rng.integers(2**63)))
         self._advance()
         self.agents = self.possible_agents[:]
         self.rewards = dict.fromkeys(self.agents, 0.0)
@@ -318,8 +360,9 @@ class CaribsimAECEnv(AECEnv):
         return self.metadata["name"]
 
 
-def pettingzoo_env(game, players=None, render_mode=None, bots=None, observation="normalized",
-                   **options) -> CaribsimAECEnv:
+def pettingzoo_env(
+    game, players=None, render_mode=None, bots=None, observation="normalized", **options
+) -> CaribsimAECEnv:
     """A PettingZoo AEC environment of ``game`` (a name, with ``players`` and options,
     or a loaded game). Each seat is an agent ``player_<seat>`` (self-play: give every agent
     the same policy), except the seats of ``bots`` ({seat: bot or spec string}), which the
@@ -328,8 +371,9 @@ def pettingzoo_env(game, players=None, render_mode=None, bots=None, observation=
     the agent's turn); ``observation="normalized"`` (default: every entry in [0, 1], ``Box(0,
     1)``) or ``"raw"`` (the counts and flags, ``Box`` of the game's true bounds), see
     ``OBSERVATION_MODES``. An illegal action raises ValueError and leaves the game unchanged."""
-    return CaribsimAECEnv(_load(game, players, options), render_mode=render_mode, bots=bots,
-                          observation=observation)
+    return CaribsimAECEnv(
+        _load(game, players, options), render_mode=render_mode, bots=bots, observation=observation
+    )
 
 
 # --------------------------------------------------------------------------------------
@@ -341,8 +385,16 @@ class CaribsimGymEnv(gymnasium.Env):
     # a class-level dict by design: gymnasium.Env declares ``metadata: dict`` (not a ClassVar)
     metadata = {"render_modes": RENDER_MODES, "render_fps": 4}  # noqa: RUF012
 
-    def __init__(self, game, opponents=None, seat=0, illegal_action="lose",
-                 illegal_reward=-1.0, render_mode=None, observation="normalized"):
+    def __init__(
+        self,
+        game,
+        opponents=None,
+        seat=0,
+        illegal_action="lose",
+        illegal_reward=-1.0,
+        render_mode=None,
+        observation="normalized",
+    ):
         super().__init__()
         self.observation_mode = _check_observation_mode(observation)
         n = game.num_players()
@@ -355,10 +407,14 @@ class CaribsimGymEnv(gymnasium.Env):
             opponents = [UniformRandomOpponent() for _ in range(n - 1)]
         opponents = list(opponents)
         if len(opponents) != n - 1:
-            raise ValueError(f"opponents must list {n - 1} bots (one per other seat), got {len(opponents)}")
+            raise ValueError(
+                f"opponents must list {n - 1} bots (one per other seat), got {len(opponents)}"
+            )
         opponents = [_opponent(bot) for bot in opponents]
         if illegal_action not in ILLEGAL_MODES:
-            raise ValueError(f"illegal_action must be one of {ILLEGAL_MODES}, got {illegal_action!r}")
+            raise ValueError(
+                f"illegal_action must be one of {ILLEGAL_MODES}, got {illegal_action!r}"
+            )
         _check_render_mode(render_mode)
         self.game = game
         self.seat_option = seat
@@ -412,11 +468,11 @@ class CaribsimGymEnv(gymnasium.Env):
         rng = self.np_random
         if self.seat_option == "random":
             self._seat_to(int(rng.integers(self.game.num_players())))
-        self.state = self.game.new_initial_state(seed=int(rng.integers(2 ** 63)))
+        self.state = self.game.new_initial_state(seed=int(rng.integers(2**63)))
         for p in sorted(self.opponents):
             bot = self.opponents[p]
             if callable(getattr(bot, "restart", None)):
-                bot.restart(int(rng.integers(2 ** 63)))
+                bot.restart(int(rng.integers(2**63)))
         self._advance()
         self._done = self.state.is_terminal()
         return self._obs(), self._info(seat=self.seat)
@@ -451,8 +507,17 @@ class CaribsimGymEnv(gymnasium.Env):
         return _render(self)
 
 
-def gym_env(game, players=None, opponents=None, seat=0, illegal_action="lose",
-            illegal_reward=-1.0, render_mode=None, observation="normalized", **options) -> CaribsimGymEnv:
+def gym_env(
+    game,
+    players=None,
+    opponents=None,
+    seat=0,
+    illegal_action="lose",
+    illegal_reward=-1.0,
+    render_mode=None,
+    observation="normalized",
+    **options,
+) -> CaribsimGymEnv:
     """A Gymnasium environment of ``game`` played from ``seat`` (a seat, or ``"random"``: drawn
     at each ``reset`` from the environment's seed, given in ``info["seat"]``); the other seats
     are played by ``opponents`` (one bot per other seat, in seat order; any object with
@@ -464,16 +529,25 @@ def gym_env(game, players=None, opponents=None, seat=0, illegal_action="lose",
     game's true bounds); ``info["action_mask"]`` and ``action_masks()`` give the mask too. Reward: the seat's return at the end.
     An illegal action ends the episode with ``illegal_reward`` (``illegal_action="lose"``,
     the default, as PettingZoo's classic games do) or raises ValueError (``"raise"``)."""
-    return CaribsimGymEnv(_load(game, players, options), opponents=opponents, seat=seat,
-                          illegal_action=illegal_action, illegal_reward=illegal_reward,
-                          render_mode=render_mode, observation=observation)
+    return CaribsimGymEnv(
+        _load(game, players, options),
+        opponents=opponents,
+        seat=seat,
+        illegal_action=illegal_action,
+        illegal_reward=illegal_reward,
+        render_mode=render_mode,
+        observation=observation,
+    )
 
 
 # --------------------------------------------------------------------------------------
 # Gymnasium registration: gymnasium.make("caribsim/PuertoRico-v0", players=3, ...)
 # --------------------------------------------------------------------------------------
-GYM_IDS = {"puerto_rico": "caribsim/PuertoRico-v0", "port_royal": "caribsim/PortRoyal-v0",
-           "cuba": "caribsim/Cuba-v0"}
+GYM_IDS = {
+    "puerto_rico": "caribsim/PuertoRico-v0",
+    "port_royal": "caribsim/PortRoyal-v0",
+    "cuba": "caribsim/Cuba-v0",
+}
 
 
 def _register_gym():
@@ -481,9 +555,13 @@ def _register_gym():
     # vectorization_mode="sync"/"async" vectorises gym_env (any bots) instead
     for name, env_id in GYM_IDS.items():
         if env_id not in gymnasium.registry:
-            gymnasium.register(env_id, entry_point="caribsim.embed.envs:gym_env", kwargs={"game": name},
-                               vector_entry_point="caribsim.embed.vector_env:vector_env",
-                               disable_env_checker=False)
+            gymnasium.register(
+                env_id,
+                entry_point="caribsim.embed.envs:gym_env",
+                kwargs={"game": name},
+                vector_entry_point="caribsim.embed.vector_env:vector_env",
+                disable_env_checker=False,
+            )
 
 
 _register_gym()

@@ -11,6 +11,7 @@ one step and returns the extended chain; ``information_state_string`` and ``enco
 read it from one player's point of view. Which events are hidden is the per-game table
 ``_RULES``.
 """
+
 from __future__ import annotations
 
 import weakref
@@ -18,7 +19,7 @@ from collections import OrderedDict
 
 import numpy as np
 
-REVEAL = -2             # actor of a record saying that a hidden bid became public
+REVEAL = -2  # actor of a record saying that a hidden bid became public
 _SEEN, _HIDDEN_TO_OTHERS, _HIDDEN_TO_ALL = 0, 1, 2
 
 
@@ -42,6 +43,7 @@ def _cuba_bid_base():
     global _CUBA_BID_BASE
     if _CUBA_BID_BASE is None:
         from caribsim.cuba._state import ACTION_RANGES
+
         _CUBA_BID_BASE = ACTION_RANGES["bid"]
     return _CUBA_BID_BASE
 
@@ -98,7 +100,9 @@ def rules(name: str):
     try:
         return _RULES[name]
     except KeyError:
-        raise ValueError(f"no information-state rules for game {name!r}; known: {sorted(_RULES)}") from None
+        raise ValueError(
+            f"no information-state rules for game {name!r}; known: {sorted(_RULES)}"
+        ) from None
 
 
 class Events:
@@ -131,7 +135,7 @@ class Events:
         return Events(None, self, tuple(recs))
 
     def __deepcopy__(self, memo):
-        return self             # immutable
+        return self  # immutable
 
     def __copy__(self):
         return self
@@ -215,8 +219,10 @@ def encode_events(events: Events, player: int, n_players: int, out: np.ndarray) 
     the action + 1 (0 if hidden from ``player``; a revealed bid's amount + 1)."""
     recs = events.list()
     if 2 * len(recs) > out.size:
-        raise ValueError(f"the history has {len(recs)} events, more than the information-state "
-                         f"tensor's {out.size // 2} slots (see docs/embedding.md, game length)")
+        raise ValueError(
+            f"the history has {len(recs)} events, more than the information-state "
+            f"tensor's {out.size // 2} slots (see docs/embedding.md, game length)"
+        )
     out[:] = 0
     for i, rec in enumerate(recs):
         actor, action, _, label = rec

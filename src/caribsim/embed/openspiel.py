@@ -22,6 +22,7 @@ OpenSpiel's Python ``ISMCTSBot`` runs on the hidden-information games.
 
 Needs the ``openspiel`` extra: ``pip install 'caribsim[openspiel]'``.
 """
+
 from __future__ import annotations
 
 import inspect
@@ -45,19 +46,51 @@ MAX_EVENTS = 5000
 
 # Cuba's buildings in the engine's order (docs/cuba.md) and the effect numbers the engine
 # fixes (the printed rules text, not the data files; pyx/caribsim/cuba/_core.pyx).
-_CU_BUILDINGS = ["cement_factory", "sawmill", "golf_course", "abbey", "tavern", "smoking_lounge",
-                 "small_office", "large_office", "hotel", "inn", "main_warehouse",
-                 "production_building", "supply_depot", "small_bank", "large_bank", "cigar_factory",
-                 "distillery", "black_market", "lighthouse", "storage", "dam", "church", "town_hall"]
-_CU_PICK = {"cement_factory", "sawmill", "golf_course", "abbey", "tavern", "smoking_lounge",
-            "main_warehouse", "production_building", "supply_depot", "cigar_factory", "distillery"}
-_CU_ITEM_PESOS = (6, 4, 2)          # Main warehouse, Production building, Supply depot: pesos per item
-_CU_BANK_PESOS = 2 + 4              # Small bank + Large bank, once each per Foreman action
+_CU_BUILDINGS = [
+    "cement_factory",
+    "sawmill",
+    "golf_course",
+    "abbey",
+    "tavern",
+    "smoking_lounge",
+    "small_office",
+    "large_office",
+    "hotel",
+    "inn",
+    "main_warehouse",
+    "production_building",
+    "supply_depot",
+    "small_bank",
+    "large_bank",
+    "cigar_factory",
+    "distillery",
+    "black_market",
+    "lighthouse",
+    "storage",
+    "dam",
+    "church",
+    "town_hall",
+]
+_CU_PICK = {
+    "cement_factory",
+    "sawmill",
+    "golf_course",
+    "abbey",
+    "tavern",
+    "smoking_lounge",
+    "main_warehouse",
+    "production_building",
+    "supply_depot",
+    "cigar_factory",
+    "distillery",
+}
+_CU_ITEM_PESOS = (6, 4, 2)  # Main warehouse, Production building, Supply depot: pesos per item
+_CU_BANK_PESOS = 2 + 4  # Small bank + Large bank, once each per Foreman action
 _CU_DAM_WATER = 2
 _CU_LARGE_OFFICE_ITEMS = 2
-_CU_CROPS = (0, 1, 2)               # plantation field kinds sugar, citrus, tobacco
-_CU_WAREHOUSE = 8                   # plantation field kind of the warehouse
-_CU_LAW_DROUGHT = 6                 # law kind of the Drought (its parameter: free crop fields)
+_CU_CROPS = (0, 1, 2)  # plantation field kinds sugar, citrus, tobacco
+_CU_WAREHOUSE = 8  # plantation field kind of the warehouse
+_CU_LAW_DROUGHT = 6  # law kind of the Drought (its parameter: free crop fields)
 
 
 def cuba_length_bound(game) -> int:
@@ -88,41 +121,72 @@ def cuba_length_terms(game) -> dict:
 
     def cross(f):
         return [g for g in fields if g // cols == f // cols or g % cols == f % cols]
+
     # (1) the board: harvests per Worker, items per Worker, buildings activated per Foreman
     harvests = max(sum(plant[g] in _CU_CROPS for g in cross(f)) for f in fields)
     # net items of one Worker: y per material field and per harvest, less the irrigation
     # water of each harvest beyond the free ones (the Drought law can only lower those)
     y, irrigation = st["plantation_yield_per_field"], st["irrigation_water_per_extra_crop_field"]
-    free = max([st["worker_free_crop_fields"]] + [law["param"][0] for law in d["laws"]
-                                                  if law["kind"] == _CU_LAW_DROUGHT])
+    free = max(
+        [st["worker_free_crop_fields"]]
+        + [law["param"][0] for law in d["laws"] if law["kind"] == _CU_LAW_DROUGHT]
+    )
     worker_items = max(
         y * (sum(plant[g] not in _CU_CROPS and plant[g] != _CU_WAREHOUSE for g in cross(f)) + k)
         - irrigation * max(0, k - free)
-        for f in fields for k in range(sum(plant[g] in _CU_CROPS for g in cross(f)) + 1))
+        for f in fields
+        for k in range(sum(plant[g] in _CU_CROPS for g in cross(f)) + 1)
+    )
     cross_size = rows + cols - 1
     # (2) wealth W = pesos + v * items held; v = the most pesos one item can ever bring
     tracks = [m["prices"] for m in d["market"]]
-    v = max([max(t) for t in tracks] + [st["market_sell_to_supply_price_crop"],
-                                        st["market_sell_to_supply_price_good"], *_CU_ITEM_PESOS])
+    v = max(
+        [max(t) for t in tracks]
+        + [
+            st["market_sell_to_supply_price_crop"],
+            st["market_sell_to_supply_price_good"],
+            *_CU_ITEM_PESOS,
+        ]
+    )
     p_supply = st["market_buy_from_supply_price"]
     tokens = sum(len(t) for t in tracks)
     track_gain = sum(max(0, v - price) for t in tracks for price in t)
     alt = max(st["trader_alt_material_count"], st["trader_alt_cheapest_crop_count"])
-    gain = (v * worker_items + max(v * alt, track_gain) + v * _CU_DAM_WATER + _CU_BANK_PESOS
-            + max(st["mayor_alt_pesos"]))
+    gain = (
+        v * worker_items
+        + max(v * alt, track_gain)
+        + v * _CU_DAM_WATER
+        + _CU_BANK_PESOS
+        + max(st["mayor_alt_pesos"])
+    )
     supply_total = sum(st["supply_count"]) if opts["supply_limited"] else None
     if p_supply == 0 and supply_total is None:
-        raise ValueError("Cuba: purchases from the unlimited supply cost 0 pesos "
-                         "(market_buy_from_supply_price = 0): a Trader action has no bound")
-    factor = v / p_supply if 0 < p_supply < v else 1.0     # supply purchases below an item's value
+        raise ValueError(
+            "Cuba: purchases from the unlimited supply cost 0 pesos "
+            "(market_buy_from_supply_price = 0): a Trader action has no bound"
+        )
+    factor = v / p_supply if 0 < p_supply < v else 1.0  # supply purchases below an item's value
     wealth = st["start_pesos"] + v * (st["start_materials_chosen"] + st["start_crops_chosen"])
     slots = max([sum(sh["slots"]) for sh in d["ships"]] + [1])
     # (3) setup: one decision per starting item
     setup = st["start_materials_chosen"] + st["start_crops_chosen"]
     total = n * setup
-    terms = {"setup": setup, "v": v, "gain": gain, "factor": factor, "harvests": harvests,
-             "cross": cross_size, "tokens": tokens, "supply_price": p_supply, "slots": slots,
-             "wealth": [], "items": [], "pesos": [], "player_round": [], "others": []}
+    terms = {
+        "setup": setup,
+        "v": v,
+        "gain": gain,
+        "factor": factor,
+        "harvests": harvests,
+        "cross": cross_size,
+        "tokens": tokens,
+        "supply_price": p_supply,
+        "slots": slots,
+        "wealth": [],
+        "items": [],
+        "pesos": [],
+        "player_round": [],
+        "others": [],
+    }
     for _ in range(rounds):
         wealth = (wealth + gain) * factor
         items = int(wealth // v)
@@ -142,19 +206,26 @@ def cuba_length_terms(game) -> dict:
             supply_buys = supply_total
         # (4) the five characters' actions, each at most once per player and round
         extras = _cu_extras(d, st, items)
-        actions = sorted([
-            1 + harvests,                                           # Worker
-            max(1, items + tokens + supply_buys + 1),               # Trader
-            2,                                                      # Architect
-            1 + cross_size + sum(sorted(extras)[-cross_size:]),     # Foreman
-            slots,                                                  # Mayor
-        ])
+        actions = sorted(
+            [
+                1 + harvests,  # Worker
+                max(1, items + tokens + supply_buys + 1),  # Trader
+                2,  # Architect
+                1 + cross_size + sum(sorted(extras)[-cross_size:]),  # Foreman
+                slots,  # Mayor
+            ]
+        )
         per_player = laps + sum(actions[-laps:])
         # (5) parliament: a bid, a re-bid, the winner's enactment; (6) tax and levy
         others = (2 * n + 1) + 2 * n
         total += n * per_player + others
-        for key, val in (("wealth", wealth), ("items", items), ("pesos", pesos),
-                         ("player_round", per_player), ("others", others)):
+        for key, val in (
+            ("wealth", wealth),
+            ("items", items),
+            ("pesos", pesos),
+            ("player_round", per_player),
+            ("others", others),
+        ):
             terms[key].append(val)
     terms["total"] = int(total)
     terms["extras"] = lambda held: _cu_extras(d, st, held)
@@ -190,6 +261,8 @@ def game_length_bound(game):
         return cuba_length_bound(game)
     except ValueError:
         return None
+
+
 _registered: dict[str, pyspiel.GameType] = {}
 _factories: dict[str, type] = {}
 
@@ -228,9 +301,12 @@ def game_type(name: str) -> pyspiel.GameType:
         long_name=f"caribsim {name}",
         dynamics=pyspiel.GameType.Dynamics.SEQUENTIAL,
         chance_mode=pyspiel.GameType.ChanceMode.EXPLICIT_STOCHASTIC,
-        information=(pyspiel.GameType.Information.PERFECT_INFORMATION if perfect
-                     else pyspiel.GameType.Information.IMPERFECT_INFORMATION),
-        utility=pyspiel.GameType.Utility.CONSTANT_SUM,      # returns always sum to 1
+        information=(
+            pyspiel.GameType.Information.PERFECT_INFORMATION
+            if perfect
+            else pyspiel.GameType.Information.IMPERFECT_INFORMATION
+        ),
+        utility=pyspiel.GameType.Utility.CONSTANT_SUM,  # returns always sum to 1
         reward_model=pyspiel.GameType.RewardModel.TERMINAL,
         max_num_players=max(counts),
         min_num_players=min(counts),
@@ -250,7 +326,9 @@ class CaribsimGame(pyspiel.Game):
         spec = _option_defaults(name)
         unknown = set(params) - set(spec)
         if unknown:
-            raise ValueError(f"unknown parameters {sorted(unknown)} for {PREFIX}{name}; allowed: {sorted(spec)}")
+            raise ValueError(
+                f"unknown parameters {sorted(unknown)} for {PREFIX}{name}; allowed: {sorted(spec)}"
+            )
         options = {**spec, **params}
         self.caribsim_game = caribsim.load_game(name, **options)
         self.caribsim_name = name
@@ -279,9 +357,14 @@ class CaribsimGame(pyspiel.Game):
         if params:
             raise ValueError(f"observation parameters are not supported, got {params}")
         if iig_obs_type is not None and iig_obs_type.perfect_recall:
-            if not (iig_obs_type.public_info and iig_obs_type.private_info == pyspiel.PrivateInfoType.SINGLE_PLAYER):
-                raise ValueError("only the player's own information state is provided (perfect_recall=True "
-                                 "with public_info=True and private_info=SINGLE_PLAYER)")
+            if not (
+                iig_obs_type.public_info
+                and iig_obs_type.private_info == pyspiel.PrivateInfoType.SINGLE_PLAYER
+            ):
+                raise ValueError(
+                    "only the player's own information state is provided (perfect_recall=True "
+                    "with public_info=True and private_info=SINGLE_PLAYER)"
+                )
             return _InfoStateObserver(self)
         return _Observer(self)
 
@@ -293,7 +376,7 @@ class CaribsimState(pyspiel.State):
         super().__init__(game)
         self._game = game
         self.inner = inner
-        self.events = infostate.Events(game.caribsim_name)   # what each player has seen
+        self.events = infostate.Events(game.caribsim_name)  # what each player has seen
         self._perfect = game._perfect
 
     def current_player(self):
@@ -319,7 +402,7 @@ class CaribsimState(pyspiel.State):
         drawn again consistently with what he saw (the game's ``determinize``); Puerto Rico hides
         nothing, so its copy is the state itself. The copy keeps this state's history."""
         player = infostate.check_player(player_id, self.inner.num_players())
-        seed = int(probability_sampler() * 2 ** 53)
+        seed = int(probability_sampler() * 2**53)
         out = self.clone()
         if not self._perfect:
             out.inner = self.inner.determinize(player, seed=seed)
@@ -350,7 +433,9 @@ class CRolloutEvaluator:
         self._rng = np.random.default_rng(seed)
 
     def evaluate(self, state: CaribsimState):
-        result = caribsim.random_playouts(state.inner, self.n_rollouts, seed=int(self._rng.integers(2 ** 63)))
+        result = caribsim.random_playouts(
+            state.inner, self.n_rollouts, seed=int(self._rng.integers(2**63))
+        )
         return result.returns.mean(axis=0)
 
     def prior(self, state: CaribsimState):
@@ -383,14 +468,19 @@ class _InfoStateObserver:
         self._n_obs = int(np.prod(game.caribsim_game.observation_tensor_shape()))
         self._n = game.caribsim_game.num_players()
         self.tensor = np.zeros(self._n_obs + 2 * MAX_EVENTS, np.float32)
-        self.dict = {"observation": self.tensor[:self._n_obs], "events": self.tensor[self._n_obs:]}
+        self.dict = {
+            "observation": self.tensor[: self._n_obs],
+            "events": self.tensor[self._n_obs :],
+        }
 
     def set_from(self, state: CaribsimState, player: int):
         state.inner.write_observation(self.dict["observation"], player)
         infostate.encode_events(state.events, player, self._n, self.dict["events"])
 
     def string_from(self, state: CaribsimState, player: int):
-        return infostate.information_state_string(state.events, player, state.inner.action_to_string)
+        return infostate.information_state_string(
+            state.events, player, state.inner.action_to_string
+        )
 
 
 def register() -> list[str]:
@@ -403,12 +493,18 @@ def register() -> list[str]:
         # OpenSpiel keeps the factory until the C++ registry is destroyed after Python's
         # finalisation: a class (self-referencing through its __mro__) is never freed there,
         # a closure would be freed without the GIL and abort the interpreter at exit.
-        factory = type(f"CaribsimGame_{name}", (CaribsimGame,), {
-            "__init__": lambda self, params=None, _name=name: CaribsimGame.__init__(self, _name, params),
-            "__module__": __name__,
-        })
+        factory = type(
+            f"CaribsimGame_{name}",
+            (CaribsimGame,),
+            {
+                "__init__": lambda self, params=None, _name=name: CaribsimGame.__init__(
+                    self, _name, params
+                ),
+                "__module__": __name__,
+            },
+        )
         pyspiel.register_game(gtype, factory)
         _registered[name] = gtype
         _factories[name] = factory
-        globals()[factory.__name__] = factory     # picklable by name
+        globals()[factory.__name__] = factory  # picklable by name
     return [PREFIX + name for name in sorted(_registered)]

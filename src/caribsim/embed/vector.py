@@ -12,6 +12,7 @@ Works for every game of ``caribsim.games()`` through the C game interface
 (``caribsim._game.GameVTable``); see ``docs/embedding.md``. The returned arrays are
 read-only views; one thread at a time per VectorGame (``docs/thread-safety.md``).
 """
+
 from caribsim.embed._vector import VectorGame, game_info
 
 __all__ = ["VectorGame", "game_info"]

@@ -24,6 +24,7 @@ is the observation the episode ended with; ``info["final_info"]`` holds its ``re
 
 Needs the ``rl`` extra (Gymnasium).
 """
+
 from __future__ import annotations
 
 import operator
@@ -53,15 +54,21 @@ class CaribsimVectorEnv(VectorEnv):
             if seat != "random":
                 raise ValueError(f"seat must be an int 0..{players - 1} or 'random', got {seat!r}")
         elif isinstance(seat, (bool, np.bool_)) or not isinstance(seat, (int, np.integer)):
-            raise TypeError(f"seat must be an int 0..{players - 1} (the learner's seat in every "
-                            f"sub-environment) or 'random' (drawn per episode), got {seat!r}")
+            raise TypeError(
+                f"seat must be an int 0..{players - 1} (the learner's seat in every "
+                f"sub-environment) or 'random' (drawn per episode), got {seat!r}"
+            )
         elif not 0 <= seat < players:
             raise ValueError(f"seat must be in 0..{players - 1} or 'random', got {seat}")
-        if opponents is not None and (isinstance(opponents, str) or
-                                      any(not (isinstance(o, str) and o == "random") for o in opponents)):
-            raise ValueError("the vector environment plays the other seats uniformly at random in C "
-                             "(opponents=None); for other bots vectorise gym_env instead: "
-                             "gymnasium.make_vec(id, num_envs, vectorization_mode='sync', opponents=[...])")
+        if opponents is not None and (
+            isinstance(opponents, str)
+            or any(not (isinstance(o, str) and o == "random") for o in opponents)
+        ):
+            raise ValueError(
+                "the vector environment plays the other seats uniformly at random in C "
+                "(opponents=None); for other bots vectorise gym_env instead: "
+                "gymnasium.make_vec(id, num_envs, vectorization_mode='sync', opponents=[...])"
+            )
         self.game = game
         self.random_seat = seat == "random"
         self.vg = VectorGame(game, n=num_envs, seed=0)
@@ -88,8 +95,10 @@ class CaribsimVectorEnv(VectorEnv):
     def _obs(self):
         # new arrays each call: the VectorGame's buffers are overwritten by its next call
         obs = self.vg.observations(seat=self.seats, normalized=self._normalized)
-        return {"observation": obs if self._normalized else obs.copy(),
-                "action_mask": self.vg.legal_mask().astype(np.int8)}
+        return {
+            "observation": obs if self._normalized else obs.copy(),
+            "action_mask": self.vg.legal_mask().astype(np.int8),
+        }
 
     def reset(self, *, seed=None, options=None):
         """Start every sub-environment afresh. ``seed``: an int >= 0 (sub-environment i then
@@ -100,15 +109,17 @@ class CaribsimVectorEnv(VectorEnv):
             try:
                 seed = operator.index(seed)
             except TypeError:
-                raise TypeError(f"seed must be an int >= 0 or None (one seed for the batch), "
-                                f"got {type(seed).__name__}") from None
-            if not 0 <= seed < 2 ** 64:
-                raise ValueError(f"seed must be in 0..{2 ** 64 - 1}, got {seed}")
+                raise TypeError(
+                    f"seed must be an int >= 0 or None (one seed for the batch), "
+                    f"got {type(seed).__name__}"
+                ) from None
+            if not 0 <= seed < 2**64:
+                raise ValueError(f"seed must be in 0..{2**64 - 1}, got {seed}")
         if options:
             raise ValueError(f"reset takes no options, got {sorted(options)}")
         super().reset(seed=seed)
         if seed is None:
-            seed = int(self.np_random.integers(2 ** 63))
+            seed = int(self.np_random.integers(2**63))
         if self.random_seat:
             self.seats[:] = self._draw_seats(self.num_envs)
             self.next_seats[:] = self._draw_seats(self.num_envs)
@@ -117,7 +128,11 @@ class CaribsimVectorEnv(VectorEnv):
         return self._obs(), self._seat_info()
 
     def _seat_info(self):
-        return {"seat": self.seats.copy(), "_seat": np.ones(self.num_envs, bool)} if self.random_seat else {}
+        return (
+            {"seat": self.seats.copy(), "_seat": np.ones(self.num_envs, bool)}
+            if self.random_seat
+            else {}
+        )
 
     def step(self, actions):
         """One action per sub-environment (integers of shape (num_envs,), each legal for the
@@ -133,15 +148,25 @@ class CaribsimVectorEnv(VectorEnv):
             returns, scores = self.vg.final_returns(), self.vg.final_scores()
             lengths = self.vg.episode_lengths()
             for i in np.flatnonzero(terminated):
-                final_info = {"returns": returns[i].astype(np.float64), "scores": scores[i].copy(),
-                              "episode_length": int(lengths[i])}
+                final_info = {
+                    "returns": returns[i].astype(np.float64),
+                    "scores": scores[i].copy(),
+                    "episode_length": int(lengths[i]),
+                }
                 if self.random_seat:
                     final_info["seat"] = int(self.seats[i])
-                infos = self._add_info(infos, {
-                    "final_obs": {"observation": final_obs[i].copy(),
-                                  "action_mask": np.zeros(self.vg.num_actions, np.int8)},
-                    "final_info": final_info}, int(i))
-            if self.random_seat:    # the finished episodes' successors were advanced to next_seats
+                infos = self._add_info(
+                    infos,
+                    {
+                        "final_obs": {
+                            "observation": final_obs[i].copy(),
+                            "action_mask": np.zeros(self.vg.num_actions, np.int8),
+                        },
+                        "final_info": final_info,
+                    },
+                    int(i),
+                )
+            if self.random_seat:  # the finished episodes' successors were advanced to next_seats
                 done = np.flatnonzero(terminated)
                 self.seats[done] = self.next_seats[done]
                 self.next_seats[done] = self._draw_seats(len(done))
@@ -153,12 +178,18 @@ class CaribsimVectorEnv(VectorEnv):
         return self.vg.legal_mask().astype(bool)
 
 
-def vector_env(game, num_envs=16, players=None, seat=0, opponents=None, observation="normalized",
-               **options) -> CaribsimVectorEnv:
+def vector_env(
+    game, num_envs=16, players=None, seat=0, opponents=None, observation="normalized", **options
+) -> CaribsimVectorEnv:
     """A ``CaribsimVectorEnv`` of ``game`` (a name with ``players`` and the game's options, or
     a loaded game): ``num_envs`` games, the learner in ``seat`` (an int, or "random": drawn
     per episode), the other seats random in C.
     ``observation``: ``"normalized"`` (default, in [0, 1]) or ``"raw"``, as ``gym_env``.
     Also ``gymnasium.make_vec("caribsim/<Game>-v0", num_envs, ...)``."""
-    return CaribsimVectorEnv(_load(game, players, options), num_envs=num_envs, seat=seat,
-                             opponents=opponents, observation=observation)
+    return CaribsimVectorEnv(
+        _load(game, players, options),
+        num_envs=num_envs,
+        seat=seat,
+        opponents=opponents,
+        observation=observation,
+    )

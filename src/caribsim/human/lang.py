@@ -16,6 +16,7 @@ face is made here, over the English text the boards write, from ``data/lang_cs.c
 shared terms only); for English it changes nothing. ``page_table()`` is what the replay
 page's ``tr()`` needs to do the same in the browser.
 """
+
 from __future__ import annotations
 
 import csv
@@ -53,8 +54,10 @@ def check_rows(reader) -> tuple:
     for line, r in enumerate(out, start=2):
         if None in r or None in r.values():
             n = sum(v is not None for k, v in r.items() if k is not None) + len(r.get(None) or [])
-            raise ValueError(f"{_FILE}, line {line}: {n} fields, "
-                             f"expected 4 (game, kind, key, text): quote a field that holds a comma")
+            raise ValueError(
+                f"{_FILE}, line {line}: {n} fields, "
+                f"expected 4 (game, kind, key, text): quote a field that holds a comma"
+            )
         if r["kind"] not in _KINDS or not r["key"] or not r["text"]:
             raise ValueError(f"{_FILE}, line {line}: bad row {r}")
     return out
@@ -64,7 +67,9 @@ def _table(game, kind: str) -> dict:
     """English key -> Czech text of one kind: the shared rows, then the game's over them."""
     table = {}
     for where in ("all", game):
-        table.update({r["key"]: r["text"] for r in rows() if r["game"] == where and r["kind"] == kind})
+        table.update(
+            {r["key"]: r["text"] for r in rows() if r["game"] == where and r["kind"] == kind}
+        )
     return table
 
 
@@ -72,7 +77,7 @@ def _capitalised(table: dict) -> dict:
     """The table with "Role" -> "Role" added for "role" -> "role", and "a b" for "a_b" (and
     the other way)."""
     out = dict(table)
-    for key, text in table.items():     # the engine's ids and the page's labels of them
+    for key, text in table.items():  # the engine's ids and the page's labels of them
         out.setdefault(key.replace("_", " "), text)
         out.setdefault(key.replace(" ", "_"), text)
     for key, text in list(out.items()):
@@ -83,7 +88,9 @@ def _capitalised(table: dict) -> dict:
 
 def _alternation(keys) -> str:
     """A regex alternation of literal keys, the longest first (also valid in JavaScript)."""
-    return "|".join(re.sub(r"([\\^$.|?*+()\[\]{}/])", r"\\\1", k) for k in sorted(keys, key=len, reverse=True))
+    return "|".join(
+        re.sub(r"([\\^$.|?*+()\[\]{}/])", r"\\\1", k) for k in sorted(keys, key=len, reverse=True)
+    )
 
 
 def czech_form(n: int, forms: list) -> str:
@@ -98,20 +105,28 @@ class Translator:
     def __init__(self, game, lang: str):
         self.game, self.lang = game, check(lang)
         self.terms = _capitalised(_table(game, "term")) if lang != "en" else {}
-        self.counts = {}                   # English form -> Czech forms
+        self.counts = {}  # English form -> Czech forms
         for key, text in (_table(game, "count") if lang != "en" else {}).items():
             for english in key.split("|"):
                 self.counts[english] = text.split("|")
         self.moves = _table(game, "move") if lang != "en" else {}
         self.messages = _table(game, "msg") if lang != "en" else {}
-        self.count_source = rf"(\d+) ({_alternation(self.counts)}){_NOT_LETTER_AFTER}" if self.counts else None
+        self.count_source = (
+            rf"(\d+) ({_alternation(self.counts)}){_NOT_LETTER_AFTER}" if self.counts else None
+        )
         # a key that starts with a sign ("'s turn") may follow a word
-        self.term_source = (f"(?:{_NOT_LETTER_BEFORE}|(?=[^A-Za-z0-9_]))({_alternation(self.terms)}){_NOT_LETTER_AFTER}"
-                            if self.terms else None)
+        self.term_source = (
+            f"(?:{_NOT_LETTER_BEFORE}|(?=[^A-Za-z0-9_]))({_alternation(self.terms)}){_NOT_LETTER_AFTER}"
+            if self.terms
+            else None
+        )
         source = "|".join(s for s in (self.count_source, self.term_source) if s)
         self._pattern = re.compile(source) if source else None
-        self._move = (re.compile(rf"^(\s*)({_alternation(self.moves)}){_NOT_LETTER_AFTER}")
-                      if self.moves else None)
+        self._move = (
+            re.compile(rf"^(\s*)({_alternation(self.moves)}){_NOT_LETTER_AFTER}")
+            if self.moves
+            else None
+        )
 
     def _replace(self, m) -> str:
         if self.count_source and m.group(1) is not None:
@@ -129,7 +144,7 @@ class Translator:
         if self._move:
             m = self._move.match(text)
             if m:
-                return m.group(1) + self.moves[m.group(2)] + self.text(text[m.end():])
+                return m.group(1) + self.moves[m.group(2)] + self.text(text[m.end() :])
         return self.text(text)
 
     def msg(self, template: str, **values) -> str:
@@ -138,8 +153,13 @@ class Translator:
 
     def page_table(self) -> dict:
         """What the page's ``tr()`` needs: the two regex sources and their replacements."""
-        return {"lang": self.lang, "counts": self.count_source, "terms": self.term_source,
-                "count_forms": self.counts, "term_text": self.terms}
+        return {
+            "lang": self.lang,
+            "counts": self.count_source,
+            "terms": self.term_source,
+            "count_forms": self.counts,
+            "term_text": self.terms,
+        }
 
 
 @functools.cache

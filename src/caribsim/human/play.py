@@ -12,6 +12,7 @@ What a person reads comes from the game's board module (``caribsim.human.boards`
 board with a legend, each move's label (costs, cards, fields in words), and between two
 prompts what happened (cards revealed, chance outcomes).
 """
+
 from __future__ import annotations
 
 import io
@@ -24,15 +25,26 @@ from caribsim._game import GameState
 from caribsim.human import boards, lang, records
 from caribsim.search import mcts
 
-HELP = ("type the number of a move or its name (an unambiguous prefix is enough); "
-        "undo: back to your previous decision; hint: the search's suggestion; "
-        "save FILE: write the game record; help; quit")
+HELP = (
+    "type the number of a move or its name (an unambiguous prefix is enough); "
+    "undo: back to your previous decision; hint: the search's suggestion; "
+    "save FILE: write the game record; help; quit"
+)
 
-_COLORS = {"corn": "33", "indigo": "34", "sugar": "37", "tobacco": "33;2", "coffee": "31;2",
-           "seat": "1", "you": "1;32", "move": "36", "error": "31"}
+_COLORS = {
+    "corn": "33",
+    "indigo": "34",
+    "sugar": "37",
+    "tobacco": "33;2",
+    "coffee": "31;2",
+    "seat": "1",
+    "you": "1;32",
+    "move": "36",
+    "error": "31",
+}
 
 
-MAX_LINE = 4096   # characters of one input line; a longer one is skipped whole
+MAX_LINE = 4096  # characters of one input line; a longer one is skipped whole
 
 
 def read_line(stream):
@@ -67,8 +79,12 @@ def bad_text(text: str, tr=None):
 def use_color(stream, flag=None) -> bool:
     if flag is not None:
         return flag
-    return (hasattr(stream, "isatty") and stream.isatty() and os.environ.get("TERM", "") != "dumb"
-            and "NO_COLOR" not in os.environ)
+    return (
+        hasattr(stream, "isatty")
+        and stream.isatty()
+        and os.environ.get("TERM", "") != "dumb"
+        and "NO_COLOR" not in os.environ
+    )
 
 
 def paint(text: str, what: str, color: bool) -> str:
@@ -114,7 +130,9 @@ def match_move(text: str, state, labels=None, tr=None) -> tuple:
         return legal[hits[0]], None
     text = text.lower()
     if hits:
-        return None, tr.msg("{text!r} is ambiguous: {names}", text=text, names=", ".join(shown[i] for i in hits))
+        return None, tr.msg(
+            "{text!r} is ambiguous: {names}", text=text, names=", ".join(shown[i] for i in hits)
+        )
     return None, tr.msg("no legal move matches {text!r}; {help}", text=text, help=tr.msg(HELP))
 
 
@@ -122,12 +140,22 @@ class Session:
     """The state of one game played by a person (seat ``seat``) against bots; ``state``
     resumes a game (a state made from ``seed``, e.g. a replayed record)."""
 
-    def __init__(self, game, seat: int, bots: list, seed: int = 0, hint_iterations: int = 2000, state=None,
-                 lang_code: str = "en"):
+    def __init__(
+        self,
+        game,
+        seat: int,
+        bots: list,
+        seed: int = 0,
+        hint_iterations: int = 2000,
+        state=None,
+        lang_code: str = "en",
+    ):
         if not 0 <= seat < game.num_players():
             raise ValueError(f"seat must be 0..{game.num_players() - 1}, got {seat}")
         if len(bots) != game.num_players() - 1:
-            raise ValueError(f"{game.num_players()} players need {game.num_players() - 1} bots, got {len(bots)}")
+            raise ValueError(
+                f"{game.num_players()} players need {game.num_players() - 1} bots, got {len(bots)}"
+            )
         self.game, self.seat, self.seed = game, seat, seed
         self.bots = {}
         others = [s for s in range(game.num_players()) if s != seat]
@@ -137,8 +165,8 @@ class Session:
         self.state = game.new_initial_state(seed=seed) if state is None else state
         self.board = boards.get(type(game).name)
         self.tr = lang.translator(type(game).name, lang.check(lang_code))
-        self.shown = self.state.clone()   # the state up to which events() has been told
-        self.undo_stack: list[GameState] = []     # clones at each of the person's decisions
+        self.shown = self.state.clone()  # the state up to which events() has been told
+        self.undo_stack: list[GameState] = []  # clones at each of the person's decisions
         self.hint_iterations = hint_iterations
 
     def label(self, action) -> str:
@@ -167,12 +195,19 @@ class Session:
             if p == self.seat:
                 return
             a = self.bots[p].step(self.state)
-            say(self.tr.msg("seat {p} ({bot}): {move}", p=p, bot=self.bots[p].name, move=self.label(a)), "move")
+            say(
+                self.tr.msg(
+                    "seat {p} ({bot}): {move}", p=p, bot=self.bots[p].name, move=self.label(a)
+                ),
+                "move",
+            )
             self.state.apply_action(a)
         self.tell(say)
 
     def record(self) -> dict:
-        info = ["human" if s == self.seat else self.bots[s].name for s in range(self.game.num_players())]
+        info = [
+            "human" if s == self.seat else self.bots[s].name for s in range(self.game.num_players())
+        ]
         return records.record_game(self.state, self.seed, info)
 
 
@@ -181,8 +216,19 @@ def fresh_seed() -> int:
     return random.SystemRandom().randrange(10**6, 10**9)
 
 
-def run(game, seat: int, bots: list, seed=None, stdin=None, stdout=None, color=None,
-        record_path=None, hint_iterations: int = 2000, record=None, lang_code: str = "en") -> int:
+def run(
+    game,
+    seat: int,
+    bots: list,
+    seed=None,
+    stdin=None,
+    stdout=None,
+    color=None,
+    record_path=None,
+    hint_iterations: int = 2000,
+    record=None,
+    lang_code: str = "en",
+) -> int:
     """Play one game in the terminal; returns 0 when the game ended or the player quit,
     130 on Ctrl-C. ``seed`` None draws a fresh one (printed, to replay the game);
     ``record`` (a record of ``game``, see records.load) resumes its game at its last step;
@@ -196,9 +242,13 @@ def run(game, seat: int, bots: list, seed=None, stdin=None, stdout=None, color=N
     elif seed is None:
         seed = fresh_seed()
     state = records.replay(record) if record is not None else None
-    if state is not None and (type(state.game) is not type(game) or state.game.options() != game.options()):
-        raise ValueError(f"the record is a {record['game']} game with options {record['options']}, "
-                         f"not {type(game).name} with {game.options()}")
+    if state is not None and (
+        type(state.game) is not type(game) or state.game.options() != game.options()
+    ):
+        raise ValueError(
+            f"the record is a {record['game']} game with options {record['options']}, "
+            f"not {type(game).name} with {game.options()}"
+        )
     session = Session(game, seat, bots, seed, hint_iterations, state=state, lang_code=lang_code)
     tr = session.tr
     tolerant_streams(stdin, out)
@@ -223,8 +273,14 @@ def _save_record(session, path, say) -> bool:
     try:
         records.save(session.record(), path)
     except (OSError, ValueError) as e:
-        say(tr.msg("cannot save the record to {path!r}: {why}", path=path, why=getattr(e, "strerror", None) or e),
-            "error")
+        say(
+            tr.msg(
+                "cannot save the record to {path!r}: {why}",
+                path=path,
+                why=getattr(e, "strerror", None) or e,
+            ),
+            "error",
+        )
         return False
     say(tr.msg("record of {n} steps saved to {path}", n=len(session.state.history()), path=path))
     return True
@@ -234,15 +290,24 @@ def _game_over(session, say) -> None:
     st, tr = session.state, session.tr
     totals = [s["total"] if isinstance(s, dict) else s for s in st.scores()]
     scores = ", ".join(tr.msg("seat {i} {total}", i=i, total=t) for i, t in enumerate(totals))
-    say(tr.msg("Game over. Scores: {scores}. Returns: {returns}", scores=scores, returns=st.returns()), "you")
+    say(
+        tr.msg(
+            "Game over. Scores: {scores}. Returns: {returns}", scores=scores, returns=st.returns()
+        ),
+        "you",
+    )
 
 
 def _hint(session, say) -> None:
     st, tr = session.state, session.tr
     result = mcts.search(st, iterations=session.hint_iterations, seed=len(st.history()))
     shares = sorted(result.policy().items(), key=lambda kv: -kv[1])[:5]
-    say(tr.msg("hint: {moves}", moves=", ".join(f"{tr.move(st.action_to_string(a))} {100 * p:.0f}%"
-                                                for a, p in shares)))
+    say(
+        tr.msg(
+            "hint: {moves}",
+            moves=", ".join(f"{tr.move(st.action_to_string(a))} {100 * p:.0f}%" for a, p in shares),
+        )
+    )
 
 
 def _save(session, text, say) -> None:
@@ -255,7 +320,14 @@ def _save(session, text, say) -> None:
     try:
         records.save(session.record(), parts[1])
     except (OSError, ValueError) as e:
-        say(tr.msg("cannot save to {path!r}: {why}", path=parts[1], why=getattr(e, "strerror", None) or e), "error")
+        say(
+            tr.msg(
+                "cannot save to {path!r}: {why}",
+                path=parts[1],
+                why=getattr(e, "strerror", None) or e,
+            ),
+            "error",
+        )
         return
     say(tr.msg("saved {n} steps to {path}", n=len(st.history()), path=parts[1]))
 
@@ -284,8 +356,14 @@ def _play(session, stdin, say, color, record_path) -> int:
             say("> ", None, end="")
             line = read_line(stdin)
             if line is None:
-                say(tr.msg("that line is too long (at most {n} characters); {help}", n=MAX_LINE, help=help_text),
-                    "error")
+                say(
+                    tr.msg(
+                        "that line is too long (at most {n} characters); {help}",
+                        n=MAX_LINE,
+                        help=help_text,
+                    ),
+                    "error",
+                )
                 continue
             if not line:
                 say(tr.msg("\nend of input: leaving the game"))

@@ -9,6 +9,7 @@ A record holds the game and its options, the seed of the initial state, every st
 (action id and name, the seat that took it or -1 for a chance outcome), the final
 scores and returns (when the game is over) and the caribsim version.
 """
+
 from __future__ import annotations
 
 import json
@@ -40,7 +41,9 @@ def record_game(state, seed: int, players_info=None) -> dict:
             name = replayed.action_to_string(action)
             replayed.apply_action(action)
         except ValueError as e:
-            raise ValueError(f"the state's history does not replay from seed {seed} at step {i}: {e}") from None
+            raise ValueError(
+                f"the state's history does not replay from seed {seed} at step {i}: {e}"
+            ) from None
         steps.append({"action": action, "name": name, "player": player})
     return record_of_steps(replayed, seed, steps, players_info)
 
@@ -62,9 +65,13 @@ def record_of_steps(state, seed: int, steps: list, players_info=None) -> dict:
     }
     if players_info is not None:
         rec["players"] = list(players_info)
-        if len(rec["players"]) != game.num_players() or not all(isinstance(p, str) for p in rec["players"]):
-            raise ValueError(f"players_info must be {game.num_players()} strings, one per seat, "
-                             f"got {_short(players_info)}")
+        if len(rec["players"]) != game.num_players() or not all(
+            isinstance(p, str) for p in rec["players"]
+        ):
+            raise ValueError(
+                f"players_info must be {game.num_players()} strings, one per seat, "
+                f"got {_short(players_info)}"
+            )
     return rec
 
 
@@ -93,11 +100,19 @@ def validate(record) -> None:
         raise RecordError(f"a record is a JSON object, got {type(record).__name__}")
     if record.get("format") != FORMAT:
         raise RecordError(f"record.format must be {FORMAT!r}, got {_short(record.get('format'))}")
-    if type(record.get("version")) is not int or record["version"] > VERSION or record["version"] < 1:
-        raise RecordError(f"record.version must be an int 1..{VERSION}, got {_short(record.get('version'))}")
+    if (
+        type(record.get("version")) is not int
+        or record["version"] > VERSION
+        or record["version"] < 1
+    ):
+        raise RecordError(
+            f"record.version must be an int 1..{VERSION}, got {_short(record.get('version'))}"
+        )
     for key, kind in (("game", str), ("options", dict), ("steps", list)):
         if not isinstance(record.get(key), kind):
-            raise RecordError(f"record.{key} must be a {kind.__name__}, got {_short(record.get(key))}")
+            raise RecordError(
+                f"record.{key} must be a {kind.__name__}, got {_short(record.get(key))}"
+            )
     if not all(isinstance(k, str) for k in record["options"]):
         raise RecordError(f"record.options must have string keys, got {_short(record['options'])}")
     seed = record.get("seed")
@@ -105,14 +120,26 @@ def validate(record) -> None:
         raise RecordError(f"record.seed must be an int in 0..2**64-1, got {_short(seed)}")
     for i, step in enumerate(record["steps"]):
         if not isinstance(step, dict) or set(step) != {"action", "name", "player"}:
-            raise RecordError(f"step {i}: must be an object with action, name and player, got {_short(step)}")
-        if type(step["action"]) is not int or type(step["player"]) is not int or not isinstance(step["name"], str):
-            raise RecordError(f"step {i}: action and player must be ints and name a string, got {_short(step)}")
+            raise RecordError(
+                f"step {i}: must be an object with action, name and player, got {_short(step)}"
+            )
+        if (
+            type(step["action"]) is not int
+            or type(step["player"]) is not int
+            or not isinstance(step["name"], str)
+        ):
+            raise RecordError(
+                f"step {i}: action and player must be ints and name a string, got {_short(step)}"
+            )
     if "final" not in record or not (record["final"] is None or isinstance(record["final"], dict)):
         raise RecordError("record.final must be null or an object with scores and returns")
     players = record.get("players")
-    if players is not None and not (isinstance(players, list) and all(isinstance(p, str) for p in players)):
-        raise RecordError(f"record.players must be a list of strings (one per seat), got {_short(players)}")
+    if players is not None and not (
+        isinstance(players, list) and all(isinstance(p, str) for p in players)
+    ):
+        raise RecordError(
+            f"record.players must be a list of strings (one per seat), got {_short(players)}"
+        )
 
 
 def _short(value) -> str:
@@ -157,7 +184,9 @@ def _replay(record, upto, collect=None):
         raise RecordError(f"record.game/options: {e}") from None
     players = record.get("players")
     if players is not None and len(players) != game.num_players():
-        raise RecordError(f"record.players has {len(players)} entries for a {game.num_players()}-player game")
+        raise RecordError(
+            f"record.players has {len(players)} entries for a {game.num_players()}-player game"
+        )
     state = game.new_initial_state(seed=record["seed"])
     if collect is not None:
         collect.append(state.clone())
@@ -170,7 +199,9 @@ def _replay(record, upto, collect=None):
         except (ValueError, TypeError) as e:
             raise RecordError(f"step {i}: {e}") from None
         if name != step["name"]:
-            raise RecordError(f"step {i}: action {step['action']} is {name!r} here, the record says {_short(step['name'])}")
+            raise RecordError(
+                f"step {i}: action {step['action']} is {name!r} here, the record says {_short(step['name'])}"
+            )
         try:
             state.apply_action(step["action"])
         except ValueError as e:
@@ -179,8 +210,12 @@ def _replay(record, upto, collect=None):
             collect.append(state.clone())
     if upto is None and record["final"] is not None:
         if not state.is_terminal():
-            raise RecordError(f"the record has final scores but the game is not over after {len(steps)} steps")
+            raise RecordError(
+                f"the record has final scores but the game is not over after {len(steps)} steps"
+            )
         if _final(state) != record["final"]:
-            raise RecordError(f"the final scores do not match: replayed {_final(state)}, "
-                              f"recorded {_short(record['final'])}")
+            raise RecordError(
+                f"the final scores do not match: replayed {_final(state)}, "
+                f"recorded {_short(record['final'])}"
+            )
     return state

@@ -14,6 +14,7 @@ page fits a phone's width. The drawing of each game is its module in
 translated here (``caribsim.human.lang``), the rest in the browser: the page holds the
 translation table and ``tr(text)``, which the page's labels and every board panel go through.
 """
+
 from __future__ import annotations
 
 import html as _html
@@ -25,12 +26,12 @@ from caribsim.human import boards, lang, records
 def _snapshot(state, game_name):
     scores = state.scores()
     totals = [s["total"] if isinstance(s, dict) else s for s in scores]
-    snap = {"scores": totals, "to_act": state.current_player()}   # a seat, or -1 chance / -4 end
+    snap = {"scores": totals, "to_act": state.current_player()}  # a seat, or -1 chance / -4 end
     snap.update(boards.get(game_name).snapshot(state))
     return snap
 
 
-snapshot = _snapshot   # what a board page draws at one step (the browser play's too)
+snapshot = _snapshot  # what a board page draws at one step (the browser play's too)
 
 
 def steps_data(record: dict, lang_code: str = "en") -> dict:
@@ -50,9 +51,15 @@ def steps_data(record: dict, lang_code: str = "en") -> dict:
             move = tr.move(board.move_text(states[i - 1], step["name"]))
             snap["move"] = tr.msg("{i}. {who}: {move}", i=i, who=who, move=move)
         snaps.append(snap)
-    return {"game": record["game"], "options": record["options"], "seed": record["seed"],
-            "players": record.get("players"), "final": record.get("final"),
-            "game_over": game_over(record.get("final"), record.get("players"), tr), "snapshots": snaps}
+    return {
+        "game": record["game"],
+        "options": record["options"],
+        "seed": record["seed"],
+        "players": record.get("players"),
+        "final": record.get("final"),
+        "game_over": game_over(record.get("final"), record.get("players"), tr),
+        "snapshots": snaps,
+    }
 
 
 _NOT_PARTS = ("total", "tiebreak")
@@ -82,12 +89,26 @@ def game_over(final, players=None, tr=None):
     winners = [i for i, r in enumerate(returns) if r == max(returns)]
     used = _tiebreak_used(scores, winners)
     best = {scores[w]["total"] for w in winners}
-    rows = [{"seat": i, "total": s["total"], "parts": [s[k] for k in parts], "tiebreak": s.get("tiebreak"),
-             "return": returns[i], "winner": i in winners, "tied": used and s["total"] in best}
-            for i, s in enumerate(scores)]
-    return {"parts": [[k, tr.text(part_label(k))] for k in parts], "has_tiebreak": "tiebreak" in scores[0],
-            "rows": rows, "winners": winners, "tiebreak_used": used,
-            "verdict": _verdict(scores, winners, players, tr)}
+    rows = [
+        {
+            "seat": i,
+            "total": s["total"],
+            "parts": [s[k] for k in parts],
+            "tiebreak": s.get("tiebreak"),
+            "return": returns[i],
+            "winner": i in winners,
+            "tied": used and s["total"] in best,
+        }
+        for i, s in enumerate(scores)
+    ]
+    return {
+        "parts": [[k, tr.text(part_label(k))] for k in parts],
+        "has_tiebreak": "tiebreak" in scores[0],
+        "rows": rows,
+        "winners": winners,
+        "tiebreak_used": used,
+        "verdict": _verdict(scores, winners, players, tr),
+    }
 
 
 def _tiebreak_used(scores, winners) -> bool:
@@ -104,22 +125,36 @@ def _verdict(scores, winners, players, tr) -> str:
         first = scores[winners[0]]
         tied = tr.msg("{total} points", total=first["total"])
         if "tiebreak" in first:
-            tied = tr.msg("{points} and tie-break {tiebreak}", points=tied, tiebreak=first["tiebreak"])
+            tied = tr.msg(
+                "{points} and tie-break {tiebreak}", points=tied, tiebreak=first["tiebreak"]
+            )
         return tr.msg("{kind}: {names} (tied on {tied})", kind=kind, names=names, tied=tied)
     w = winners[0]
     if not _tiebreak_used(scores, winners):
         return tr.msg("winner: {names} with {total} points", names=names, total=scores[w]["total"])
     others = [i for i, s in enumerate(scores) if i != w and s["total"] == scores[w]["total"]]
-    beaten = ", ".join(tr.msg("{tiebreak} of {seat}", tiebreak=scores[i]["tiebreak"], seat=_seat(i, players, tr))
-                       for i in others)
-    return tr.msg("winner: {names}, tied on {total} points, on the tie-break: {tiebreak} against {beaten}",
-                  names=names, total=scores[w]["total"], tiebreak=scores[w]["tiebreak"], beaten=beaten)
+    beaten = ", ".join(
+        tr.msg("{tiebreak} of {seat}", tiebreak=scores[i]["tiebreak"], seat=_seat(i, players, tr))
+        for i in others
+    )
+    return tr.msg(
+        "winner: {names}, tied on {total} points, on the tie-break: {tiebreak} against {beaten}",
+        names=names,
+        total=scores[w]["total"],
+        tiebreak=scores[w]["tiebreak"],
+        beaten=beaten,
+    )
 
 
 # Inside <script> the HTML parser looks for "</script", "<!--" and "<script"; with no "<" in
 # the data none of them can occur. ">" and "&" go too (also safe in XHTML), U+2028/9 for old JS.
-_SCRIPT_ESCAPES = {ord("<"): "\\u003c", ord(">"): "\\u003e", ord("&"): "\\u0026",
-                   0x2028: "\\u2028", 0x2029: "\\u2029"}
+_SCRIPT_ESCAPES = {
+    ord("<"): "\\u003c",
+    ord(">"): "\\u003e",
+    ord("&"): "\\u0026",
+    0x2028: "\\u2028",
+    0x2029: "\\u2029",
+}
 
 
 def _script_json(value) -> str:
@@ -131,14 +166,25 @@ def render(record: dict, lang_code: str = "en") -> str:
     tr = lang.translator(record["game"], lang.check(lang_code))
     data = _script_json(steps_data(record, lang_code))
     board = boards.get(record["game"])
-    title = _html.escape(tr.msg("caribsim replay: {game} (seed {seed})", game=tr.text(record["game"]), seed=record["seed"]))
-    return (_PAGE.replace("__BOARDS_CSS__", board.CSS).replace("__BOARDS_JS__", board.JS)
-            .replace("__TITLE__", title).replace("__LANG__", lang_code)
-            .replace("__TRANSLATION__", _script_json(tr.page_table())).replace("__DATA__", data))
+    title = _html.escape(
+        tr.msg(
+            "caribsim replay: {game} (seed {seed})",
+            game=tr.text(record["game"]),
+            seed=record["seed"],
+        )
+    )
+    return (
+        _PAGE.replace("__BOARDS_CSS__", board.CSS)
+        .replace("__BOARDS_JS__", board.JS)
+        .replace("__TITLE__", title)
+        .replace("__LANG__", lang_code)
+        .replace("__TRANSLATION__", _script_json(tr.page_table()))
+        .replace("__DATA__", data)
+    )
 
 
 def _between(start: str, end: str) -> str:
-    return _PAGE[_PAGE.index(start) + len(start):_PAGE.index(end)]
+    return _PAGE[_PAGE.index(start) + len(start) : _PAGE.index(end)]
 
 
 def page_css(game_name: str) -> str:
@@ -154,13 +200,18 @@ def page_js(game_name: str, lang_code: str = "en") -> str:
     defines ``DATA`` with ``players``, ``snapshots`` (Port Royal draws a step's event from the
     one before) and ``final``."""
     table = lang.translator(game_name, lang.check(lang_code)).page_table()
-    return (_between("/* page helpers */", "/* end of the page helpers */").replace("__TRANSLATION__", _script_json(table))
-            + boards.get(game_name).JS + _between("/* game over */", "/* end of game over */"))
+    return (
+        _between("/* page helpers */", "/* end of the page helpers */").replace(
+            "__TRANSLATION__", _script_json(table)
+        )
+        + boards.get(game_name).JS
+        + _between("/* game over */", "/* end of game over */")
+    )
 
 
 def write_html(record: dict, path, lang: str = "en") -> None:
     """The viewer page of ``record`` written to ``path``, in the language ``lang`` (en, cs)."""
-    page = render(record, lang)        # a bad record raises before the file is touched
+    page = render(record, lang)  # a bad record raises before the file is touched
     with open(path, "w", encoding="utf-8") as f:
         f.write(page)
 

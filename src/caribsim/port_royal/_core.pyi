@@ -6,6 +6,7 @@ table, used from Cython (``_core.pxd``). Its Python-visible names are the card t
 from port_royal_deck.csv at import and the names of the enums; ``caribsim.port_royal._state``
 re-exports them all.
 """
+
 from typing import Any
 
 CARD_IDS: tuple[str, ...]

@@ -7,6 +7,7 @@ used by ``caribsim.port_royal``. The card tables and their names are the core's
 (``caribsim.port_royal._core``), re-exported here. Action ids, the dict format and the rule
 decisions: docs/port_royal.md.
 """
+
 from typing import Any, NoReturn, SupportsIndex
 
 import numpy as np
@@ -57,8 +58,9 @@ __test__: dict[str, str]
 def load_tables() -> None:
     """Read port_royal_deck.csv into the C tables (runs once at import)."""
 
-def new_state(game: PortRoyalGame, players: int, options: int, start_player: int | None,
-              seed: SupportsIndex) -> PortRoyalState:
+def new_state(
+    game: PortRoyalGame, players: int, options: int, start_player: int | None, seed: SupportsIndex
+) -> PortRoyalState:
     """A new game after setup, at the chance nodes that deal the starting coins."""
 
 def state_from_dict(game: PortRoyalGame, d: dict[str, Any]) -> PortRoyalState:
@@ -73,7 +75,6 @@ def _audited_random_games(
     st: PortRoyalState, n_games: int, seed: int, max_steps: int = ...
 ) -> tuple[int, int, int, list[tuple[int, int, int]]]:
     """Random games in C with every position audited: (ended, steps, longest, violations)."""
-
 
 # --- the state --------------------------------------------------------------
 @disjoint_base
@@ -106,7 +107,9 @@ class PortRoyalState(GameState):
     def clone(self) -> PortRoyalState: ...
     def __copy__(self) -> PortRoyalState: ...
     def __deepcopy__(self, memo: Any) -> PortRoyalState: ...
-    def determinize(self, player: SupportsIndex, seed: SupportsIndex | None = None) -> PortRoyalState:
+    def determinize(
+        self, player: SupportsIndex, seed: SupportsIndex | None = None
+    ) -> PortRoyalState:
         """A copy with coin faces and the draw pile resampled (same-generation cards only)."""
 
     def history(self) -> list[int]: ...
@@ -122,7 +125,9 @@ class PortRoyalState(GameState):
     def action_to_string(self, action: SupportsIndex) -> str: ...
     def string_to_action(self, name: str) -> int: ...
     def observation_tensor(self, player: int | None = None) -> npt.NDArray[np.float32]: ...
-    def write_observation(self, out: npt.NDArray[np.float32], player: int | None = None) -> None: ...
+    def write_observation(
+        self, out: npt.NDArray[np.float32], player: int | None = None
+    ) -> None: ...
     def to_dict(self) -> dict[str, Any]: ...
     def serialize(self) -> str: ...
     def __reduce__(self) -> tuple[Any, tuple[PortRoyalGame, str]]: ...

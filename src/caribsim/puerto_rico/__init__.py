@@ -13,5 +13,6 @@ What lives here:
 May import: numpy and caribsim's shared modules (``caribsim._game``, ``caribsim._game_base``,
 ``caribsim._common``); never search, human, embed, scale or cli, which build on it.
 """
+
 from caribsim.puerto_rico.game import *  # noqa: F403  (the public names, see game.__all__)
 from caribsim.puerto_rico.game import __all__, _make_game  # noqa: F401  (_make_game: pickles name it here)

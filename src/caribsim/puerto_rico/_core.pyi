@@ -4,6 +4,7 @@ The core holds the C state struct, the nogil rules and the GameVTables; from Pyt
 shows only the names below (the component names and the tables' loader). The state class
 and the module functions are in ``caribsim.puerto_rico._state``.
 """
+
 from typing import Any
 
 # --- constants --------------------------------------------------------------

@@ -13,6 +13,7 @@ A bot is named by its spec (``bots.bot_names``: ``mcts:300``, ``random #1``, ``r
 when a spec comes twice); the results, the JSON, the plot legend and the game records
 all use that one name.
 """
+
 from __future__ import annotations
 
 import json
@@ -55,12 +56,14 @@ def wilson_interval(p: float, n: int, z: float = 1.96) -> tuple:
 class BotResult:
     name: str
     games: int
-    wins: float                 # sum of returns (a shared win counts its share)
+    wins: float  # sum of returns (a shared win counts its share)
     win_rate: float
-    ci95: tuple                 # 95% Wilson score interval of the win rate
+    ci95: tuple  # 95% Wilson score interval of the win rate
     mean_score: float
-    seat_games: list = field(default_factory=list)   # games played in each seat
-    seconds_per_move: float | None = None    # mean wall time of its step() (its thinking) per decision
+    seat_games: list = field(default_factory=list)  # games played in each seat
+    seconds_per_move: float | None = (
+        None  # mean wall time of its step() (its thinking) per decision
+    )
 
 
 @dataclass
@@ -69,14 +72,16 @@ class MatchResult:
     options: dict
     n_games: int
     seed: int
-    bots: list                  # BotResult per bot, in the order given
-    mean_length: float          # decisions per game
+    bots: list  # BotResult per bot, in the order given
+    mean_length: float  # decisions per game
     seconds: float
-    games: list = field(default_factory=list, repr=False)   # per game: seats, returns, scores, length
-    backend: str = "local"      # where the games ran (caribsim.distributed)
+    games: list = field(
+        default_factory=list, repr=False
+    )  # per game: seats, returns, scores, length
+    backend: str = "local"  # where the games ran (caribsim.distributed)
     workers: int = 1
-    chunks: int = 0             # chunks run in this call
-    resumed_chunks: int = 0     # chunks loaded from the resume folder
+    chunks: int = 0  # chunks run in this call
+    resumed_chunks: int = 0  # chunks loaded from the resume folder
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), indent=2)
@@ -96,9 +101,11 @@ MAX_DECISIONS = 20_000
 def check_length(decisions: int, game, seed) -> None:
     """RuntimeError once a game of bots has run past MAX_DECISIONS decisions."""
     if decisions > MAX_DECISIONS:
-        raise RuntimeError(f"the {game!r} game of seed {seed} has not ended after {MAX_DECISIONS:,} "
-                           f"decisions: the bots are stalling (Puerto Rico and Port Royal have no bound "
-                           f"on a game's length; an untrained or passing bot can play for ever)")
+        raise RuntimeError(
+            f"the {game!r} game of seed {seed} has not ended after {MAX_DECISIONS:,} "
+            f"decisions: the bots are stalling (Puerto Rico and Port Royal have no bound "
+            f"on a game's length; an untrained or passing bot can play for ever)"
+        )
 
 
 def play_game(game, bots, seed: int, rotation: int = 0, record_path=None, names=None):
@@ -107,14 +114,14 @@ def play_game(game, bots, seed: int, rotation: int = 0, record_path=None, names=
     the game record (caribsim.records), its players named by ``names`` (one per bot;
     default ``bots.bot_names(bots)``)."""
     n = game.num_players()
-    seat_bot: list[int | None] = [None] * n         # every seat's bot (all set: one bot a seat)
+    seat_bot: list[int | None] = [None] * n  # every seat's bot (all set: one bot a seat)
     for b in range(len(bots)):
         seat_bot[(b + rotation) % n] = b
     for b, bot in enumerate(bots):
         bot.restart(derive_seed(seed, b))
     state = game.new_initial_state(seed=seed)
     decisions = 0
-    think = [0.0] * len(bots)            # each bot's wall time in step(), and its decisions
+    think = [0.0] * len(bots)  # each bot's wall time in step(), and its decisions
     moves = [0] * len(bots)
     while not state.is_terminal():
         if state.is_chance_node():
@@ -133,11 +140,18 @@ def play_game(game, bots, seed: int, rotation: int = 0, record_path=None, names=
     returns = state.returns()
     if record_path is not None:
         from caribsim.human import records
+
         names = bot_names(bots) if names is None else names
         info = [names[b] for b in seat_bot]
         records.save(records.record_game(state, seed, info), record_path)
-    return {"seat_bot": seat_bot, "returns": [returns[s] for s in range(n)],
-            "scores": totals, "length": decisions, "think": think, "moves": moves}
+    return {
+        "seat_bot": seat_bot,
+        "returns": [returns[s] for s in range(n)],
+        "scores": totals,
+        "length": decisions,
+        "think": think,
+        "moves": moves,
+    }
 
 
 def bot_label(bot) -> str:
@@ -175,20 +189,44 @@ def match_chunk(spec: dict) -> dict:
     rows = []
     for g in range(spec["first"], spec["first"] + spec["count"]):
         path = None if save_games is None else f"{save_games}/game_{g:05d}.json"
-        rows.append(play_game(game, bots, derive_seed(seed, g), g if spec["rotate"] else 0, path,
-                              spec.get("names")))
-    return {"seat_bot": np.array([r["seat_bot"] for r in rows], dtype=np.int32),
-            "returns": np.array([r["returns"] for r in rows], dtype=np.float64),
-            "scores": np.array([r["scores"] for r in rows], dtype=np.int64),
-            "lengths": np.array([r["length"] for r in rows], dtype=np.int32),
-            "think": np.array([r["think"] for r in rows], dtype=np.float64),
-            "moves": np.array([r["moves"] for r in rows], dtype=np.int64)}
+        rows.append(
+            play_game(
+                game,
+                bots,
+                derive_seed(seed, g),
+                g if spec["rotate"] else 0,
+                path,
+                spec.get("names"),
+            )
+        )
+    return {
+        "seat_bot": np.array([r["seat_bot"] for r in rows], dtype=np.int32),
+        "returns": np.array([r["returns"] for r in rows], dtype=np.float64),
+        "scores": np.array([r["scores"] for r in rows], dtype=np.int64),
+        "lengths": np.array([r["length"] for r in rows], dtype=np.int32),
+        "think": np.array([r["think"] for r in rows], dtype=np.float64),
+        "moves": np.array([r["moves"] for r in rows], dtype=np.int64),
+    }
 
 
-def play_match(game, bots, n_games: int, seed: int = 0, processes: int = 1, progress=None,
-               save=None, save_games=None, *, backend: str | None = None, workers: int | None = None,
-               address: str | None = None, chunk_size: int | None = None, resume=None, retries: int = 3,
-               **options) -> MatchResult:
+def play_match(
+    game,
+    bots,
+    n_games: int,
+    seed: int = 0,
+    processes: int = 1,
+    progress=None,
+    save=None,
+    save_games=None,
+    *,
+    backend: str | None = None,
+    workers: int | None = None,
+    address: str | None = None,
+    chunk_size: int | None = None,
+    resume=None,
+    retries: int = 3,
+    **options,
+) -> MatchResult:
     """Play ``n_games`` seat-rotated games between ``bots`` (one per seat).
 
     game:       a game name (with ``options`` for load_game) or a loaded game.
@@ -223,27 +261,62 @@ def play_match(game, bots, n_games: int, seed: int = 0, processes: int = 1, prog
         progress = n_games > 10 and sys.stderr.isatty()
     if save_games is not None:
         import os
+
         os.makedirs(save_games, exist_ok=True)
         save_games = str(save_games)
     name = type(game).name if hasattr(type(game), "name") else str(game)
     if chunk_size is None:
         chunk_size = distributed.default_chunk_size(
-            n_games, distributed.worker_count(backend, workers, address), maximum=50)
+            n_games, distributed.worker_count(backend, workers, address), maximum=50
+        )
     chunk_size = _int_in(chunk_size, "chunk_size", 1)
-    run = {"kind": "arena", "game": name, "options": game.options(), "n_games": n_games, "seed": seed,
-           "bots": [bot_label(b) for b in bots], "chunk_size": chunk_size, "version": caribsim.__version__}
+    run = {
+        "kind": "arena",
+        "game": name,
+        "options": game.options(),
+        "n_games": n_games,
+        "seed": seed,
+        "bots": [bot_label(b) for b in bots],
+        "chunk_size": chunk_size,
+        "version": caribsim.__version__,
+    }
     store = None if resume is None else distributed.ChunkStore(resume, run)
     names = bot_names(bots)
-    specs = [{"game": name, "options": game.options(), "seed": seed, "bots": bots, "names": names, "rotate": True,
-              "save_games": save_games, "chunk": c.index, "first": c.first, "count": c.count}
-             for c in distributed.plan_chunks(n_games, chunk_size)]
-    chunks, info = distributed.run_chunks(match_chunk, specs, backend=backend, workers=workers,
-                                          address=address, store=store, progress=progress, retries=retries)
-    results: list[dict[str, Any]] = [{"seat_bot": [int(x) for x in c["seat_bot"][k]],
-                "returns": [float(x) for x in c["returns"][k]],
-                "scores": [int(x) for x in c["scores"][k]],
-                "length": int(c["lengths"][k])}
-               for c in chunks for k in range(len(c["lengths"]))]
+    specs = [
+        {
+            "game": name,
+            "options": game.options(),
+            "seed": seed,
+            "bots": bots,
+            "names": names,
+            "rotate": True,
+            "save_games": save_games,
+            "chunk": c.index,
+            "first": c.first,
+            "count": c.count,
+        }
+        for c in distributed.plan_chunks(n_games, chunk_size)
+    ]
+    chunks, info = distributed.run_chunks(
+        match_chunk,
+        specs,
+        backend=backend,
+        workers=workers,
+        address=address,
+        store=store,
+        progress=progress,
+        retries=retries,
+    )
+    results: list[dict[str, Any]] = [
+        {
+            "seat_bot": [int(x) for x in c["seat_bot"][k]],
+            "returns": [float(x) for x in c["returns"][k]],
+            "scores": [int(x) for x in c["scores"][k]],
+            "length": int(c["lengths"][k]),
+        }
+        for c in chunks
+        for k in range(len(c["lengths"]))
+    ]
     n = game.num_players()
     bot_results = []
     for b in range(len(bots)):
@@ -254,12 +327,32 @@ def play_match(game, bots, n_games: int, seed: int = 0, processes: int = 1, prog
         # thinking time: wall time, so it depends on the machine and its load (never in `games`)
         think = sum(float(c["think"][:, b].sum()) for c in chunks if "think" in c)
         moves = sum(int(c["moves"][:, b].sum()) for c in chunks if "moves" in c)
-        bot_results.append(BotResult(names[b], n_games, wins, p, wilson_interval(p, n_games), score,
-                                     seat_games, think / moves if moves else None))
-    result = MatchResult(name, game.options(), n_games, seed, bot_results,
-                         sum(r["length"] for r in results) / n_games, info.seconds, results,
-                         backend=info.backend, workers=info.workers, chunks=info.chunks,
-                         resumed_chunks=info.resumed_chunks)
+        bot_results.append(
+            BotResult(
+                names[b],
+                n_games,
+                wins,
+                p,
+                wilson_interval(p, n_games),
+                score,
+                seat_games,
+                think / moves if moves else None,
+            )
+        )
+    result = MatchResult(
+        name,
+        game.options(),
+        n_games,
+        seed,
+        bot_results,
+        sum(r["length"] for r in results) / n_games,
+        info.seconds,
+        results,
+        backend=info.backend,
+        workers=info.workers,
+        chunks=info.chunks,
+        resumed_chunks=info.resumed_chunks,
+    )
     if save is not None:
         result.save(save)
     return result
@@ -269,6 +362,7 @@ def _pyplot():
     """matplotlib's pyplot on the file-only Agg backend (else the caribsim[plot] message)."""
     try:
         import matplotlib
+
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:

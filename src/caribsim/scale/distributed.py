@@ -21,6 +21,7 @@ Fault tolerance
     ``run.json`` that says what the run is); running the same call again with the same DIR
     loads those chunks and runs only the missing ones. A DIR holding another run is refused.
 """
+
 from __future__ import annotations
 
 import json
@@ -45,7 +46,9 @@ from caribsim._common import _read_json_file
 BACKENDS = ("local", "processes", "ray")
 _UMASK = os.umask(0o022)
 os.umask(_UMASK)
-FAULT_ENV = "CARIBSIM_FAULT_KILL"     # "CHUNK:MARKER": the worker running CHUNK kills itself once (tests)
+FAULT_ENV = (
+    "CARIBSIM_FAULT_KILL"  # "CHUNK:MARKER": the worker running CHUNK kills itself once (tests)
+)
 
 
 @dataclass(frozen=True)
@@ -59,11 +62,15 @@ class Chunk:
 
 def plan_chunks(n_games: int, chunk_size: int) -> list[Chunk]:
     """Consecutive chunks of ``chunk_size`` games (the last one may be shorter)."""
-    return [Chunk(i, first, min(chunk_size, n_games - first))
-            for i, first in enumerate(range(0, n_games, chunk_size))]
+    return [
+        Chunk(i, first, min(chunk_size, n_games - first))
+        for i, first in enumerate(range(0, n_games, chunk_size))
+    ]
 
 
-def default_chunk_size(n_games: int, workers: int, minimum: int = 1, maximum: int | None = None) -> int:
+def default_chunk_size(
+    n_games: int, workers: int, minimum: int = 1, maximum: int | None = None
+) -> int:
     """About four chunks per worker (balances the load and bounds the work lost to a
     failure), at least ``minimum`` games (task overhead) and at most ``maximum``."""
     size = max(minimum, math.ceil(n_games / (4 * max(workers, 1))))
@@ -85,7 +92,9 @@ def check_backend(backend: str, workers, address, retries) -> None:
         if backend != "ray":
             raise ValueError(f"address= is for backend='ray', not {backend!r}")
         if not isinstance(address, str) or not address:
-            raise TypeError(f"address must be a non-empty str (e.g. 'auto' or 'ray://host:10001'), got {address!r}")
+            raise TypeError(
+                f"address must be a non-empty str (e.g. 'auto' or 'ray://host:10001'), got {address!r}"
+            )
     if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
         raise ValueError(f"retries must be an int >= 0, got {retries!r}")
 
@@ -105,7 +114,7 @@ class ChunkStore:
         self.prefix = prefix
         self.compress = compress
         self._pattern = re.compile(rf"^{re.escape(prefix)}_(\d{{6}})\.npz$")
-        run = json.loads(json.dumps(run))            # what a reload will compare against
+        run = json.loads(json.dumps(run))  # what a reload will compare against
         os.makedirs(self.path, exist_ok=True)
         run_file = os.path.join(self.path, "run.json")
         if os.path.exists(run_file):
@@ -114,12 +123,16 @@ class ChunkStore:
                 raise ValueError(f"{run_file} is not a caribsim run file; use an empty folder")
             if stored != run:
                 keys = sorted(k for k in set(stored) | set(run) if stored.get(k) != run.get(k))
-                raise ValueError(f"{self.path} holds chunks of another run (differs in {', '.join(keys)}); "
-                                 f"resume it with the same arguments or use an empty folder")
+                raise ValueError(
+                    f"{self.path} holds chunks of another run (differs in {', '.join(keys)}); "
+                    f"resume it with the same arguments or use an empty folder"
+                )
         else:
             stray = [n for n in os.listdir(self.path) if self._pattern.match(n)]
             if stray:
-                raise ValueError(f"{self.path} has chunk files but no run.json; use an empty folder")
+                raise ValueError(
+                    f"{self.path} has chunk files but no run.json; use an empty folder"
+                )
             self._write_atomic(run_file, lambda f: f.write(json.dumps(run, indent=2).encode()))
 
     def file(self, index: int) -> str:
@@ -139,8 +152,10 @@ class ChunkStore:
             with np.load(self.file(index), allow_pickle=False) as z:
                 return {k: z[k] for k in z.files}
         except (OSError, ValueError, EOFError, zipfile.BadZipFile) as e:
-            raise ValueError(f"cannot load the finished chunk {self.file(index)} ({e}); "
-                             f"delete it to run that chunk again") from None
+            raise ValueError(
+                f"cannot load the finished chunk {self.file(index)} ({e}); "
+                f"delete it to run that chunk again"
+            ) from None
 
     def save(self, index: int, arrays: dict) -> None:
         save = np.savez_compressed if self.compress else np.savez
@@ -151,7 +166,7 @@ class ChunkStore:
         try:
             with os.fdopen(fd, "wb") as f:
                 write(f)
-            os.chmod(tmp, 0o666 & ~_UMASK)           # mkstemp makes 0600; give the usual mode
+            os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes 0600; give the usual mode
             os.replace(tmp, path)
         except BaseException:
             if os.path.exists(tmp):
@@ -180,8 +195,10 @@ class Progress:
             self.new_games += games
         if self.enabled:
             rate = self.new_games / max(time.perf_counter() - self.t0, 1e-9)
-            self.stream.write(f"\r  {self.games:,}/{self.total:,} games  {self.done_chunks}/{self.chunks} chunks  "
-                              f"{self.workers} worker{'s' if self.workers != 1 else ''}  {rate:,.0f} games/s ")
+            self.stream.write(
+                f"\r  {self.games:,}/{self.total:,} games  {self.done_chunks}/{self.chunks} chunks  "
+                f"{self.workers} worker{'s' if self.workers != 1 else ''}  {rate:,.0f} games/s "
+            )
             if self.games == self.total:
                 self.stream.write("\n")
             self.stream.flush()
@@ -209,13 +226,22 @@ def _run_task(task, spec, fault):
         chunk, _, marker = fault.partition(":")
         if int(chunk) == spec["chunk"] and not os.path.exists(marker):
             open(marker, "w").close()
-            os.kill(os.getpid(), signal.SIGKILL)     # die as a lost worker does: no cleanup, no reply
+            os.kill(os.getpid(), signal.SIGKILL)  # die as a lost worker does: no cleanup, no reply
     return task(spec)
 
 
-def run_chunks(task, specs: list, *, backend: str = "local", workers=None, address=None,
-               store: ChunkStore | None = None, progress=None, retries: int = 3,
-               games_key: str = "count") -> tuple[list, RunInfo]:
+def run_chunks(
+    task,
+    specs: list,
+    *,
+    backend: str = "local",
+    workers=None,
+    address=None,
+    store: ChunkStore | None = None,
+    progress=None,
+    retries: int = 3,
+    games_key: str = "count",
+) -> tuple[list, RunInfo]:
     """Run ``task(spec)`` for every spec (each has a ``chunk`` index and ``games_key`` games)
     and return the results in spec order, with how the run went.
 
@@ -224,20 +250,20 @@ def run_chunks(task, specs: list, *, backend: str = "local", workers=None, addre
     callable ``fn(done_games, total_games)`` called after every chunk.
     """
     check_backend(backend, workers, address, retries)
-    n_workers = worker_count(backend, workers, address)     # connects to Ray: not timed
+    n_workers = worker_count(backend, workers, address)  # connects to Ray: not timed
     t0 = time.perf_counter()
     results: list = [None] * len(specs)
     by_index = {spec["chunk"]: pos for pos, spec in enumerate(specs)}
     done = store.done() & set(by_index) if store is not None else set()
     bar = Progress(sum(s[games_key] for s in specs), len(specs), n_workers, progress)
-    if store is not None:                     # (without a store nothing is done yet)
+    if store is not None:  # (without a store nothing is done yet)
         for i in sorted(done):
             results[by_index[i]] = store.load(i)
             bar.add(specs[by_index[i]][games_key], resumed=True)
 
     def finished(i, result):
         pos = by_index[i]
-        if results[pos] is not None:          # a retried chunk that also finished: merge once
+        if results[pos] is not None:  # a retried chunk that also finished: merge once
             return
         if store is not None:
             store.save(i, result)
@@ -269,7 +295,9 @@ def worker_count(backend: str, workers=None, address=None) -> int:
 def _run_processes(task, pending, workers, fault, retries, finished) -> None:
     # fork is fastest, but not from a process whose Ray threads are running
     ray_up = "ray" in sys.modules and sys.modules["ray"].is_initialized()
-    ctx = multiprocessing.get_context("fork" if sys.platform.startswith("linux") and not ray_up else "spawn")
+    ctx = multiprocessing.get_context(
+        "fork" if sys.platform.startswith("linux") and not ray_up else "spawn"
+    )
     todo = {spec["chunk"]: spec for spec in pending}
     breaks = 0
     while todo:
@@ -283,7 +311,7 @@ def _run_processes(task, pending, workers, fault, retries, finished) -> None:
                     try:
                         result = fut.result()
                     except BrokenProcessPool:
-                        continue                    # a worker died: its chunks run again below
+                        continue  # a worker died: its chunks run again below
                     finished(i, result)
                     del todo[i]
         finally:
@@ -291,8 +319,10 @@ def _run_processes(task, pending, workers, fault, retries, finished) -> None:
         if todo:
             breaks += 1
             if breaks > retries:
-                raise RuntimeError(f"worker processes died {breaks} times; gave up with {len(todo)} chunks "
-                                   f"not run (retries={retries}; finished chunks are kept with resume=DIR)")
+                raise RuntimeError(
+                    f"worker processes died {breaks} times; gave up with {len(todo)} chunks "
+                    f"not run (retries={retries}; finished chunks are kept with resume=DIR)"
+                )
 
 
 # --------------------------------------------------------------------------------------
@@ -312,6 +342,7 @@ def ray_connect(address=None, workers=None):
     ray = _ray()
     if not ray.is_initialized():
         import logging
+
         kwargs = dict(include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING)
         if address is None:
             ray.init(num_cpus=workers or os.cpu_count() or 1, **kwargs)
@@ -323,9 +354,9 @@ def ray_connect(address=None, workers=None):
 def _run_ray(task, pending, fault, retries, finished) -> None:
     ray = _ray()
     remote = ray.remote(num_cpus=1, max_retries=retries)(_run_task)
-    window = 4 * int(ray.cluster_resources().get("CPU", 1))     # bounds the results held at once
+    window = 4 * int(ray.cluster_resources().get("CPU", 1))  # bounds the results held at once
     queue = list(reversed(pending))
-    running: dict[Any, int] = {}           # a Ray object ref -> its chunk's index
+    running: dict[Any, int] = {}  # a Ray object ref -> its chunk's index
     try:
         while queue or running:
             while queue and len(running) < window:
@@ -337,7 +368,7 @@ def _run_ray(task, pending, fault, retries, finished) -> None:
                 try:
                     result = ray.get(ref)
                 except ray.exceptions.RayTaskError as e:
-                    raise e.as_instanceof_cause() from None     # the task's own exception
+                    raise e.as_instanceof_cause() from None  # the task's own exception
                 except ray.exceptions.RayError as e:
                     raise RuntimeError(f"chunk {i} failed after {retries} retries: {e}") from None
                 finished(i, result)

@@ -15,6 +15,7 @@ are compressed ``.npz`` files, one per chunk of games, written by the driver as 
 finish; rerunning the same call on the same folder finishes an interrupted run. The format
 is described in docs/selfplay.md.
 """
+
 from __future__ import annotations
 
 import copy
@@ -37,12 +38,16 @@ def _selfplay_bot(bot):
     if isinstance(bot, str):
         bot = bots.parse_bot(bot)
     if not isinstance(bot, (bots.MCTSBot, bots.AlphaZeroBot)):
-        raise TypeError(f"self-play needs an MCTS bot (its visit counts are the policy target) or an "
-                        f"AlphaZeroBot (its search policy is), e.g. 'mcts:200', 'puct:200' or "
-                        f"caribsim.bots.MCTSBot(iterations=200); got {bot!r}")
+        raise TypeError(
+            f"self-play needs an MCTS bot (its visit counts are the policy target) or an "
+            f"AlphaZeroBot (its search policy is), e.g. 'mcts:200', 'puct:200' or "
+            f"caribsim.bots.MCTSBot(iterations=200); got {bot!r}"
+        )
     if isinstance(bot, bots.MCTSBot) and bot.options.get("seconds") is not None:
-        raise ValueError("self-play bots need an iteration budget, not seconds: a time budget makes "
-                         "the data depend on the machine's speed")
+        raise ValueError(
+            "self-play bots need an iteration budget, not seconds: a time budget makes "
+            "the data depend on the machine's speed"
+        )
     return bot
 
 
@@ -66,17 +71,27 @@ def _one_hot(n_actions, action):
 def _finish_game(cols, g, rows, state):
     returns = np.asarray(state.returns(), dtype=np.float32)
     cols["returns"].extend([returns] * rows)
-    cols["value"].extend(returns[p] for p in cols["player"][len(cols["player"]) - rows:])
+    cols["value"].extend(returns[p] for p in cols["player"][len(cols["player"]) - rows :])
     cols["game"].extend([g] * rows)
 
 
 def _arrays(cols, game):
     n, n_actions = game.num_players(), game.num_distinct_actions()
     obs_size = int(np.prod(game.observation_tensor_shape()))
-    empty = {"observation": (0, obs_size), "legal_mask": (0, n_actions), "policy": (0, n_actions),
-             "returns": (0, n)}
-    return {k: (np.array(v, dtype=ARRAYS[k][0]) if v else np.zeros(empty.get(k, (0,)), dtype=ARRAYS[k][0]))
-            for k, v in cols.items()}
+    empty = {
+        "observation": (0, obs_size),
+        "legal_mask": (0, n_actions),
+        "policy": (0, n_actions),
+        "returns": (0, n),
+    }
+    return {
+        k: (
+            np.array(v, dtype=ARRAYS[k][0])
+            if v
+            else np.zeros(empty.get(k, (0,)), dtype=ARRAYS[k][0])
+        )
+        for k, v in cols.items()
+    }
 
 
 def selfplay_chunk(spec: dict) -> dict:
@@ -87,7 +102,7 @@ def selfplay_chunk(spec: dict) -> dict:
         return _batched_chunk(spec)
     game = caribsim.load_game(spec["game"], **spec["options"])
     n, n_actions = game.num_players(), game.num_distinct_actions()
-    if spec.get("bot") is not None:                   # an AlphaZeroBot: a copy per seat
+    if spec.get("bot") is not None:  # an AlphaZeroBot: a copy per seat
         seats = [copy.copy(spec["bot"]) for _ in range(n)]
     else:
         seats = [MCTSBot(**spec["bot_options"]) for _ in range(n)]
@@ -136,20 +151,26 @@ def _batched_chunk(spec):
     bot = spec["bot"]
     game = caribsim.load_game(spec["game"], **spec["options"])
     n, n_actions = game.num_players(), game.num_distinct_actions()
-    search = copy.copy(bot.search)                     # a fresh BatchSearch, the bot's options
+    search = copy.copy(bot.search)  # a fresh BatchSearch, the bot's options
     todo = list(range(spec["first"], spec["first"] + spec["count"]))[::-1]
     running, done = [], {}
 
     def start(g):
         rngs = [random.Random(derive_seed(spec["seed"], g, s)) for s in range(n)]
-        return {"g": g, "state": game.new_initial_state(seed=derive_seed(spec["seed"], g)), "rngs": rngs,
-                "cols": _empty_columns(), "rows": 0, "move": 0}
+        return {
+            "g": g,
+            "state": game.new_initial_state(seed=derive_seed(spec["seed"], g)),
+            "rngs": rngs,
+            "cols": _empty_columns(),
+            "rows": 0,
+            "move": 0,
+        }
 
     while todo or running:
         while todo and len(running) < spec["batch"]:
             running.append(start(todo.pop()))
         waiting = []
-        for run in running:                            # to the next decision with a choice
+        for run in running:  # to the next decision with a choice
             state, cols = run["state"], run["cols"]
             while not state.is_terminal():
                 if state.is_chance_node():
@@ -159,7 +180,13 @@ def _batched_chunk(spec):
                 if len(legal) > 1:
                     break
                 if spec["include_forced"]:
-                    _record(cols, state, state.current_player(), n_actions, _one_hot(n_actions, legal[0]))
+                    _record(
+                        cols,
+                        state,
+                        state.current_player(),
+                        n_actions,
+                        _one_hot(n_actions, legal[0]),
+                    )
                     cols["move"].append(run["move"])
                     run["rows"] += 1
                 state.apply_action(legal[0])
@@ -190,10 +217,23 @@ def _batched_chunk(spec):
     return _arrays(cols, game)
 
 
-def generate(game, bot, n_games: int, out, *, seed: int = 0, backend: str = "local",
-             workers: int | None = None, address: str | None = None, games_per_shard: int | None = None,
-             include_forced: bool = False, progress=None, retries: int = 3, batch: int | None = None,
-             **options) -> dict:
+def generate(
+    game,
+    bot,
+    n_games: int,
+    out,
+    *,
+    seed: int = 0,
+    backend: str = "local",
+    workers: int | None = None,
+    address: str | None = None,
+    games_per_shard: int | None = None,
+    include_forced: bool = False,
+    progress=None,
+    retries: int = 3,
+    batch: int | None = None,
+    **options,
+) -> dict:
     """Play ``n_games`` self-play games with ``bot`` in every seat and write them to ``out``.
 
     game:            a game name (``options`` go to load_game, e.g. ``players=3``).
@@ -216,7 +256,9 @@ def generate(game, bot, n_games: int, out, *, seed: int = 0, backend: str = "loc
     Returns the manifest (also written to ``out/manifest.json``).
     """
     if not isinstance(game, str):
-        raise TypeError(f"game must be a game name ({', '.join(caribsim.games())}), got {type(game).__name__}")
+        raise TypeError(
+            f"game must be a game name ({', '.join(caribsim.games())}), got {type(game).__name__}"
+        )
     loaded = caribsim.load_game(game, **options)
     from caribsim.search.bots import AlphaZeroBot
 
@@ -224,41 +266,86 @@ def generate(game, bot, n_games: int, out, *, seed: int = 0, backend: str = "loc
     guided_bot = isinstance(bot, AlphaZeroBot)
     if batch is not None:
         if not guided_bot:
-            raise ValueError(f"batch= plays the games through one guided.BatchSearch: it needs an "
-                             f"AlphaZeroBot (e.g. 'puct:200'), got {bot!r}")
+            raise ValueError(
+                f"batch= plays the games through one guided.BatchSearch: it needs an "
+                f"AlphaZeroBot (e.g. 'puct:200'), got {bot!r}"
+            )
         batch = _int_in(batch, "batch", 1, 1 << 16)
     n_games = _int_in(n_games, "n_games", 1)
     seed = _int_in(seed, "seed", 0, 2**64 - 1)
     distributed.check_backend(backend, workers, address, retries)
     if games_per_shard is None:
         games_per_shard = distributed.default_chunk_size(
-            n_games, distributed.worker_count(backend, workers, address), maximum=100)
+            n_games, distributed.worker_count(backend, workers, address), maximum=100
+        )
     games_per_shard = _int_in(games_per_shard, "games_per_shard", 1)
     bot_options = bot.describe() if guided_bot else dict(bot.options)
-    run = {"kind": "selfplay", "game": game, "options": loaded.options(), "n_games": n_games, "seed": seed,
-           "bot": bot_options, "games_per_shard": games_per_shard, "include_forced": bool(include_forced),
-           "version": caribsim.__version__}
+    run = {
+        "kind": "selfplay",
+        "game": game,
+        "options": loaded.options(),
+        "n_games": n_games,
+        "seed": seed,
+        "bot": bot_options,
+        "games_per_shard": games_per_shard,
+        "include_forced": bool(include_forced),
+        "version": caribsim.__version__,
+    }
     if guided_bot:
         run["batch"] = batch
     store = distributed.ChunkStore(out, run, prefix="shard", compress=True)
     chunks = distributed.plan_chunks(n_games, games_per_shard)
-    specs = [{"game": game, "options": loaded.options(), "seed": seed, "bot_options": bot_options,
-              "include_forced": bool(include_forced), "chunk": c.index, "first": c.first, "count": c.count,
-              **({"bot": bot, "batch": batch} if guided_bot else {})}
-             for c in chunks]
-    results, info = distributed.run_chunks(selfplay_chunk, specs, backend=backend, workers=workers,
-                                           address=address, store=store, progress=progress, retries=retries)
+    specs = [
+        {
+            "game": game,
+            "options": loaded.options(),
+            "seed": seed,
+            "bot_options": bot_options,
+            "include_forced": bool(include_forced),
+            "chunk": c.index,
+            "first": c.first,
+            "count": c.count,
+            **({"bot": bot, "batch": batch} if guided_bot else {}),
+        }
+        for c in chunks
+    ]
+    results, info = distributed.run_chunks(
+        selfplay_chunk,
+        specs,
+        backend=backend,
+        workers=workers,
+        address=address,
+        store=store,
+        progress=progress,
+        retries=retries,
+    )
     manifest = {
-        "format": FORMAT, "version": VERSION, "caribsim": caribsim.__version__,
-        "game": game, "options": loaded.options(), "players": loaded.num_players(),
+        "format": FORMAT,
+        "version": VERSION,
+        "caribsim": caribsim.__version__,
+        "game": game,
+        "options": loaded.options(),
+        "players": loaded.num_players(),
         "num_actions": loaded.num_distinct_actions(),
         "observation_shape": list(loaded.observation_tensor_shape()),
-        "bot": bot_options, "seed": seed, "n_games": n_games, "include_forced": bool(include_forced),
+        "bot": bot_options,
+        "seed": seed,
+        "n_games": n_games,
+        "include_forced": bool(include_forced),
         "decisions": int(sum(len(r["player"]) for r in results)),
         "arrays": {k: {"dtype": d, "shape": s} for k, (d, s) in ARRAYS.items()},
-        "shards": [{"file": os.path.basename(store.file(c.index)), "first_game": c.first, "games": c.count,
-                    "decisions": len(r["player"])} for c, r in zip(chunks, results)],
-        "backend": info.backend, "workers": info.workers, "seconds_this_run": info.seconds,
+        "shards": [
+            {
+                "file": os.path.basename(store.file(c.index)),
+                "first_game": c.first,
+                "games": c.count,
+                "decisions": len(r["player"]),
+            }
+            for c, r in zip(chunks, results)
+        ],
+        "backend": info.backend,
+        "workers": info.workers,
+        "seconds_this_run": info.seconds,
     }
     if guided_bot:
         manifest["batch"] = batch

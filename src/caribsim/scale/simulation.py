@@ -9,6 +9,7 @@ Game ``g`` depends only on ``(seed, g)``: random playouts reseed game ``g`` from
 bot games start from ``derive_seed(seed, g)``. So ``backend="local"``, ``"processes"`` and
 ``"ray"`` give identical per-game arrays, whatever the workers and the chunk size.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -21,7 +22,7 @@ from caribsim._common import _int_in
 from caribsim._game import MAX_THREADS
 from caribsim.scale import distributed
 
-PLAYOUT_CHUNK_MIN = 500      # random playouts: a task's fixed cost is ~ms, a game ~50 us
+PLAYOUT_CHUNK_MIN = 500  # random playouts: a task's fixed cost is ~ms, a game ~50 us
 
 
 @dataclass(frozen=True)
@@ -38,15 +39,15 @@ class SimulationResult:
     options: dict
     n_games: int
     seed: int
-    bots: list | None            # bot specs per seat, None for random playouts in C
+    bots: list | None  # bot specs per seat, None for random playouts in C
     returns: np.ndarray
     scores: np.ndarray
     lengths: np.ndarray
     seconds: float
     backend: str
     workers: int
-    chunks: int                   # chunks run in this call
-    resumed_chunks: int           # chunks loaded from the resume folder
+    chunks: int  # chunks run in this call
+    resumed_chunks: int  # chunks loaded from the resume folder
 
     @property
     def decisions(self) -> int:
@@ -64,11 +65,20 @@ class SimulationResult:
         """The JSON-able summary the CLI prints."""
         n = self.n_games
         return {
-            "game": self.game, "options": self.options, "players": self.returns.shape[1],
-            "games": n, "seed": self.seed, "bots": self.bots, "backend": self.backend,
-            "workers": self.workers, "chunks": self.chunks, "resumed_chunks": self.resumed_chunks,
-            "seconds": self.seconds, "games_per_second": self.games_per_second,
-            "decisions_per_second": self.decisions_per_second, "decisions": self.decisions,
+            "game": self.game,
+            "options": self.options,
+            "players": self.returns.shape[1],
+            "games": n,
+            "seed": self.seed,
+            "bots": self.bots,
+            "backend": self.backend,
+            "workers": self.workers,
+            "chunks": self.chunks,
+            "resumed_chunks": self.resumed_chunks,
+            "seconds": self.seconds,
+            "games_per_second": self.games_per_second,
+            "decisions_per_second": self.decisions_per_second,
+            "decisions": self.decisions,
             "mean_decisions_per_game": float(self.lengths.mean()),
             "mean_score": [float(x) for x in self.scores.mean(axis=0)],
             "win_rate": [float(x) for x in self.returns.mean(axis=0)],
@@ -79,15 +89,29 @@ def _playout_chunk(spec: dict) -> dict:
     """Random playouts of games first .. first + count - 1, in C."""
     game = caribsim.load_game(spec["game"], **spec["options"])
     state = game.new_initial_state(seed=spec["seed"])
-    r = caribsim.random_playouts(state, spec["count"], seed=spec["seed"], threads=spec["threads"],
-                                 first_game=spec["first"])
+    r = caribsim.random_playouts(
+        state, spec["count"], seed=spec["seed"], threads=spec["threads"], first_game=spec["first"]
+    )
     return {"returns": r.returns, "scores": r.scores.astype(np.int64), "lengths": r.lengths}
 
 
-def simulate(game, n_games: int = 1000, *, seed: int = 0, bots=None, backend: str = "local",
-             workers: int | None = None, address: str | None = None, chunk_size: int | None = None,
-             resume=None, progress=None, threads: int = 1, retries: int = 3, save_games=None,
-             **options) -> SimulationResult:
+def simulate(
+    game,
+    n_games: int = 1000,
+    *,
+    seed: int = 0,
+    bots=None,
+    backend: str = "local",
+    workers: int | None = None,
+    address: str | None = None,
+    chunk_size: int | None = None,
+    resume=None,
+    progress=None,
+    threads: int = 1,
+    retries: int = 3,
+    save_games=None,
+    **options,
+) -> SimulationResult:
     """Play ``n_games`` whole games from the initial state and return every game's outcome.
 
     game:       a game name (``options`` go to ``load_game``, e.g. ``players=4``) or a loaded game.
@@ -113,8 +137,10 @@ def simulate(game, n_games: int = 1000, *, seed: int = 0, bots=None, backend: st
     else:
         found, loaded = getattr(type(game), "name", None), game
         if found not in caribsim.games():
-            raise TypeError(f"game must be a game name ({', '.join(caribsim.games())}) or a loaded game, "
-                            f"got {type(game).__name__}")
+            raise TypeError(
+                f"game must be a game name ({', '.join(caribsim.games())}) or a loaded game, "
+                f"got {type(game).__name__}"
+            )
         name = found
     n_games = _int_in(n_games, "n_games", 1)
     seed = _int_in(seed, "seed", 0, 2**64 - 1)
@@ -124,19 +150,33 @@ def simulate(game, n_games: int = 1000, *, seed: int = 0, bots=None, backend: st
     game_options = loaded.options()
     if save_games is not None:
         import os
+
         bots = bots if bots is not None else ["random"] * players
         os.makedirs(save_games, exist_ok=True)
         save_games = os.fspath(save_games)
     specs_of_bots = None
     if bots is not None:
         bot_objects = arena.check_bots(loaded, [_bot(b) for b in bots])
-        specs_of_bots = [b if isinstance(b, str) else arena.bot_label(o) for b, o in zip(bots, bot_objects)]
+        specs_of_bots = [
+            b if isinstance(b, str) else arena.bot_label(o) for b, o in zip(bots, bot_objects)
+        ]
     if chunk_size is None:
         chunk_size = distributed.default_chunk_size(
-            n_games, distributed.worker_count(backend, workers, address), minimum=PLAYOUT_CHUNK_MIN if bots is None else 1)
+            n_games,
+            distributed.worker_count(backend, workers, address),
+            minimum=PLAYOUT_CHUNK_MIN if bots is None else 1,
+        )
     chunk_size = _int_in(chunk_size, "chunk_size", 1)
-    run = {"kind": "simulate", "game": name, "options": game_options, "n_games": n_games, "seed": seed,
-           "bots": specs_of_bots, "chunk_size": chunk_size, "version": caribsim.__version__}
+    run = {
+        "kind": "simulate",
+        "game": name,
+        "options": game_options,
+        "n_games": n_games,
+        "seed": seed,
+        "bots": specs_of_bots,
+        "chunk_size": chunk_size,
+        "version": caribsim.__version__,
+    }
     store = None if resume is None else distributed.ChunkStore(resume, run)
     base = {"game": name, "options": game_options, "seed": seed}
     extra: dict[str, Any]
@@ -146,14 +186,36 @@ def simulate(game, n_games: int = 1000, *, seed: int = 0, bots=None, backend: st
     else:
         task = arena.match_chunk
         extra = {"bots": bot_objects, "rotate": False, "save_games": save_games}
-    specs = [dict(base, chunk=c.index, first=c.first, count=c.count, **extra)
-             for c in distributed.plan_chunks(n_games, chunk_size)]
-    results, info = distributed.run_chunks(task, specs, backend=backend, workers=workers, address=address,
-                                           store=store, progress=progress, retries=retries)
+    specs = [
+        dict(base, chunk=c.index, first=c.first, count=c.count, **extra)
+        for c in distributed.plan_chunks(n_games, chunk_size)
+    ]
+    results, info = distributed.run_chunks(
+        task,
+        specs,
+        backend=backend,
+        workers=workers,
+        address=address,
+        store=store,
+        progress=progress,
+        retries=retries,
+    )
     merged = {k: np.concatenate([r[k] for r in results]) for k in ("returns", "scores", "lengths")}
-    return SimulationResult(name, game_options, n_games, seed, specs_of_bots, merged["returns"],
-                            merged["scores"], merged["lengths"], info.seconds, info.backend, info.workers,
-                            info.chunks, info.resumed_chunks)
+    return SimulationResult(
+        name,
+        game_options,
+        n_games,
+        seed,
+        specs_of_bots,
+        merged["returns"],
+        merged["scores"],
+        merged["lengths"],
+        info.seconds,
+        info.backend,
+        info.workers,
+        info.chunks,
+        info.resumed_chunks,
+    )
 
 
 def _bot(b):

@@ -27,6 +27,7 @@ lower end of its interval ``mu +- 3 sigma``; the leaderboard sorts by the ordina
 in the games where both bots sat, the share that bot A finished above bot B (a tie counts
 a half), with its 95% Wilson interval.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -52,7 +53,7 @@ from caribsim.scale.arena import (
 from caribsim.search.bots import bot_names, parse_bot
 
 SCHEDULES = ("round-robin", "random")
-Z = 3.0                      # sigmas below mu in the conservative ordinal
+Z = 3.0  # sigmas below mu in the conservative ordinal
 # the schedule's draws use indices above any game index, so they never repeat a game's seed
 SCHEDULE_STREAM = 2**40
 
@@ -77,8 +78,11 @@ __all__ = [
 def round_robin_cycle(n_bots: int, players: int) -> list:
     """Every combination of ``players`` bots, each in every rotation: rotation r of the
     combination c seats c[(s + r) % players] in seat s."""
-    return [tuple(c[(s + r) % players] for s in range(players))
-            for c in itertools.combinations(range(n_bots), players) for r in range(players)]
+    return [
+        tuple(c[(s + r) % players] for s in range(players))
+        for c in itertools.combinations(range(n_bots), players)
+        for r in range(players)
+    ]
 
 
 def random_seatings(n_bots: int, players: int, n_games: int, seed: int) -> list:
@@ -103,19 +107,25 @@ def seat_schedule(kind: str, n_bots: int, players: int, n_games: int, seed: int 
     if kind not in SCHEDULES:
         raise ValueError(f"schedule must be one of {', '.join(SCHEDULES)}, got {kind!r}")
     if n_bots < players:
-        raise ValueError(f"a tournament needs at least as many bots as seats: {players} seats, "
-                         f"got {n_bots} bot{'s' if n_bots != 1 else ''}")
+        raise ValueError(
+            f"a tournament needs at least as many bots as seats: {players} seats, "
+            f"got {n_bots} bot{'s' if n_bots != 1 else ''}"
+        )
     if kind == "round-robin":
         cycle = round_robin_cycle(n_bots, players)
         if n_games % len(cycle):
-            raise ValueError(f"a round-robin of {n_bots} bots in {players} seats is {len(cycle)} games "
-                             f"({math.comb(n_bots, players)} combinations x {players} rotations): games "
-                             f"must be a multiple of {len(cycle)}, got {n_games}")
+            raise ValueError(
+                f"a round-robin of {n_bots} bots in {players} seats is {len(cycle)} games "
+                f"({math.comb(n_bots, players)} combinations x {players} rotations): games "
+                f"must be a multiple of {len(cycle)}, got {n_games}"
+            )
         return cycle * (n_games // len(cycle))
     needed = -(-n_bots // players)
     if n_games < needed:
-        raise ValueError(f"a random schedule of {n_bots} bots in {players} seats needs at least "
-                         f"{needed} games for every bot to play, got {n_games}")
+        raise ValueError(
+            f"a random schedule of {n_bots} bots in {players} seats needs at least "
+            f"{needed} games for every bot to play, got {n_games}"
+        )
     return random_seatings(n_bots, players, n_games, seed)
 
 
@@ -133,7 +143,9 @@ def _plackett_luce():
     try:
         from openskill.models import PlackettLuce
     except ImportError:
-        raise RuntimeError("tournament ratings need openskill: pip install 'caribsim[rating]'") from None
+        raise RuntimeError(
+            "tournament ratings need openskill: pip install 'caribsim[rating]'"
+        ) from None
     return PlackettLuce
 
 
@@ -167,26 +179,26 @@ def pairwise(games, n_bots: int) -> tuple:
 @dataclass
 class BotRating:
     name: str
-    rank: int                   # place on the leaderboard (1 = highest ordinal)
+    rank: int  # place on the leaderboard (1 = highest ordinal)
     mu: float
     sigma: float
-    ordinal: float              # mu - 3 sigma: the conservative rating the leaderboard sorts by
-    interval: tuple             # (mu - 3 sigma, mu + 3 sigma)
+    ordinal: float  # mu - 3 sigma: the conservative rating the leaderboard sorts by
+    interval: tuple  # (mu - 3 sigma, mu + 3 sigma)
     games: int
-    wins: float                 # sum of returns (a shared win counts its share)
-    win_rate: float | None      # None for a bot that sat in no game
-    ci95: tuple | None          # 95% Wilson interval of the win rate
+    wins: float  # sum of returns (a shared win counts its share)
+    win_rate: float | None  # None for a bot that sat in no game
+    ci95: tuple | None  # 95% Wilson interval of the win rate
     mean_score: float | None
-    seat_games: list = field(default_factory=list)   # games played in each seat
+    seat_games: list = field(default_factory=list)  # games played in each seat
 
 
 @dataclass
 class PairResult:
-    a: str                      # the higher on the leaderboard
+    a: str  # the higher on the leaderboard
     b: str
-    games: int                  # games where both sat
-    share: float | None         # share of those games a finished above b (a tie: a half)
-    ci95: tuple | None          # its 95% Wilson interval
+    games: int  # games where both sat
+    share: float | None  # share of those games a finished above b (a tie: a half)
+    ci95: tuple | None  # its 95% Wilson interval
 
 
 @dataclass
@@ -197,11 +209,13 @@ class TournamentResult:
     schedule: str
     n_games: int
     seed: int
-    bots: list                  # BotRating per pool bot, in the pool's order
-    pairs: list                 # PairResult per pair of bots, in leaderboard order
-    mean_length: float          # decisions per game
+    bots: list  # BotRating per pool bot, in the pool's order
+    pairs: list  # PairResult per pair of bots, in leaderboard order
+    mean_length: float  # decisions per game
     seconds: float
-    games: list = field(default_factory=list, repr=False)  # per game: seat_bot, returns, scores, ranks, length
+    games: list = field(
+        default_factory=list, repr=False
+    )  # per game: seat_bot, returns, scores, ranks, length
     rating: dict = field(default_factory=lambda: {"model": "openskill PlackettLuce", "z": Z})
     backend: str = "local"
     workers: int = 1
@@ -224,63 +238,129 @@ class TournamentResult:
             f.write(self.to_json())
 
 
-def summarize(game: str, options: dict, names: list, seatings: list, rows: list, schedule: str,
-              seed: int, info=None) -> TournamentResult:
+def summarize(
+    game: str,
+    options: dict,
+    names: list,
+    seatings: list,
+    rows: list,
+    schedule: str,
+    seed: int,
+    info=None,
+) -> TournamentResult:
     """The TournamentResult of played games: ``rows`` per game with returns and scores per
     seat and the length, ``seatings`` the pool bot of each seat, ``info`` where they ran
     (a ``distributed.RunInfo``)."""
-    games = [{"seat_bot": list(s), "returns": r["returns"], "scores": r["scores"],
-              "ranks": game_ranks(r["returns"], r["scores"]), "length": r["length"]}
-             for s, r in zip(seatings, rows)]
+    games = [
+        {
+            "seat_bot": list(s),
+            "returns": r["returns"],
+            "scores": r["scores"],
+            "ranks": game_ranks(r["returns"], r["scores"]),
+            "length": r["length"],
+        }
+        for s, r in zip(seatings, rows)
+    ]
     n, players = len(names), len(seatings[0])
     rated = ratings(games, n)
     order = sorted(range(n), key=lambda b: (-(rated[b][0] - Z * rated[b][1]), b))
-    bots = [_bot_rating(b, names[b], order.index(b) + 1, rated[b], games, players) for b in range(n)]
+    bots = [
+        _bot_rating(b, names[b], order.index(b) + 1, rated[b], games, players) for b in range(n)
+    ]
     met, above = pairwise(games, n)
     pairs = []
     for i, a in enumerate(order):
-        for b in order[i + 1:]:
+        for b in order[i + 1 :]:
             share = above[a][b] / met[a][b] if met[a][b] else None
-            pairs.append(PairResult(names[a], names[b], met[a][b], share,
-                                    None if share is None else wilson_interval(share, met[a][b])))
-    extra = {} if info is None else {"backend": info.backend, "workers": info.workers, "chunks": info.chunks,
-                                     "resumed_chunks": info.resumed_chunks}
-    return TournamentResult(game, options, players, schedule, len(games), seed, bots, pairs,
-                            sum(g["length"] for g in games) / len(games), 0.0 if info is None else info.seconds,
-                            games, **extra)
+            pairs.append(
+                PairResult(
+                    names[a],
+                    names[b],
+                    met[a][b],
+                    share,
+                    None if share is None else wilson_interval(share, met[a][b]),
+                )
+            )
+    extra = (
+        {}
+        if info is None
+        else {
+            "backend": info.backend,
+            "workers": info.workers,
+            "chunks": info.chunks,
+            "resumed_chunks": info.resumed_chunks,
+        }
+    )
+    return TournamentResult(
+        game,
+        options,
+        players,
+        schedule,
+        len(games),
+        seed,
+        bots,
+        pairs,
+        sum(g["length"] for g in games) / len(games),
+        0.0 if info is None else info.seconds,
+        games,
+        **extra,
+    )
 
 
-def _bot_rating(b: int, name: str, rank: int, rating: tuple, games: list, players: int) -> BotRating:
+def _bot_rating(
+    b: int, name: str, rank: int, rating: tuple, games: list, players: int
+) -> BotRating:
     """Pool bot ``b``'s rating and its figures over the games it sat in (None without one)."""
     mu, sigma = rating
     mine = [(g, g["seat_bot"].index(b)) for g in games if b in g["seat_bot"]]
     wins = sum(g["returns"][s] for g, s in mine)
     rate = wins / len(mine) if mine else None
-    return BotRating(name, rank, mu, sigma, mu - Z * sigma, (mu - Z * sigma, mu + Z * sigma), len(mine), wins,
-                     rate, None if rate is None else wilson_interval(rate, len(mine)),
-                     sum(g["scores"][s] for g, s in mine) / len(mine) if mine else None,
-                     [sum(1 for _, s in mine if s == seat) for seat in range(players)])
+    return BotRating(
+        name,
+        rank,
+        mu,
+        sigma,
+        mu - Z * sigma,
+        (mu - Z * sigma, mu + Z * sigma),
+        len(mine),
+        wins,
+        rate,
+        None if rate is None else wilson_interval(rate, len(mine)),
+        sum(g["scores"][s] for g, s in mine) / len(mine) if mine else None,
+        [sum(1 for _, s in mine if s == seat) for seat in range(players)],
+    )
 
 
 def format_table(result: TournamentResult) -> str:
     """The leaderboard (sorted by ordinal) and one line per pair of bots."""
     board = result.leaderboard()
     width = max(12, *(len(b.name) for b in board))
-    lines = [f"  {'rank':>4}  {'bot':<{width}}  ordinal  {'mu +- 3 sigma':<17} {'games':>6}  win rate   "
-             f"95% interval    mean score"]
+    lines = [
+        f"  {'rank':>4}  {'bot':<{width}}  ordinal  {'mu +- 3 sigma':<17} {'games':>6}  win rate   "
+        f"95% interval    mean score"
+    ]
     for b in board:
-        figures = (f"{b.win_rate:>8.3f}   [{b.ci95[0]:.3f}, {b.ci95[1]:.3f}]  {b.mean_score:>10.2f}"
-                   if b.games else f"{'-':>8}")
-        lines.append(f"  {b.rank:>4}  {b.name:<{width}}  {b.ordinal:>7.2f}  "
-                     f"[{b.interval[0]:>6.2f}, {b.interval[1]:>6.2f}] {b.games:>6}  {figures}")
-    lines.append("  pairwise: the share of the games where both sat that the first finished above the second")
+        figures = (
+            f"{b.win_rate:>8.3f}   [{b.ci95[0]:.3f}, {b.ci95[1]:.3f}]  {b.mean_score:>10.2f}"
+            if b.games
+            else f"{'-':>8}"
+        )
+        lines.append(
+            f"  {b.rank:>4}  {b.name:<{width}}  {b.ordinal:>7.2f}  "
+            f"[{b.interval[0]:>6.2f}, {b.interval[1]:>6.2f}] {b.games:>6}  {figures}"
+        )
+    lines.append(
+        "  pairwise: the share of the games where both sat that the first finished above the second"
+    )
     for p in result.pairs:
         pair = f"{p.a} > {p.b}"
         if p.share is None:
             lines.append(f"    {pair:<{2 * width + 3}}  never met")
         else:
-            lines.append(f"    {pair:<{2 * width + 3}}  {p.share:.3f}  [{p.ci95[0]:.3f}, {p.ci95[1]:.3f}]  "
-                         f"over {p.games} game{'s' if p.games != 1 else ''}")
+            lines.append(
+                f"    {pair:<{2 * width + 3}}  {p.share:.3f}  [{p.ci95[0]:.3f}, {p.ci95[1]:.3f}]  "
+                f"over {p.games} game{'s' if p.games != 1 else ''}"
+            )
     return "\n".join(lines)
 
 
@@ -296,11 +376,21 @@ def tournament_chunk(spec: dict) -> dict:
     rows = []
     for g, seating in zip(range(spec["first"], spec["first"] + spec["count"]), spec["seatings"]):
         path = None if save_games is None else f"{save_games}/game_{g:05d}.json"
-        rows.append(play_game(game, [pool[b] for b in seating], derive_seed(spec["seed"], g), 0, path,
-                              [names[b] for b in seating]))
-    return {"returns": np.array([r["returns"] for r in rows], dtype=np.float64),
-            "scores": np.array([r["scores"] for r in rows], dtype=np.int64),
-            "lengths": np.array([r["length"] for r in rows], dtype=np.int32)}
+        rows.append(
+            play_game(
+                game,
+                [pool[b] for b in seating],
+                derive_seed(spec["seed"], g),
+                0,
+                path,
+                [names[b] for b in seating],
+            )
+        )
+    return {
+        "returns": np.array([r["returns"] for r in rows], dtype=np.float64),
+        "scores": np.array([r["scores"] for r in rows], dtype=np.int64),
+        "lengths": np.array([r["length"] for r in rows], dtype=np.int32),
+    }
 
 
 def _pool(game, bots) -> list:
@@ -310,15 +400,31 @@ def _pool(game, bots) -> list:
     for i, b in enumerate(pool):
         for j in range(i):
             if pool[j] is b:
-                raise ValueError(f"bots {j} and {i} are the same object; give one object per pool entry "
-                                 f"(two of them can sit at one table)")
+                raise ValueError(
+                    f"bots {j} and {i} are the same object; give one object per pool entry "
+                    f"(two of them can sit at one table)"
+                )
     return pool
 
 
-def play_tournament(game, bots, n_games: int, schedule: str = "round-robin", seed: int = 0,
-                    progress=None, save=None, save_games=None, *, backend: str | None = None,
-                    workers: int | None = None, address: str | None = None, chunk_size: int | None = None,
-                    resume=None, retries: int = 3, **options) -> TournamentResult:
+def play_tournament(
+    game,
+    bots,
+    n_games: int,
+    schedule: str = "round-robin",
+    seed: int = 0,
+    progress=None,
+    save=None,
+    save_games=None,
+    *,
+    backend: str | None = None,
+    workers: int | None = None,
+    address: str | None = None,
+    chunk_size: int | None = None,
+    resume=None,
+    retries: int = 3,
+    **options,
+) -> TournamentResult:
     """Play ``n_games`` games between seatings of the pool ``bots`` (bot objects or specs
     such as ``"mcts:300"``; more bots than seats) and rate them.
 
@@ -341,32 +447,67 @@ def play_tournament(game, bots, n_games: int, schedule: str = "round-robin", see
     if backend is None:
         backend = "processes" if workers else "local"
     distributed.check_backend(backend, workers, address, retries)
-    _plackett_luce()                        # after the arguments: a bad one is named even without it
+    _plackett_luce()  # after the arguments: a bad one is named even without it
     if progress is None:
         progress = n_games > 10 and sys.stderr.isatty()
     if save_games is not None:
         import os
+
         os.makedirs(save_games, exist_ok=True)
         save_games = str(save_games)
     name = type(game).name
     if chunk_size is None:
         chunk_size = distributed.default_chunk_size(
-            n_games, distributed.worker_count(backend, workers, address), maximum=50)
+            n_games, distributed.worker_count(backend, workers, address), maximum=50
+        )
     chunk_size = _int_in(chunk_size, "chunk_size", 1)
     names = bot_names(pool)
-    run = {"kind": "tournament", "game": name, "options": game.options(), "n_games": n_games, "seed": seed,
-           "schedule": schedule, "bots": [bot_label(b) for b in pool], "chunk_size": chunk_size,
-           "version": caribsim.__version__}
+    run = {
+        "kind": "tournament",
+        "game": name,
+        "options": game.options(),
+        "n_games": n_games,
+        "seed": seed,
+        "schedule": schedule,
+        "bots": [bot_label(b) for b in pool],
+        "chunk_size": chunk_size,
+        "version": caribsim.__version__,
+    }
     store = None if resume is None else distributed.ChunkStore(resume, run)
-    specs = [{"game": name, "options": game.options(), "seed": seed, "bots": pool, "names": names,
-              "save_games": save_games, "seatings": seatings[c.first:c.first + c.count],
-              "chunk": c.index, "first": c.first, "count": c.count}
-             for c in distributed.plan_chunks(n_games, chunk_size)]
-    chunks, info = distributed.run_chunks(tournament_chunk, specs, backend=backend, workers=workers,
-                                          address=address, store=store, progress=progress, retries=retries)
-    rows = [{"returns": [float(x) for x in c["returns"][k]], "scores": [int(x) for x in c["scores"][k]],
-             "length": int(c["lengths"][k])}
-            for c in chunks for k in range(len(c["lengths"]))]
+    specs = [
+        {
+            "game": name,
+            "options": game.options(),
+            "seed": seed,
+            "bots": pool,
+            "names": names,
+            "save_games": save_games,
+            "seatings": seatings[c.first : c.first + c.count],
+            "chunk": c.index,
+            "first": c.first,
+            "count": c.count,
+        }
+        for c in distributed.plan_chunks(n_games, chunk_size)
+    ]
+    chunks, info = distributed.run_chunks(
+        tournament_chunk,
+        specs,
+        backend=backend,
+        workers=workers,
+        address=address,
+        store=store,
+        progress=progress,
+        retries=retries,
+    )
+    rows = [
+        {
+            "returns": [float(x) for x in c["returns"][k]],
+            "scores": [int(x) for x in c["scores"][k]],
+            "length": int(c["lengths"][k]),
+        }
+        for c in chunks
+        for k in range(len(c["lengths"]))
+    ]
     result = summarize(name, game.options(), names, seatings, rows, schedule, seed, info)
     if save is not None:
         result.save(save)
@@ -385,7 +526,9 @@ def figure(result: TournamentResult):
     ax.set_yticks(range(len(board)), [b.name for b in board])
     ax.invert_yaxis()
     ax.set_xlabel("rating mu +- 3 sigma (the left end is the ordinal)")
-    ax.set_title(f"{result.game}: {result.n_games} games, {result.players} seats, {result.schedule}")
+    ax.set_title(
+        f"{result.game}: {result.n_games} games, {result.players} seats, {result.schedule}"
+    )
     fig.tight_layout()
     return fig
 

@@ -3,6 +3,7 @@
 ``restart(seed)`` starts a new game with a given seed (the arena calls it), so that
 matches are reproducible whatever the number of processes.
 """
+
 from __future__ import annotations
 
 import functools
@@ -52,8 +53,10 @@ class Bot:
     def _legal(self, state):
         check_game_state(state)
         if state.is_terminal() or state.is_chance_node():
-            raise ValueError(f"{self.name}: no decision to take at a "
-                             f"{'terminal' if state.is_terminal() else 'chance'} node")
+            raise ValueError(
+                f"{self.name}: no decision to take at a "
+                f"{'terminal' if state.is_terminal() else 'chance'} node"
+            )
         return state.legal_actions()
 
     def __repr__(self):
@@ -112,7 +115,7 @@ class MCTSBot(Bot):
 
     def __init__(self, seed: int = 0, **options):
         options = dict(options)
-        Searcher(seed=seed, **options)               # validate the options now
+        Searcher(seed=seed, **options)  # validate the options now
         self._guard = self.__dict__.get("_guard") or _Exclusive("MCTSBot")
         with self._guard:
             self.options = options
@@ -143,8 +146,11 @@ class MCTSBot(Bot):
         parts = ["mcts"]
         if "iterations" in self.options:
             parts.append(_spec_value(self.options["iterations"]))
-        parts += [f"{k}={_spec_value(self.options[k])}" for k in _OPTION_TYPES
-                  if k != "iterations" and k in self.options]
+        parts += [
+            f"{k}={_spec_value(self.options[k])}"
+            for k in _OPTION_TYPES
+            if k != "iterations" and k in self.options
+        ]
         return ":".join(parts)
 
     def __reduce__(self):
@@ -159,9 +165,21 @@ def _make_mcts_bot(seed, options):
     return MCTSBot(seed=seed, **options)
 
 
-_GUIDED_OPTIONS = ("leaves_per_tree", "c_puct", "fpu_reduction", "dirichlet_alpha",
-                   "dirichlet_fraction", "temperature", "max_considered", "gumbel_scale",
-                   "c_visit", "c_scale", "interior", "mix", "mix_rollouts")
+_GUIDED_OPTIONS = (
+    "leaves_per_tree",
+    "c_puct",
+    "fpu_reduction",
+    "dirichlet_alpha",
+    "dirichlet_fraction",
+    "temperature",
+    "max_considered",
+    "gumbel_scale",
+    "c_visit",
+    "c_scale",
+    "interior",
+    "mix",
+    "mix_rollouts",
+)
 
 
 class AlphaZeroBot(Bot):
@@ -190,19 +208,23 @@ class AlphaZeroBot(Bot):
     pickle: the numpy MLP and the rollout evaluator do). One call at a time, as MCTSBot.
     """
 
-    def __init__(self, evaluator, simulations: int = 200, *, gumbel: bool = False, seed: int = 0,
-                 **options):
+    def __init__(
+        self, evaluator, simulations: int = 200, *, gumbel: bool = False, seed: int = 0, **options
+    ):
         from caribsim.search import guided
 
         model = None
         if isinstance(evaluator, (str, os.PathLike)):
             from caribsim.search.evaluators import MLPEvaluator
+
             model = os.fspath(evaluator)
             evaluator = MLPEvaluator.load(model)
         unknown = sorted(set(options) - set(_GUIDED_OPTIONS))
         if unknown:
-            raise TypeError(f"AlphaZeroBot: unknown option {unknown[0]!r}; allowed: simulations, "
-                            f"gumbel, seed, {', '.join(_GUIDED_OPTIONS)}")
+            raise TypeError(
+                f"AlphaZeroBot: unknown option {unknown[0]!r}; allowed: simulations, "
+                f"gumbel, seed, {', '.join(_GUIDED_OPTIONS)}"
+            )
         options = dict(options)
         options.setdefault("leaves_per_tree", 1)
         search = guided.BatchSearch(evaluator, simulations, gumbel=gumbel, seed=0, **options)
@@ -211,8 +233,11 @@ class AlphaZeroBot(Bot):
             self.evaluator = evaluator
             self.model = model
             self.search = search
-            self.options = {"simulations": search.simulations, "gumbel": search.gumbel,
-                            **{k: options[k] for k in _GUIDED_OPTIONS if k in options}}
+            self.options = {
+                "simulations": search.simulations,
+                "gumbel": search.gumbel,
+                **{k: options[k] for k in _GUIDED_OPTIONS if k in options},
+            }
             self._restart(seed)
 
     def restart(self, seed: int = 0) -> None:
@@ -240,25 +265,37 @@ class AlphaZeroBot(Bot):
         the game and options it was trained for; an MLP file must fit the game's
         observation size, actions and seats."""
         card = self.card
-        if card is not None and (getattr(game, "name", None) != card["game"]
-                                 or _options_of(game) != card["options"]):
-            raise ValueError(f"az is the network trained for {card['game']} with options "
-                             f"{card['options']}; this game is {game!r}: use mcts:N or puct:N there, "
-                             "or train a network for it (docs/training.md)")
-        sizes = tuple(getattr(self.evaluator, k, None) for k in ("obs_size", "num_actions", "num_players"))
+        if card is not None and (
+            getattr(game, "name", None) != card["game"] or _options_of(game) != card["options"]
+        ):
+            raise ValueError(
+                f"az is the network trained for {card['game']} with options "
+                f"{card['options']}; this game is {game!r}: use mcts:N or puct:N there, "
+                "or train a network for it (docs/training.md)"
+            )
+        sizes = tuple(
+            getattr(self.evaluator, k, None) for k in ("obs_size", "num_actions", "num_players")
+        )
         if None not in sizes and callable(getattr(game, "observation_tensor_shape", None)):
             from caribsim.search.evaluators import _game_sizes
+
             if _game_sizes(game) != sizes:
-                raise ValueError(f"{self.name}: the network takes {sizes[0]} observation numbers, "
-                                 f"{sizes[1]} actions and {sizes[2]} seats; {game!r} has "
-                                 "{} numbers, {} actions and {} seats".format(*_game_sizes(game)))
+                raise ValueError(
+                    f"{self.name}: the network takes {sizes[0]} observation numbers, "
+                    f"{sizes[1]} actions and {sizes[2]} seats; {game!r} has "
+                    "{} numbers, {} actions and {} seats".format(*_game_sizes(game))
+                )
 
     def describe(self) -> dict:
         """A JSON-able description: the options, the evaluator's repr, the model file (or
         None) and, for an MLPEvaluator, the SHA-256 of its weights (self-play runs are
         identified by it)."""
-        out = {"kind": "alphazero", **self.options, "evaluator": repr(self.evaluator),
-               "model": self.model}
+        out = {
+            "kind": "alphazero",
+            **self.options,
+            "evaluator": repr(self.evaluator),
+            "model": self.model,
+        }
         params = getattr(self.evaluator, "parameters", None)
         if callable(params):
             h = hashlib.sha256()
@@ -284,16 +321,20 @@ class AlphaZeroBot(Bot):
     def _spec(self, strict: bool) -> str:
         from caribsim.search import guided
 
-        parts = [("gumbel" if self.options["gumbel"] else "puct")
-                 if self.model is None else "alphazero", str(self.options["simulations"])]
+        parts = [
+            ("gumbel" if self.options["gumbel"] else "puct") if self.model is None else "alphazero",
+            str(self.options["simulations"]),
+        ]
         card = self.card
-        if card is not None:                       # the shipped network: az:N and what differs
+        if card is not None:  # the shipped network: az:N and what differs
             parts[0] = "az"
             if self.options["gumbel"]:
                 parts.append("gumbel=true")
         elif self.model is not None:
             if ":" in self.model and strict:
-                raise ValueError(f"the model path {self.model!r} holds ':', which a spec cannot hold")
+                raise ValueError(
+                    f"the model path {self.model!r} holds ':', which a spec cannot hold"
+                )
             parts.append(f"model={self.model}")
             if self.options["gumbel"]:
                 parts.append("gumbel=true")
@@ -301,8 +342,10 @@ class AlphaZeroBot(Bot):
             if self.evaluator.rollouts != 1:
                 parts.append(f"rollouts={self.evaluator.rollouts}")
         elif strict:
-            raise ValueError(f"no bot spec names the evaluator {self.evaluator!r}: a spec names a "
-                             "rollout evaluator (puct:, gumbel:) or an MLP file (alphazero:...:model=FILE)")
+            raise ValueError(
+                f"no bot spec names the evaluator {self.evaluator!r}: a spec names a "
+                "rollout evaluator (puct:, gumbel:) or an MLP file (alphazero:...:model=FILE)"
+            )
         else:
             parts.append(f"evaluator={type(self.evaluator).__name__}")
         for k in _GUIDED_OPTIONS:
@@ -313,10 +356,13 @@ class AlphaZeroBot(Bot):
                 parts.append(f"{k}={str(v).lower() if isinstance(v, bool) else v}")
         return ":".join(parts)
 
-    card = None          # the shipped network's card (az), else None
+    card = None  # the shipped network's card (az), else None
 
     def __reduce__(self):
-        return (_make_alphazero_bot, (self.evaluator, self.model, self.seed, self.options, self.card))
+        return (
+            _make_alphazero_bot,
+            (self.evaluator, self.model, self.seed, self.options, self.card),
+        )
 
     def __repr__(self):
         ev = repr(self.model) if self.model is not None else repr(self.evaluator)
@@ -337,8 +383,12 @@ def _options_of(game):
     return options() if callable(options) else None
 
 
-SHIPPED_MODEL = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                             "data", "models", "puerto_rico_2p.npz")
+SHIPPED_MODEL = os.path.join(
+    os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+    "data",
+    "models",
+    "puerto_rico_2p.npz",
+)
 
 
 @functools.cache
@@ -346,7 +396,7 @@ def shipped_card() -> dict:
     """The card of the network shipped for ``az`` (``data/models/puerto_rico_2p.json``): the
     game and options it was trained for, the search it is played with (``search``: the
     simulations and the value mix), how it was trained and what it measured."""
-    with open(SHIPPED_MODEL[:-len(".npz")] + ".json", encoding="utf-8") as f:
+    with open(SHIPPED_MODEL[: -len(".npz")] + ".json", encoding="utf-8") as f:
         return json.load(f)
 
 
@@ -354,29 +404,49 @@ def _parse_az(spec, parts):
     options = _spec_options(spec, parts, "simulations", _GUIDED_TYPES)
     for key in ("model", "rollouts"):
         if key in options:
-            raise ValueError(f"bot spec {spec!r}: az is the shipped network; {key}= does not apply "
-                             "(for another network: alphazero:N:model=FILE.npz)")
+            raise ValueError(
+                f"bot spec {spec!r}: az is the shipped network; {key}= does not apply "
+                "(for another network: alphazero:N:model=FILE.npz)"
+            )
     card = shipped_card()
     options = {**card["search"], **options}
-    bot = AlphaZeroBot(SHIPPED_MODEL, options.pop("simulations"), gumbel=options.pop("gumbel", False),
-                       **options)
+    bot = AlphaZeroBot(
+        SHIPPED_MODEL, options.pop("simulations"), gumbel=options.pop("gumbel", False), **options
+    )
     bot.card = card
     return bot
 
 
-_GUIDED_TYPES = {"simulations": int, "model": str, "rollouts": int, "gumbel": bool,
-                 "leaves_per_tree": int, "c_puct": float, "fpu_reduction": float,
-                 "dirichlet_alpha": float, "dirichlet_fraction": float, "temperature": float,
-                 "max_considered": int, "gumbel_scale": float, "c_visit": float, "c_scale": float,
-                 "interior": str, "mix": float, "mix_rollouts": int}
+_GUIDED_TYPES = {
+    "simulations": int,
+    "model": str,
+    "rollouts": int,
+    "gumbel": bool,
+    "leaves_per_tree": int,
+    "c_puct": float,
+    "fpu_reduction": float,
+    "dirichlet_alpha": float,
+    "dirichlet_fraction": float,
+    "temperature": float,
+    "max_considered": int,
+    "gumbel_scale": float,
+    "c_visit": float,
+    "c_scale": float,
+    "interior": str,
+    "mix": float,
+    "mix_rollouts": int,
+}
 
-_KINDS = ("random, greedy, mcts:ITERATIONS[:key=value...] (keys: iterations, seconds, c, reward, "
-          "rollout, max_depth, threads, reuse), puct:SIMULATIONS[:key=value...] or "
-          "gumbel:SIMULATIONS[:key=value...] (guided search with the C rollout evaluator, or an "
-          "MLP file with model=FILE.npz), alphazero:SIMULATIONS:model=FILE.npz[:gumbel=true], "
-          "az[:SIMULATIONS][:key=value...] (the shipped Puerto Rico 2-player network)"
-          "[:key=value...] (keys: simulations, model, rollouts, gumbel (alphazero only), "
-          + ", ".join(_GUIDED_OPTIONS) + ")")
+_KINDS = (
+    "random, greedy, mcts:ITERATIONS[:key=value...] (keys: iterations, seconds, c, reward, "
+    "rollout, max_depth, threads, reuse), puct:SIMULATIONS[:key=value...] or "
+    "gumbel:SIMULATIONS[:key=value...] (guided search with the C rollout evaluator, or an "
+    "MLP file with model=FILE.npz), alphazero:SIMULATIONS:model=FILE.npz[:gumbel=true], "
+    "az[:SIMULATIONS][:key=value...] (the shipped Puerto Rico 2-player network)"
+    "[:key=value...] (keys: simulations, model, rollouts, gumbel (alphazero only), "
+    + ", ".join(_GUIDED_OPTIONS)
+    + ")"
+)
 
 
 def _spec_options(spec, parts, positional, types):
@@ -397,17 +467,23 @@ def _spec_options(spec, parts, positional, types):
 def _parse_guided(spec, kind, parts):
     options = _spec_options(spec, parts, "simulations", _GUIDED_TYPES)
     if kind != "alphazero" and "gumbel" in options:
-        raise ValueError(f"bot spec {spec!r}: {kind}: already says whether the root is Gumbel; "
-                         f"gumbel= is an option of alphazero: specs only")
+        raise ValueError(
+            f"bot spec {spec!r}: {kind}: already says whether the root is Gumbel; "
+            f"gumbel= is an option of alphazero: specs only"
+        )
     gumbel = options.pop("gumbel", kind == "gumbel")
     model = options.pop("model", None)
     if kind == "alphazero" and model is None:
-        raise ValueError(f"bot spec {spec!r}: alphazero: needs the MLP file, e.g. "
-                         f"alphazero:200:model=net.npz (or use puct:200 / gumbel:200 for the C "
-                         f"rollout evaluator)")
+        raise ValueError(
+            f"bot spec {spec!r}: alphazero: needs the MLP file, e.g. "
+            f"alphazero:200:model=net.npz (or use puct:200 / gumbel:200 for the C "
+            f"rollout evaluator)"
+        )
     if model is not None and "rollouts" in options:
-        raise ValueError(f"bot spec {spec!r}: rollouts= sets the C rollout evaluator; it does not "
-                         f"apply with model=")
+        raise ValueError(
+            f"bot spec {spec!r}: rollouts= sets the C rollout evaluator; it does not "
+            f"apply with model="
+        )
     simulations = options.pop("simulations", 200)
     if model is not None:
         if not model:
@@ -415,6 +491,7 @@ def _parse_guided(spec, kind, parts):
         evaluator = model
     else:
         from caribsim.search import guided
+
         evaluator = guided.RolloutEvaluator(options.pop("rollouts", 1))
     try:
         return AlphaZeroBot(evaluator, simulations, gumbel=gumbel, **options)
@@ -450,12 +527,22 @@ def parse_bot(spec: str) -> Bot:
         try:
             return _parse_az(spec, parts[1:])
         except (TypeError, ValueError) as e:
-            raise ValueError(str(e) if str(e).startswith("bot spec") else f"bot spec {spec!r}: {e}") from None
+            raise ValueError(
+                str(e) if str(e).startswith("bot spec") else f"bot spec {spec!r}: {e}"
+            ) from None
     raise ValueError(f"unknown bot spec {spec!r}; use {_KINDS}")
 
 
-_OPTION_TYPES = {"iterations": int, "seconds": float, "c": float, "reward": str, "rollout": str,
-                 "max_depth": int, "threads": int, "reuse": bool}
+_OPTION_TYPES = {
+    "iterations": int,
+    "seconds": float,
+    "c": float,
+    "reward": str,
+    "rollout": str,
+    "max_depth": int,
+    "threads": int,
+    "reuse": bool,
+}
 
 
 def _spec_value(value) -> str:
@@ -495,4 +582,6 @@ def _parse_value(key, value, spec, types=_OPTION_TYPES):
             return value.lower() in ("true", "1")
         return kind(value)
     except ValueError:
-        raise ValueError(f"bot spec {spec!r}: {key} must be {kind.__name__}, got {value!r}") from None
+        raise ValueError(
+            f"bot spec {spec!r}: {key} must be {kind.__name__}, got {value!r}"
+        ) from None

@@ -31,6 +31,7 @@ An evaluator is any callable with the protocol
 - ``CachedEvaluator``: an LRU cache over any evaluator, keyed by the bytes of (obs, mask);
 - ``check_input`` / ``check_output``: the protocol's checks, with clear errors.
 """
+
 from __future__ import annotations
 
 import collections
@@ -48,14 +49,15 @@ from caribsim import _shards
 from caribsim._common import _int_in, _number
 from caribsim.search.mcts import _Exclusive
 
-FORMAT = "caribsim-mlp"          # the "format" array of an MLPEvaluator file
-VERSION = 1                      # its "version"; load() refuses any other
+FORMAT = "caribsim-mlp"  # the "format" array of an MLPEvaluator file
+VERSION = 1  # its "version"; load() refuses any other
 INSTALL_HINT = "PyTorch is not installed; install the extra: pip install 'caribsim[nn]'"
-_MAX_SIZE = 1 << 24              # bound on O, A, P and hidden widths (a corrupt file says 10**18)
+_MAX_SIZE = 1 << 24  # bound on O, A, P and hidden widths (a corrupt file says 10**18)
 
 
 # ---------------------------------------------------------------------------------------------
 # the protocol's checks
+
 
 def check_input(obs, mask, obs_size=None, num_actions=None) -> int:
     """Check an evaluator's input and return L, the number of leaves.
@@ -65,8 +67,10 @@ def check_input(obs, mask, obs_size=None, num_actions=None) -> int:
     A the evaluator expects. Raises TypeError (wrong type or dtype) or ValueError (wrong
     shape, NaN or inf) naming the argument and what is allowed.
     """
-    for name, arr, dtype, what in (("obs", obs, np.float32, "float32 [L, O]"),
-                                   ("mask", mask, np.bool_, "bool [L, A]")):
+    for name, arr, dtype, what in (
+        ("obs", obs, np.float32, "float32 [L, O]"),
+        ("mask", mask, np.bool_, "bool [L, A]"),
+    ):
         if not isinstance(arr, np.ndarray):
             raise TypeError(f"{name} must be a numpy array of {what}, got {type(arr).__name__}")
         if arr.dtype != dtype:
@@ -74,14 +78,20 @@ def check_input(obs, mask, obs_size=None, num_actions=None) -> int:
         if arr.ndim != 2:
             raise ValueError(f"{name} must be 2-dimensional {what}, got shape {arr.shape}")
     if mask.shape[0] != obs.shape[0]:
-        raise ValueError(f"obs and mask must have the same number of rows L, got {obs.shape[0]} "
-                         f"and {mask.shape[0]}")
+        raise ValueError(
+            f"obs and mask must have the same number of rows L, got {obs.shape[0]} "
+            f"and {mask.shape[0]}"
+        )
     if obs_size is not None and obs.shape[1] != obs_size:
-        raise ValueError(f"obs must have O = {obs_size} columns (the game's observation size), "
-                         f"got shape {obs.shape}")
+        raise ValueError(
+            f"obs must have O = {obs_size} columns (the game's observation size), "
+            f"got shape {obs.shape}"
+        )
     if num_actions is not None and mask.shape[1] != num_actions:
-        raise ValueError(f"mask must have A = {num_actions} columns (the game's number of "
-                         f"distinct actions), got shape {mask.shape}")
+        raise ValueError(
+            f"mask must have A = {num_actions} columns (the game's number of "
+            f"distinct actions), got shape {mask.shape}"
+        )
     bad = ~np.isfinite(obs)
     if bad.any():
         row = int(np.argwhere(bad)[0][0])
@@ -102,15 +112,23 @@ def check_output(logits, values, L, A, P):
     P = None if P is None else _int_in(P, "P", 1)
     for name, arr, cols, letter in (("logits", logits, A, "A"), ("values", values, P, "P")):
         if not isinstance(arr, np.ndarray):
-            raise TypeError(f"evaluator output {name} must be a numpy float32 array [L, {letter}], "
-                            f"got {type(arr).__name__}")
+            raise TypeError(
+                f"evaluator output {name} must be a numpy float32 array [L, {letter}], "
+                f"got {type(arr).__name__}"
+            )
         if arr.dtype != np.float32:
             raise TypeError(f"evaluator output {name} must have dtype float32, got {arr.dtype}")
         want = (L, "P >= 1" if cols is None else cols)
-        if arr.ndim != 2 or arr.shape[0] != L or (cols is not None and arr.shape[1] != cols) \
-                or (cols is None and arr.shape[1] < 1):
-            raise ValueError(f"evaluator output {name} must have shape (L, {letter}) = "
-                             f"({want[0]}, {want[1]}), got {arr.shape}")
+        if (
+            arr.ndim != 2
+            or arr.shape[0] != L
+            or (cols is not None and arr.shape[1] != cols)
+            or (cols is None and arr.shape[1] < 1)
+        ):
+            raise ValueError(
+                f"evaluator output {name} must have shape (L, {letter}) = "
+                f"({want[0]}, {want[1]}), got {arr.shape}"
+            )
         bad = ~np.isfinite(arr)
         if bad.any():
             row = int(np.argwhere(bad)[0][0])
@@ -118,8 +136,10 @@ def check_output(logits, values, L, A, P):
     out = (values < 0) | (values > 1)
     if out.any():
         row, col = (int(i) for i in np.argwhere(out)[0])
-        raise ValueError(f"evaluator output values must be in [0, 1], got {float(values[row, col])!r} "
-                         f"in row {row}, seat {col}")
+        raise ValueError(
+            f"evaluator output values must be in [0, 1], got {float(values[row, col])!r} "
+            f"in row {row}, seat {col}"
+        )
     return logits, values
 
 
@@ -134,16 +154,21 @@ def _softmax(u):
 def _game_sizes(game) -> tuple[int, int, int]:
     for attr in ("observation_tensor_shape", "num_distinct_actions", "num_players"):
         if not callable(getattr(game, attr, None)):
-            raise TypeError(f"game must be a caribsim game (caribsim.load_game(...)), got "
-                            f"{type(game).__name__}")
-    return (int(np.prod(game.observation_tensor_shape())), int(game.num_distinct_actions()),
-            int(game.num_players()))
+            raise TypeError(
+                f"game must be a caribsim game (caribsim.load_game(...)), got {type(game).__name__}"
+            )
+    return (
+        int(np.prod(game.observation_tensor_shape())),
+        int(game.num_distinct_actions()),
+        int(game.num_players()),
+    )
 
 
 def _hidden_sizes(hidden, what="hidden"):
     if isinstance(hidden, (str, bytes)) or not hasattr(hidden, "__iter__"):
-        raise TypeError(f"{what} must be a tuple of layer widths, e.g. (128, 128), got "
-                        f"{type(hidden).__name__}")
+        raise TypeError(
+            f"{what} must be a tuple of layer widths, e.g. (128, 128), got {type(hidden).__name__}"
+        )
     hidden = tuple(hidden)
     if len(hidden) > 64:
         raise ValueError(f"{what} may list at most 64 layers, got {len(hidden)}")
@@ -152,6 +177,7 @@ def _hidden_sizes(hidden, what="hidden"):
 
 # ---------------------------------------------------------------------------------------------
 # training data
+
 
 def training_arrays(data, obs_size=None, num_actions=None, num_players=None) -> dict:
     """The arrays an MLP trains on, checked: {"observation": float32 [N, O], "legal_mask": bool
@@ -166,17 +192,23 @@ def training_arrays(data, obs_size=None, num_actions=None, num_players=None) -> 
     if isinstance(data, (str, os.PathLike)):
         data = _shards.read(data, ("observation", "legal_mask", "policy", "returns"))
     if not hasattr(data, "keys") or not hasattr(data, "__getitem__"):
-        raise TypeError(f"data must be a self-play folder, a shard .npz or a mapping of arrays, got "
-                        f"{type(data).__name__}")
+        raise TypeError(
+            f"data must be a self-play folder, a shard .npz or a mapping of arrays, got "
+            f"{type(data).__name__}"
+        )
     missing = [k for k in ("observation", "legal_mask", "policy", "returns") if k not in data]
     if missing:
-        raise ValueError(f"data has no {', '.join(repr(k) for k in missing)} array (self-play data "
-                         f"holds observation, legal_mask, policy and returns)")
+        raise ValueError(
+            f"data has no {', '.join(repr(k) for k in missing)} array (self-play data "
+            f"holds observation, legal_mask, policy and returns)"
+        )
     arrays = {}
     for name in ("observation", "legal_mask", "policy", "returns"):
         arr = np.asarray(data[name])
         if arr.ndim != 2:
-            raise ValueError(f"data[{name!r}] must be 2-dimensional [N, ...], got shape {arr.shape}")
+            raise ValueError(
+                f"data[{name!r}] must be 2-dimensional [N, ...], got shape {arr.shape}"
+            )
         if arr.dtype.kind not in "biuf":
             raise TypeError(f"data[{name!r}] must hold numbers, got dtype {arr.dtype}")
         arrays[name] = arr
@@ -185,19 +217,29 @@ def training_arrays(data, obs_size=None, num_actions=None, num_players=None) -> 
         raise ValueError("data holds no decision (N = 0)")
     for name, arr in arrays.items():
         if arr.shape[0] != n:
-            raise ValueError(f"data arrays must have the same number of rows N, got {n} observations "
-                             f"and {arr.shape[0]} rows of {name!r}")
+            raise ValueError(
+                f"data arrays must have the same number of rows N, got {n} observations "
+                f"and {arr.shape[0]} rows of {name!r}"
+            )
     obs = np.ascontiguousarray(arrays["observation"], dtype=np.float32)
     mask = arrays["legal_mask"] != 0
     policy = np.ascontiguousarray(arrays["policy"], dtype=np.float32)
     returns = np.ascontiguousarray(arrays["returns"], dtype=np.float32)
-    for name, arr, size, what in (("observation", obs, obs_size, "O"), ("legal_mask", mask, num_actions, "A"),
-                                  ("policy", policy, num_actions, "A"), ("returns", returns, num_players, "P")):
+    for name, arr, size, what in (
+        ("observation", obs, obs_size, "O"),
+        ("legal_mask", mask, num_actions, "A"),
+        ("policy", policy, num_actions, "A"),
+        ("returns", returns, num_players, "P"),
+    ):
         if size is not None and arr.shape[1] != size:
-            raise ValueError(f"data[{name!r}] must have {what} = {size} columns, got shape {arr.shape}")
+            raise ValueError(
+                f"data[{name!r}] must have {what} = {size} columns, got shape {arr.shape}"
+            )
     if policy.shape != mask.shape:
-        raise ValueError(f"data['policy'] and data['legal_mask'] must have the same shape, got "
-                         f"{policy.shape} and {mask.shape}")
+        raise ValueError(
+            f"data['policy'] and data['legal_mask'] must have the same shape, got "
+            f"{policy.shape} and {mask.shape}"
+        )
     for name, arr in (("observation", obs), ("policy", policy), ("returns", returns)):
         if not np.isfinite(arr).all():
             raise ValueError(f"data[{name!r}] holds NaN or inf")
@@ -246,6 +288,7 @@ class Loss:
 # ---------------------------------------------------------------------------------------------
 # the numpy MLP
 
+
 class MLPEvaluator:
     """A small multilayer perceptron in numpy, as an evaluator.
 
@@ -269,8 +312,16 @@ class MLPEvaluator:
     deepcopy: e.g. for a worker process) has the same weights and trains independently.
     """
 
-    def __init__(self, obs_size, num_actions, num_players, hidden=(128, 128), seed=0,
-                 obs_mean=None, obs_std=None):
+    def __init__(
+        self,
+        obs_size,
+        num_actions,
+        num_players,
+        hidden=(128, 128),
+        seed=0,
+        obs_mean=None,
+        obs_std=None,
+    ):
         obs_size = _int_in(obs_size, "obs_size", 1, _MAX_SIZE)
         num_actions = _int_in(num_actions, "num_actions", 1, _MAX_SIZE)
         num_players = _int_in(num_players, "num_players", 1, 64)
@@ -281,19 +332,28 @@ class MLPEvaluator:
         params = {"obs_mean": mean, "obs_std": std}
         fan_in = obs_size
         for i, width in enumerate(hidden):
-            params[f"w{i}"] = (rng.standard_normal((fan_in, width)) * math.sqrt(2.0 / fan_in)).astype(np.float32)
+            params[f"w{i}"] = (
+                rng.standard_normal((fan_in, width)) * math.sqrt(2.0 / fan_in)
+            ).astype(np.float32)
             params[f"b{i}"] = np.zeros(width, dtype=np.float32)
             fan_in = width
-        params["policy_w"] = (rng.standard_normal((fan_in, num_actions)) / math.sqrt(fan_in)).astype(np.float32)
+        params["policy_w"] = (
+            rng.standard_normal((fan_in, num_actions)) / math.sqrt(fan_in)
+        ).astype(np.float32)
         params["policy_b"] = np.zeros(num_actions, dtype=np.float32)
-        params["value_w"] = (rng.standard_normal((fan_in, num_players)) / math.sqrt(fan_in)).astype(np.float32)
+        params["value_w"] = (rng.standard_normal((fan_in, num_players)) / math.sqrt(fan_in)).astype(
+            np.float32
+        )
         params["value_b"] = np.zeros(num_players, dtype=np.float32)
         self._init(obs_size, num_actions, num_players, hidden, params)
 
     def _init(self, obs_size, num_actions, num_players, hidden, params):
         self._sizes = (obs_size, num_actions, num_players, hidden)
-        self._fit_guard = _Exclusive("MLPEvaluator", "this MLPEvaluator is being trained by another "
-                                     "thread; train one MLPEvaluator per thread")
+        self._fit_guard = _Exclusive(
+            "MLPEvaluator",
+            "this MLPEvaluator is being trained by another "
+            "thread; train one MLPEvaluator per thread",
+        )
         self._publish(params)
 
     @classmethod
@@ -324,7 +384,9 @@ class MLPEvaluator:
             v.flags.writeable = False
         n = len(self._sizes[3])
         trunk = tuple((params[f"w{i}"], params[f"b{i}"]) for i in range(n))
-        head_w = np.ascontiguousarray(np.concatenate([params["policy_w"], params["value_w"]], axis=1))
+        head_w = np.ascontiguousarray(
+            np.concatenate([params["policy_w"], params["value_w"]], axis=1)
+        )
         head_b = np.concatenate([params["policy_b"], params["value_b"]])
         inv_std = (1.0 / params["obs_std"]).astype(np.float32)
         self._state = (params, (params["obs_mean"], inv_std, trunk, head_w, head_b))
@@ -347,11 +409,14 @@ class MLPEvaluator:
         half a file."""
         path = _fspath(path, "path")
         params = self._state[0]
-        arrays: dict[str, Any] = {"format": np.array(FORMAT), "version": np.array(VERSION, dtype=np.int64),
-                  "obs_size": np.array(self.obs_size, dtype=np.int64),
-                  "num_actions": np.array(self.num_actions, dtype=np.int64),
-                  "num_players": np.array(self.num_players, dtype=np.int64),
-                  "hidden": np.array(self.hidden, dtype=np.int64).reshape(-1)}
+        arrays: dict[str, Any] = {
+            "format": np.array(FORMAT),
+            "version": np.array(VERSION, dtype=np.int64),
+            "obs_size": np.array(self.obs_size, dtype=np.int64),
+            "num_actions": np.array(self.num_actions, dtype=np.int64),
+            "num_players": np.array(self.num_players, dtype=np.int64),
+            "hidden": np.array(self.hidden, dtype=np.int64).reshape(-1),
+        }
         arrays.update(params)
         tmp = f"{path}.tmp{os.getpid()}"
         try:
@@ -379,7 +444,9 @@ class MLPEvaluator:
         except OSError as e:
             raise ValueError(f"cannot read {what}: {e.strerror or e}") from None
         except (ValueError, EOFError, zipfile.BadZipFile) as e:
-            raise ValueError(f"{what} is not a {FORMAT} .npz file (not a numpy .npz archive: {e})") from None
+            raise ValueError(
+                f"{what} is not a {FORMAT} .npz file (not a numpy .npz archive: {e})"
+            ) from None
         if not isinstance(z, np.lib.npyio.NpzFile):
             raise ValueError(f"{what} is a single numpy array, not a {FORMAT} .npz file")
         try:
@@ -393,7 +460,9 @@ class MLPEvaluator:
     def _from_arrays(cls, arrays, what):
         def scalar(name, kind):
             if name not in arrays:
-                raise ValueError(f"{what} has no {name!r} array: not a {FORMAT} file, or a damaged one")
+                raise ValueError(
+                    f"{what} has no {name!r} array: not a {FORMAT} file, or a damaged one"
+                )
             a = arrays[name]
             if a.shape != () or a.dtype.kind not in kind:
                 raise ValueError(f"{what}: {name!r} must be a scalar, got {a.dtype} {a.shape}")
@@ -404,8 +473,10 @@ class MLPEvaluator:
             raise ValueError(f"{what} is not a {FORMAT} file (its format is {fmt!r})")
         version = scalar("version", "iu")
         if version != VERSION:
-            raise ValueError(f"{what} has format version {version}; this caribsim reads version {VERSION}"
-                             + (" (the file was written by a newer caribsim)" if version > VERSION else ""))
+            raise ValueError(
+                f"{what} has format version {version}; this caribsim reads version {VERSION}"
+                + (" (the file was written by a newer caribsim)" if version > VERSION else "")
+            )
         try:
             obs_size = _int_in(scalar("obs_size", "iu"), "obs_size", 1, _MAX_SIZE)
             num_actions = _int_in(scalar("num_actions", "iu"), "num_actions", 1, _MAX_SIZE)
@@ -414,7 +485,9 @@ class MLPEvaluator:
                 raise ValueError("no 'hidden' array")
             h = arrays["hidden"]
             if h.ndim != 1 or h.dtype.kind not in "iu":
-                raise ValueError(f"'hidden' must be a 1-dimensional int array, got {h.dtype} {h.shape}")
+                raise ValueError(
+                    f"'hidden' must be a 1-dimensional int array, got {h.dtype} {h.shape}"
+                )
             hidden = _hidden_sizes(h.tolist())
         except (TypeError, ValueError) as e:
             raise ValueError(f"{what} has bad sizes: {e}") from None
@@ -429,7 +502,9 @@ class MLPEvaluator:
                 raise ValueError(f"{what} has no {name!r} array")
             a = arrays[name]
             if a.dtype != np.float32 or a.shape != shape:
-                raise ValueError(f"{what}: {name!r} must be float32 {shape}, got {a.dtype} {a.shape}")
+                raise ValueError(
+                    f"{what}: {name!r} must be float32 {shape}, got {a.dtype} {a.shape}"
+                )
             if not np.isfinite(a).all():
                 raise ValueError(f"{what}: {name!r} holds NaN or inf")
             params[name] = a
@@ -449,15 +524,32 @@ class MLPEvaluator:
         for start in range(0, n, 4096):
             rows = slice(start, start + 4096)
             out = _trunk_and_heads(fwd, arrays["observation"][rows])[1]
-            p, v = _head_losses(out, arrays["legal_mask"][rows], arrays["policy"][rows],
-                                arrays["returns"][rows], value_weight, self.num_actions, grad=False)
+            p, v = _head_losses(
+                out,
+                arrays["legal_mask"][rows],
+                arrays["policy"][rows],
+                arrays["returns"][rows],
+                value_weight,
+                self.num_actions,
+                grad=False,
+            )
             sums += (p * (out.shape[0]), v * out.shape[0])
-        l2_term = 0.5 * l2 * sum(float(np.sum(np.square(params[k], dtype=np.float64))) for k in params
-                                 if k.startswith("w") or k.endswith("_w"))
-        return Loss(float(sums.sum() / n + l2_term), float(sums[0] / n), float(sums[1] / n), l2_term)
+        l2_term = (
+            0.5
+            * l2
+            * sum(
+                float(np.sum(np.square(params[k], dtype=np.float64)))
+                for k in params
+                if k.startswith("w") or k.endswith("_w")
+            )
+        )
+        return Loss(
+            float(sums.sum() / n + l2_term), float(sums[0] / n), float(sums[1] / n), l2_term
+        )
 
-    def fit(self, data, *, epochs=5, batch_size=256, lr=1e-3, l2=1e-4, value_weight=1.0,
-            seed=0) -> list:
+    def fit(
+        self, data, *, epochs=5, batch_size=256, lr=1e-3, l2=1e-4, value_weight=1.0, seed=0
+    ) -> list:
         """Train on self-play data with Adam; return the ``Loss`` of each epoch.
 
         data:         a self-play folder, a shard or a mapping of arrays (``training_arrays``).
@@ -477,7 +569,7 @@ class MLPEvaluator:
         value_weight = _number(value_weight, "value_weight", 0.0)
         seed = _int_in(seed, "seed", 0, 2**64 - 1)
         arrays = training_arrays(data, self.obs_size, self.num_actions, self.num_players)
-        with self._fit_guard, np.errstate(over="ignore", invalid="ignore"):   # divergence: checked
+        with self._fit_guard, np.errstate(over="ignore", invalid="ignore"):  # divergence: checked
             return self._fit(arrays, epochs, batch_size, lr, l2, value_weight, seed)
 
     def _fit(self, arrays, epochs, batch_size, lr, l2, value_weight, seed):
@@ -488,13 +580,17 @@ class MLPEvaluator:
         train = []
         for i in range(n_layers):
             train += [params[f"w{i}"], params[f"b{i}"]]
-        train += [np.ascontiguousarray(np.concatenate([params["policy_w"], params["value_w"]], axis=1)),
-                  np.concatenate([params["policy_b"], params["value_b"]])]
+        train += [
+            np.ascontiguousarray(np.concatenate([params["policy_w"], params["value_w"]], axis=1)),
+            np.concatenate([params["policy_b"], params["value_b"]]),
+        ]
         is_weight = [i % 2 == 0 for i in range(len(train))]
         m = [np.zeros_like(t) for t in train]
         v = [np.zeros_like(t) for t in train]
         mean, inv_std = params["obs_mean"], (1.0 / params["obs_std"]).astype(np.float32)
-        obs, mask, policy, returns = (arrays[k] for k in ("observation", "legal_mask", "policy", "returns"))
+        obs, mask, policy, returns = (
+            arrays[k] for k in ("observation", "legal_mask", "policy", "returns")
+        )
         n = len(obs)
         rng = np.random.default_rng(seed)
         b1, b2, eps, step = 0.9, 0.999, 1e-8, 0
@@ -503,14 +599,24 @@ class MLPEvaluator:
             order = rng.permutation(n)
             sums = np.zeros(3)
             for start in range(0, n, batch_size):
-                rows = order[start:start + batch_size]
+                rows = order[start : start + batch_size]
                 B = len(rows)
                 trunk = tuple((train[2 * i], train[2 * i + 1]) for i in range(n_layers))
-                acts, out = _trunk_and_heads((mean, inv_std, trunk, train[-2], train[-1]), obs[rows])
-                p_loss, v_loss, d_out = _head_losses(out, mask[rows], policy[rows], returns[rows],
-                                                     value_weight, A, grad=True)
-                l2_term = 0.5 * l2 * sum(float(np.sum(np.square(t, dtype=np.float64)))
-                                         for t, w in zip(train, is_weight) if w)
+                acts, out = _trunk_and_heads(
+                    (mean, inv_std, trunk, train[-2], train[-1]), obs[rows]
+                )
+                p_loss, v_loss, d_out = _head_losses(
+                    out, mask[rows], policy[rows], returns[rows], value_weight, A, grad=True
+                )
+                l2_term = (
+                    0.5
+                    * l2
+                    * sum(
+                        float(np.sum(np.square(t, dtype=np.float64)))
+                        for t, w in zip(train, is_weight)
+                        if w
+                    )
+                )
                 sums += (p_loss * B, v_loss * B, l2_term * B)
                 grads = [None] * len(train)
                 grads[-2] = acts[-1].T @ d_out
@@ -523,7 +629,7 @@ class MLPEvaluator:
                     if i:
                         dh = dh @ train[2 * i].T
                 step += 1
-                c1, c2 = 1 - b1 ** step, 1 - b2 ** step
+                c1, c2 = 1 - b1**step, 1 - b2**step
                 for t, g, mt, vt, w in zip(train, grads, m, v, is_weight):
                     if w and l2:
                         g = g + np.float32(l2) * t
@@ -533,8 +639,10 @@ class MLPEvaluator:
                     vt += (1 - b2) * np.square(g)
                     t -= (lr / c1) * mt / (np.sqrt(vt / c2) + eps)
             if not all(np.isfinite(t).all() for t in train):
-                raise FloatingPointError("training diverged (NaN or inf in the weights); lower lr; "
-                                         "the weights before this epoch are kept")
+                raise FloatingPointError(
+                    "training diverged (NaN or inf in the weights); lower lr; "
+                    "the weights before this epoch are kept"
+                )
             new = {"obs_mean": params["obs_mean"], "obs_std": params["obs_std"]}
             for i in range(n_layers):
                 new[f"w{i}"], new[f"b{i}"] = train[2 * i], train[2 * i + 1]
@@ -551,8 +659,9 @@ class MLPEvaluator:
         ``(logits, values)`` tensors), for ``TorchEvaluator`` or further training in torch.
         Needs the extra ``caribsim[nn]``."""
         torch = _torch()
-        module = _torch_classes()["MLPModule"](self.obs_size, self.num_actions, self.num_players,
-                                               self.hidden)
+        module = _torch_classes()["MLPModule"](
+            self.obs_size, self.num_actions, self.num_players, self.hidden
+        )
         params = self._state[0]
         with torch.no_grad():
             module.obs_mean.copy_(torch.from_numpy(params["obs_mean"].copy()))
@@ -571,8 +680,10 @@ class MLPEvaluator:
         torch = _torch()
         kind = _torch_classes()["MLPModule"]
         if not isinstance(module, kind):
-            raise TypeError(f"module must be a module made by MLPEvaluator.to_torch(), got "
-                            f"{type(module).__name__}")
+            raise TypeError(
+                f"module must be a module made by MLPEvaluator.to_torch(), got "
+                f"{type(module).__name__}"
+            )
 
         def arr(t):
             return t.detach().to("cpu", torch.float32).numpy().copy()
@@ -589,11 +700,18 @@ class MLPEvaluator:
             params[f"{head}_w"] = weights(getattr(module, head))
             params[f"{head}_b"] = arr(getattr(module, head).bias)
         sizes = (module.obs_size, module.num_actions, module.num_players, tuple(module.hidden))
-        return cls._from_arrays({"format": np.array(FORMAT), "version": np.array(VERSION),
-                                 "obs_size": np.array(sizes[0]), "num_actions": np.array(sizes[1]),
-                                 "num_players": np.array(sizes[2]),
-                                 "hidden": np.array(sizes[3], dtype=np.int64).reshape(-1), **params},
-                                "the module")
+        return cls._from_arrays(
+            {
+                "format": np.array(FORMAT),
+                "version": np.array(VERSION),
+                "obs_size": np.array(sizes[0]),
+                "num_actions": np.array(sizes[1]),
+                "num_players": np.array(sizes[2]),
+                "hidden": np.array(sizes[3], dtype=np.int64).reshape(-1),
+                **params,
+            },
+            "the module",
+        )
 
     def __reduce__(self):
         # a copy (pickle, copy, deepcopy; e.g. to a worker process) has the same weights and a
@@ -601,8 +719,10 @@ class MLPEvaluator:
         return (_make_mlp, (self._sizes, self._state[0]))
 
     def __repr__(self):
-        return (f"MLPEvaluator(obs_size={self.obs_size}, num_actions={self.num_actions}, "
-                f"num_players={self.num_players}, hidden={self.hidden})")
+        return (
+            f"MLPEvaluator(obs_size={self.obs_size}, num_actions={self.num_actions}, "
+            f"num_players={self.num_players}, hidden={self.hidden})"
+        )
 
 
 def _make_mlp(sizes, params):
@@ -615,8 +735,12 @@ def _param_shapes(obs_size, num_actions, num_players, hidden):
     for i, width in enumerate(hidden):
         shapes[f"w{i}"], shapes[f"b{i}"] = (fan_in, width), (width,)
         fan_in = width
-    shapes.update(policy_w=(fan_in, num_actions), policy_b=(num_actions,),
-                  value_w=(fan_in, num_players), value_b=(num_players,))
+    shapes.update(
+        policy_w=(fan_in, num_actions),
+        policy_b=(num_actions,),
+        value_w=(fan_in, num_players),
+        value_b=(num_players,),
+    )
     return shapes
 
 
@@ -628,8 +752,10 @@ def _normalisation(mean, std, obs_size):
             continue
         a = np.asarray(arr)
         if a.dtype.kind not in "biuf" or a.shape != (obs_size,):
-            raise ValueError(f"{name} must be {obs_size} numbers (one per observation feature), got "
-                             f"{a.dtype} {a.shape}")
+            raise ValueError(
+                f"{name} must be {obs_size} numbers (one per observation feature), got "
+                f"{a.dtype} {a.shape}"
+            )
         a = a.astype(np.float32)
         if not np.isfinite(a).all() or (name == "obs_std" and (a <= 0).any()):
             raise ValueError(f"{name} must be finite" + (" and > 0" if name == "obs_std" else ""))
@@ -660,7 +786,7 @@ def _head_losses(out, mask, policy, returns, value_weight, A, grad):
     z = np.where(mask, out[:, :A], -np.inf)
     z -= z.max(axis=1, keepdims=True)
     log_sum = np.log(np.exp(z).sum(axis=1, keepdims=True))
-    log_p = np.where(mask, z - log_sum, np.float32(0))      # 0, not -inf, off the legal moves
+    log_p = np.where(mask, z - log_sum, np.float32(0))  # 0, not -inf, off the legal moves
     p_loss = -float((policy * log_p).sum(dtype=np.float64)) / B
     values = _softmax(out[:, A:])
     diff = values - returns
@@ -674,8 +800,18 @@ def _head_losses(out, mask, policy, returns, value_weight, A, grad):
     return p_loss, v_loss, d_out
 
 
-def train_mlp(data, *, hidden=(128, 128), seed=0, normalise=True, epochs=5, batch_size=256, lr=1e-3,
-              l2=1e-4, value_weight=1.0):
+def train_mlp(
+    data,
+    *,
+    hidden=(128, 128),
+    seed=0,
+    normalise=True,
+    epochs=5,
+    batch_size=256,
+    lr=1e-3,
+    l2=1e-4,
+    value_weight=1.0,
+):
     """A new ``MLPEvaluator`` trained on self-play ``data``; returns ``(evaluator, losses)``.
 
     The sizes come from the data (O, A from the observation and mask columns, P from the
@@ -685,15 +821,28 @@ def train_mlp(data, *, hidden=(128, 128), seed=0, normalise=True, epochs=5, batc
     other options are those of ``MLPEvaluator.fit``; ``losses`` is its list of ``Loss`` per epoch.
     """
     if not isinstance(normalise, bool):
-        raise TypeError(f"normalise must be True or False, got {type(normalise).__name__} {normalise!r}")
+        raise TypeError(
+            f"normalise must be True or False, got {type(normalise).__name__} {normalise!r}"
+        )
     arrays = training_arrays(data)
-    sizes = (arrays["observation"].shape[1], arrays["legal_mask"].shape[1], arrays["returns"].shape[1])
+    sizes = (
+        arrays["observation"].shape[1],
+        arrays["legal_mask"].shape[1],
+        arrays["returns"].shape[1],
+    )
     mean = std = None
     if normalise:
         mean, std = observation_stats(arrays)
     net = MLPEvaluator(*sizes, hidden=hidden, seed=seed, obs_mean=mean, obs_std=std)
-    losses = net.fit(arrays, epochs=epochs, batch_size=batch_size, lr=lr, l2=l2,
-                     value_weight=value_weight, seed=seed)
+    losses = net.fit(
+        arrays,
+        epochs=epochs,
+        batch_size=batch_size,
+        lr=lr,
+        l2=l2,
+        value_weight=value_weight,
+        seed=seed,
+    )
     return net, losses
 
 
@@ -707,6 +856,7 @@ def _fspath(path, what):
 # ---------------------------------------------------------------------------------------------
 # PyTorch
 
+
 def _torch():
     """The torch module, or ImportError with the install hint."""
     try:
@@ -716,7 +866,7 @@ def _torch():
     return torch
 
 
-_TORCH_CLASSES: dict[str, type] = {}       # name -> the torch module class (see _torch_classes)
+_TORCH_CLASSES: dict[str, type] = {}  # name -> the torch module class (see _torch_classes)
 
 
 def _torch_classes():
@@ -757,8 +907,10 @@ def _torch_classes():
             self.register_buffer("obs_mean", torch.zeros(obs_size))
             self.register_buffer("obs_std", torch.ones(obs_size))
             self.stem = nn.Linear(obs_size, hidden)
-            self.blocks = nn.ModuleList(nn.Sequential(nn.Linear(hidden, hidden), nn.ReLU(),
-                                                      nn.Linear(hidden, hidden)) for _ in range(blocks))
+            self.blocks = nn.ModuleList(
+                nn.Sequential(nn.Linear(hidden, hidden), nn.ReLU(), nn.Linear(hidden, hidden))
+                for _ in range(blocks)
+            )
             self.policy = nn.Linear(hidden, num_actions)
             self.value = nn.Linear(hidden, num_players)
 
@@ -768,7 +920,7 @@ def _torch_classes():
                 h = torch.relu(h + block(h))
             return self.policy(h), torch.softmax(self.value(h), dim=-1)
 
-    for cls in (MLPModule, ResidualMLP):       # module-level names, so that pickle finds them
+    for cls in (MLPModule, ResidualMLP):  # module-level names, so that pickle finds them
         cls.__qualname__ = cls.__name__
         cls.__module__ = __name__
     _TORCH_CLASSES.update(MLPModule=MLPModule, ResidualMLP=ResidualMLP)
@@ -841,21 +993,27 @@ class TorchEvaluator:
         if dtype is None:
             dtype = torch.float32
         if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
-            raise TypeError(f"dtype must be a floating torch dtype (torch.float32, torch.float16, "
-                            f"torch.bfloat16, torch.float64), got {dtype!r}")
+            raise TypeError(
+                f"dtype must be a floating torch dtype (torch.float32, torch.float16, "
+                f"torch.bfloat16, torch.float64), got {dtype!r}"
+            )
         if device is None:
             tensors = list(module.parameters()) + list(module.buffers())
             device = tensors[0].device if tensors else torch.device("cpu")
         else:
             if not isinstance(device, (str, torch.device)):
-                raise TypeError(f"device must be None, a str such as 'cpu' or 'cuda:0', or a "
-                                f"torch.device, got {type(device).__name__}")
+                raise TypeError(
+                    f"device must be None, a str such as 'cpu' or 'cuda:0', or a "
+                    f"torch.device, got {type(device).__name__}"
+                )
             try:
                 device = torch.device(device)
             except (RuntimeError, ValueError) as e:
                 raise ValueError(f"device {device!r} is not a torch device: {e}") from None
             module.to(device)
-        self.batch_size = None if batch_size is None else _int_in(batch_size, "batch_size", 1, 1 << 30)
+        self.batch_size = (
+            None if batch_size is None else _int_in(batch_size, "batch_size", 1, 1 << 30)
+        )
         self.module, self.device, self.dtype = module, device, dtype
         module.eval()
         self._torch = torch
@@ -867,34 +1025,51 @@ class TorchEvaluator:
         step = self.batch_size or max(L, 1)
         logits_parts, value_parts = [], []
         with torch.inference_mode():
-            x_all = torch.from_numpy(obs if obs.flags.writeable and obs.flags.c_contiguous
-                                     else np.ascontiguousarray(obs).copy())
+            x_all = torch.from_numpy(
+                obs
+                if obs.flags.writeable and obs.flags.c_contiguous
+                else np.ascontiguousarray(obs).copy()
+            )
             for start in range(0, max(L, 1), step):
-                x = x_all[start:start + step].to(device=self.device, dtype=self.dtype)
+                x = x_all[start : start + step].to(device=self.device, dtype=self.dtype)
                 out = self.module(x)
-                if not isinstance(out, (tuple, list)) or len(out) != 2 or \
-                        not all(isinstance(t, torch.Tensor) for t in out):
-                    raise TypeError(f"the module must return (logits, values) tensors, got "
-                                    f"{type(out).__name__}")
+                if (
+                    not isinstance(out, (tuple, list))
+                    or len(out) != 2
+                    or not all(isinstance(t, torch.Tensor) for t in out)
+                ):
+                    raise TypeError(
+                        f"the module must return (logits, values) tensors, got {type(out).__name__}"
+                    )
                 logits_parts.append(out[0].detach().to("cpu", torch.float32).numpy())
                 value_parts.append(out[1].detach().to("cpu", torch.float32).numpy())
-        logits = np.array(np.concatenate(logits_parts) if len(logits_parts) > 1 else logits_parts[0],
-                          dtype=np.float32, copy=True)
-        values = np.array(np.concatenate(value_parts) if len(value_parts) > 1 else value_parts[0],
-                          dtype=np.float32, copy=True)
-        return check_output(logits, values, L, mask.shape[1],
-                            values.shape[1] if values.ndim == 2 else None)
+        logits = np.array(
+            np.concatenate(logits_parts) if len(logits_parts) > 1 else logits_parts[0],
+            dtype=np.float32,
+            copy=True,
+        )
+        values = np.array(
+            np.concatenate(value_parts) if len(value_parts) > 1 else value_parts[0],
+            dtype=np.float32,
+            copy=True,
+        )
+        return check_output(
+            logits, values, L, mask.shape[1], values.shape[1] if values.ndim == 2 else None
+        )
 
     def __reduce__(self):
         return (TorchEvaluator, (self.module, self.device, self.dtype, self.batch_size))
 
     def __repr__(self):
-        return (f"TorchEvaluator({type(self.module).__name__}, device={str(self.device)!r}, "
-                f"dtype={self.dtype}, batch_size={self.batch_size})")
+        return (
+            f"TorchEvaluator({type(self.module).__name__}, device={str(self.device)!r}, "
+            f"dtype={self.dtype}, batch_size={self.batch_size})"
+        )
 
 
 # ---------------------------------------------------------------------------------------------
 # the cache
+
 
 class CachedEvaluator:
     """An LRU cache over an evaluator.
@@ -923,14 +1098,16 @@ class CachedEvaluator:
 
     def __init__(self, evaluator, max_entries=16384):
         if not callable(evaluator):
-            raise TypeError(f"evaluator must be callable as evaluator(obs, mask) -> (logits, values), "
-                            f"got {type(evaluator).__name__}")
+            raise TypeError(
+                f"evaluator must be callable as evaluator(obs, mask) -> (logits, values), "
+                f"got {type(evaluator).__name__}"
+            )
         self.evaluator = evaluator
         self.max_entries = _int_in(max_entries, "max_entries", 1, 1 << 40)
         self._lock = threading.Lock()
         self._entries = collections.OrderedDict()
-        self._sizes = None            # (O, A, P) of the first call
-        self._counts = [0, 0, 0]      # hits, misses, inner calls
+        self._sizes = None  # (O, A, P) of the first call
+        self._counts = [0, 0, 0]  # hits, misses, inner calls
 
     def __call__(self, obs, mask):
         """(logits float32 [L, A], values float32 [L, P]), from the cache or the inner evaluator."""
@@ -938,13 +1115,20 @@ class CachedEvaluator:
         obs_size, A = obs.shape[1], mask.shape[1]
         with self._lock:
             if self._sizes is not None and self._sizes[:2] != (obs_size, A):
-                raise ValueError(f"this CachedEvaluator holds positions with O = {self._sizes[0]} and "
-                                 f"A = {self._sizes[1]}; got a batch with O = {obs_size} and A = {A}")
-        rows = np.concatenate([np.ascontiguousarray(obs).view(np.uint8).reshape(L, 4 * obs_size),
-                               np.ascontiguousarray(mask).view(np.uint8).reshape(L, A)], axis=1)
+                raise ValueError(
+                    f"this CachedEvaluator holds positions with O = {self._sizes[0]} and "
+                    f"A = {self._sizes[1]}; got a batch with O = {obs_size} and A = {A}"
+                )
+        rows = np.concatenate(
+            [
+                np.ascontiguousarray(obs).view(np.uint8).reshape(L, 4 * obs_size),
+                np.ascontiguousarray(mask).view(np.uint8).reshape(L, A),
+            ],
+            axis=1,
+        )
         keys = [r.tobytes() for r in rows]
-        found = [None] * L            # the cached entry of each row, or None
-        first_of = {}                 # key of a miss -> its index in the inner batch
+        found = [None] * L  # the cached entry of each row, or None
+        first_of = {}  # key of a miss -> its index in the inner batch
         miss_rows, where = [], [None] * L
         with self._lock:
             entries = self._entries
@@ -960,12 +1144,13 @@ class CachedEvaluator:
                     miss_rows.append(i)
         n_miss = len(miss_rows)
         inner = None
-        if n_miss or self._sizes is None:          # (an empty first batch learns P this way)
+        if n_miss or self._sizes is None:  # (an empty first batch learns P this way)
             idx = np.asarray(miss_rows, dtype=np.intp)
             inner = self.evaluator(obs[idx], mask[idx])
             if not isinstance(inner, (tuple, list)) or len(inner) != 2:
-                raise TypeError(f"the inner evaluator must return (logits, values), got "
-                                f"{type(inner).__name__}")
+                raise TypeError(
+                    f"the inner evaluator must return (logits, values), got {type(inner).__name__}"
+                )
             P = None if self._sizes is None else self._sizes[2]
             check_output(inner[0], inner[1], n_miss, A, P)
         P = inner[1].shape[1] if inner is not None else self._sizes[2]
@@ -980,8 +1165,10 @@ class CachedEvaluator:
             if self._sizes is None:
                 self._sizes = (obs_size, A, P)
             elif self._sizes != (obs_size, A, P):
-                raise ValueError(f"this CachedEvaluator holds positions with O, A, P = {self._sizes}; "
-                                 f"got {(obs_size, A, P)}")
+                raise ValueError(
+                    f"this CachedEvaluator holds positions with O, A, P = {self._sizes}; "
+                    f"got {(obs_size, A, P)}"
+                )
             for j, i in enumerate(miss_rows):
                 self._entries[keys[i]] = (inner[0][j].copy(), inner[1][j].copy())
                 self._entries.move_to_end(keys[i])
@@ -1000,8 +1187,14 @@ class CachedEvaluator:
             hits, misses, calls = self._counts
             entries = len(self._entries)
         total = hits + misses
-        return {"hits": hits, "misses": misses, "inner_calls": calls, "entries": entries,
-                "max_entries": self.max_entries, "hit_rate": hits / total if total else 0.0}
+        return {
+            "hits": hits,
+            "misses": misses,
+            "inner_calls": calls,
+            "entries": entries,
+            "max_entries": self.max_entries,
+            "hit_rate": hits / total if total else 0.0,
+        }
 
     def clear(self) -> None:
         """Forget every position and zero the counts (e.g. after the inner evaluator changed)."""

@@ -19,6 +19,7 @@ call ``evaluator(obs, mask) -> (logits, values)`` for the leaves of every tree.
 ``RolloutEvaluator`` is evaluated in C (uniform priors, random playouts). See
 ``docs/search.md``, section "Guided search".
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -54,8 +55,10 @@ class UniformEvaluator:
         self.n_players = _int_in(n_players, "n_players", 1, MAX_PLAYERS)
 
     def __call__(self, obs, mask):
-        return (np.zeros(mask.shape, dtype=np.float32),
-                np.full((mask.shape[0], self.n_players), 0.5, dtype=np.float32))
+        return (
+            np.zeros(mask.shape, dtype=np.float32),
+            np.full((mask.shape[0], self.n_players), 0.5, dtype=np.float32),
+        )
 
     def __repr__(self):
         return f"UniformEvaluator(n_players={self.n_players})"
@@ -96,23 +99,57 @@ def _bool(value, what):
     return bool(value)
 
 
-_OPTIONS = ("simulations", "leaves_per_tree", "c_puct", "fpu_reduction", "dirichlet_alpha",
-            "dirichlet_fraction", "temperature", "gumbel", "max_considered", "gumbel_scale",
-            "c_visit", "c_scale", "interior", "mix", "mix_rollouts", "seed")
+_OPTIONS = (
+    "simulations",
+    "leaves_per_tree",
+    "c_puct",
+    "fpu_reduction",
+    "dirichlet_alpha",
+    "dirichlet_fraction",
+    "temperature",
+    "gumbel",
+    "max_considered",
+    "gumbel_scale",
+    "c_visit",
+    "c_scale",
+    "interior",
+    "mix",
+    "mix_rollouts",
+    "seed",
+)
 
 
-def _check_options(evaluator, simulations, leaves_per_tree, c_puct, fpu_reduction,
-                   dirichlet_alpha, dirichlet_fraction, temperature, gumbel, max_considered,
-                   gumbel_scale, c_visit, c_scale, interior, mix, mix_rollouts, seed):
+def _check_options(
+    evaluator,
+    simulations,
+    leaves_per_tree,
+    c_puct,
+    fpu_reduction,
+    dirichlet_alpha,
+    dirichlet_fraction,
+    temperature,
+    gumbel,
+    max_considered,
+    gumbel_scale,
+    c_visit,
+    c_scale,
+    interior,
+    mix,
+    mix_rollouts,
+    seed,
+):
     if not isinstance(evaluator, RolloutEvaluator) and not callable(evaluator):
-        raise TypeError("evaluator must be callable as evaluator(obs, mask) -> (logits, values) "
-                        f"or a guided.RolloutEvaluator, got {type(evaluator).__name__}")
+        raise TypeError(
+            "evaluator must be callable as evaluator(obs, mask) -> (logits, values) "
+            f"or a guided.RolloutEvaluator, got {type(evaluator).__name__}"
+        )
     o = {
         "simulations": _int_in(simulations, "simulations", 1, 2**40),
         "leaves_per_tree": _int_in(leaves_per_tree, "leaves_per_tree", 1, 4096),
         "c_puct": _number(c_puct, "c_puct"),
         "fpu_reduction": _number(fpu_reduction, "fpu_reduction", 0.0, 1.0),
-        "dirichlet_alpha": None if dirichlet_alpha is None
+        "dirichlet_alpha": None
+        if dirichlet_alpha is None
         else _number(dirichlet_alpha, "dirichlet_alpha", 0.0, None, lo_open=True),
         "dirichlet_fraction": _number(dirichlet_fraction, "dirichlet_fraction", 0.0, 1.0),
         "temperature": _number(temperature, "temperature"),
@@ -131,26 +168,35 @@ def _check_options(evaluator, simulations, leaves_per_tree, c_puct, fpu_reductio
         raise ValueError(f"interior must be one of {sorted(INTERIORS)} or None, got {interior!r}")
     o["interior"] = interior
     if o["mix"] > 0 and isinstance(evaluator, RolloutEvaluator):
-        raise ValueError("mix mixes an evaluator's values with random playouts; the "
-                         "RolloutEvaluator's values are random playouts already: leave mix=0")
+        raise ValueError(
+            "mix mixes an evaluator's values with random playouts; the "
+            "RolloutEvaluator's values are random playouts already: leave mix=0"
+        )
     if o["gumbel"] and o["dirichlet_alpha"] is not None:
-        raise ValueError("dirichlet_alpha applies to the PUCT root only: the Gumbel root explores "
-                         "by its Gumbel draws (gumbel_scale); leave dirichlet_alpha=None with gumbel=True")
+        raise ValueError(
+            "dirichlet_alpha applies to the PUCT root only: the Gumbel root explores "
+            "by its Gumbel draws (gumbel_scale); leave dirichlet_alpha=None with gumbel=True"
+        )
     if o["gumbel"] and o["temperature"] != 0:
-        raise ValueError("temperature applies to the PUCT root only: with gumbel=True the "
-                         "action is the Sequential Halving winner; leave temperature=0")
+        raise ValueError(
+            "temperature applies to the PUCT root only: with gumbel=True the "
+            "action is the Sequential Halving winner; leave temperature=0"
+        )
     return tuple(o[k] for k in _OPTIONS)
 
 
 def _check_states(states):
     from caribsim import VectorGame  # the package's public name (embed builds on search)
+
     if isinstance(states, VectorGame):
         states = [states.get_state(i) for i in range(len(states))]
     elif isinstance(states, (list, tuple)):
         states = list(states)
     else:
-        raise TypeError("states must be a list of caribsim game states or a VectorGame, "
-                        f"got {type(states).__name__}")
+        raise TypeError(
+            "states must be a list of caribsim game states or a VectorGame, "
+            f"got {type(states).__name__}"
+        )
     if not states:
         raise ValueError("states must hold at least one game state")
     for i, state in enumerate(states):
@@ -161,8 +207,10 @@ def _check_states(states):
         if state.is_terminal():
             raise ValueError(f"states[{i}]: cannot search a terminal state: no action is legal")
         if state.is_chance_node():
-            raise ValueError(f"states[{i}]: cannot search a chance node: resolve the chance "
-                             "event first (state.resolve_chance() or apply an outcome)")
+            raise ValueError(
+                f"states[{i}]: cannot search a chance node: resolve the chance "
+                "event first (state.resolve_chance() or apply an outcome)"
+            )
         if not state.legal_actions():
             raise ValueError(f"states[{i}]: cannot search a decision node without a legal action")
     return states
@@ -231,14 +279,46 @@ class BatchSearch:
     mix_rollouts: int
     seed: int
 
-    def __init__(self, evaluator, simulations=800, *, leaves_per_tree=8, c_puct=1.25,
-                 fpu_reduction=0.1, dirichlet_alpha=None, dirichlet_fraction=0.25,
-                 temperature=0.0, gumbel=False, max_considered=16, gumbel_scale=1.0,
-                 c_visit=50.0, c_scale=0.1, interior=None, mix=0.0, mix_rollouts=1, seed=0):
-        options = _check_options(evaluator, simulations, leaves_per_tree, c_puct, fpu_reduction,
-                                 dirichlet_alpha, dirichlet_fraction, temperature, gumbel,
-                                 max_considered, gumbel_scale, c_visit, c_scale, interior,
-                                 mix, mix_rollouts, seed)
+    def __init__(
+        self,
+        evaluator,
+        simulations=800,
+        *,
+        leaves_per_tree=8,
+        c_puct=1.25,
+        fpu_reduction=0.1,
+        dirichlet_alpha=None,
+        dirichlet_fraction=0.25,
+        temperature=0.0,
+        gumbel=False,
+        max_considered=16,
+        gumbel_scale=1.0,
+        c_visit=50.0,
+        c_scale=0.1,
+        interior=None,
+        mix=0.0,
+        mix_rollouts=1,
+        seed=0,
+    ):
+        options = _check_options(
+            evaluator,
+            simulations,
+            leaves_per_tree,
+            c_puct,
+            fpu_reduction,
+            dirichlet_alpha,
+            dirichlet_fraction,
+            temperature,
+            gumbel,
+            max_considered,
+            gumbel_scale,
+            c_visit,
+            c_scale,
+            interior,
+            mix,
+            mix_rollouts,
+            seed,
+        )
         guard = self.__dict__.get("_guard") or _Exclusive("BatchSearch")
         with guard:
             self._guard = guard
@@ -263,11 +343,26 @@ class BatchSearch:
         o = dict(zip(_OPTIONS, self._options))
         ev = self._evaluator
         rollouts = ev.rollouts if isinstance(ev, RolloutEvaluator) else 0
-        return Engine(state, ev, o["simulations"], o["leaves_per_tree"], o["c_puct"],
-                      o["fpu_reduction"], o["dirichlet_alpha"] or 0.0, o["dirichlet_fraction"],
-                      o["temperature"], o["gumbel"], o["interior"], o["max_considered"],
-                      o["gumbel_scale"], o["c_visit"], o["c_scale"], rollouts, o["mix"],
-                      o["mix_rollouts"])
+        return Engine(
+            state,
+            ev,
+            o["simulations"],
+            o["leaves_per_tree"],
+            o["c_puct"],
+            o["fpu_reduction"],
+            o["dirichlet_alpha"] or 0.0,
+            o["dirichlet_fraction"],
+            o["temperature"],
+            o["gumbel"],
+            o["interior"],
+            o["max_considered"],
+            o["gumbel_scale"],
+            o["c_visit"],
+            o["c_scale"],
+            rollouts,
+            o["mix"],
+            o["mix_rollouts"],
+        )
 
     def run(self, states, seeds=None) -> list:
         """Search every state (a list of decision nodes of one game and player count, or a
@@ -283,18 +378,23 @@ class BatchSearch:
                     raise TypeError(f"seeds must be a list of ints, got {type(seeds).__name__}")
                 seeds = [_int_in(s, f"seeds[{i}]", 0, 2**64 - 1) for i, s in enumerate(seeds)]
                 if len(seeds) != len(states):
-                    raise ValueError(f"give one seed per state: {len(states)} states, "
-                                     f"{len(seeds)} seeds")
+                    raise ValueError(
+                        f"give one seed per state: {len(states)} states, {len(seeds)} seeds"
+                    )
             first = states[0]
             if self._engine is None or not self._engine.accepts(first):
                 self._engine = self._make_engine(first)
             for i, state in enumerate(states):
                 if not self._engine.accepts(state):
-                    raise ValueError(f"states[{i}] is not of the game and number of players of "
-                                     "states[0]: a batch holds one game")
+                    raise ValueError(
+                        f"states[{i}] is not of the game and number of players of "
+                        "states[0]: a batch holds one game"
+                    )
             out = self._engine.run(states, seeds)
-        return [GuidedResult(int(a), v, p, q, val, int(sims), float(sec), int(nodes))
-                for a, v, p, q, val, sims, sec, nodes in out]
+        return [
+            GuidedResult(int(a), v, p, q, val, int(sims), float(sec), int(nodes))
+            for a, v, p, q, val, sims, sec, nodes in out
+        ]
 
     def _kwargs(self):
         _guard_of(self, "BatchSearch")
@@ -308,8 +408,11 @@ class BatchSearch:
     def __repr__(self):
         if "_guard" not in self.__dict__:
             return "BatchSearch(<not initialised>)"
-        return (f"BatchSearch({self._evaluator!r}, "
-                + ", ".join(f"{k}={v!r}" for k, v in self._kwargs().items()) + ")")
+        return (
+            f"BatchSearch({self._evaluator!r}, "
+            + ", ".join(f"{k}={v!r}" for k, v in self._kwargs().items())
+            + ")"
+        )
 
 
 def _make_batch_search(evaluator, kwargs):
@@ -326,9 +429,12 @@ for _i, _name in enumerate(_OPTIONS):
 del _i, _name
 
 
-def search(state, evaluator, simulations=800, *, leaves_per_tree=1, seed=0, **options) -> GuidedResult:
+def search(
+    state, evaluator, simulations=800, *, leaves_per_tree=1, seed=0, **options
+) -> GuidedResult:
     """Guided search of one state (a decision node); the options are BatchSearch's.
     ``search(states[i], ev, seed=s_i, ...)`` gives what tree i of
     ``BatchSearch(ev, ...).run(states, seeds=[s_0, s_1, ...])`` gives."""
-    return BatchSearch(evaluator, simulations, leaves_per_tree=leaves_per_tree, seed=seed,
-                       **options).run([state])[0]
+    return BatchSearch(
+        evaluator, simulations, leaves_per_tree=leaves_per_tree, seed=seed, **options
+    ).run([state])[0]

@@ -12,6 +12,7 @@
 The search runs in C without the GIL over the game interface (``pyx/caribsim/_game.pxd``);
 see ``docs/search.md``.
 """
+
 from __future__ import annotations
 
 import math
@@ -77,8 +78,10 @@ def _check_state(state):
     if state.is_terminal():
         raise ValueError("cannot search a terminal state: no action is legal")
     if state.is_chance_node():
-        raise ValueError("cannot search a chance node: resolve the chance event first "
-                         "(state.resolve_chance() or apply an outcome)")
+        raise ValueError(
+            "cannot search a chance node: resolve the chance event first "
+            "(state.resolve_chance() or apply an outcome)"
+        )
     if not state.legal_actions():
         raise ValueError("cannot search a decision node without a legal action")
 
@@ -89,7 +92,9 @@ class _Exclusive:
 
     def __init__(self, what, message=None):
         self._lock = threading.Lock()
-        self._message = message or f"this {what} is in use by another thread; use one {what} per thread"
+        self._message = (
+            message or f"this {what} is in use by another thread; use one {what} per thread"
+        )
 
     def __enter__(self):
         if not self._lock.acquire(blocking=False):
@@ -113,8 +118,17 @@ def _bool(value, what):
     return value
 
 
-_OPTIONS = ("iterations", "seconds", "c", "reward", "rollout", "max_depth", "threads", "seed",
-            "reuse")
+_OPTIONS = (
+    "iterations",
+    "seconds",
+    "c",
+    "reward",
+    "rollout",
+    "max_depth",
+    "threads",
+    "seed",
+    "reuse",
+)
 
 
 class Searcher:
@@ -138,12 +152,24 @@ class Searcher:
     seed: int
     reuse: bool
 
-    def __init__(self, iterations=None, seconds=None, c=1.4, reward="win", rollout="random",
-                 max_depth=None, threads=1, seed=0, reuse=True):
-        options = (*_check_options(iterations, seconds, c, reward, rollout, max_depth, threads, seed),
-                   _bool(reuse, "reuse"))
+    def __init__(
+        self,
+        iterations=None,
+        seconds=None,
+        c=1.4,
+        reward="win",
+        rollout="random",
+        max_depth=None,
+        threads=1,
+        seed=0,
+        reuse=True,
+    ):
+        options = (
+            *_check_options(iterations, seconds, c, reward, rollout, max_depth, threads, seed),
+            _bool(reuse, "reuse"),
+        )
         guard = self.__dict__.get("_guard") or _Exclusive("Searcher")
-        with guard:                   # a second __init__ waits for no search: it is refused
+        with guard:  # a second __init__ waits for no search: it is refused
             self._guard = guard
             self._options = options
             self._forest = None
@@ -155,11 +181,18 @@ class Searcher:
             if self._forest is None or not self._forest.accepts(state):
                 self._forest = Forest(state, threads, c, reward, rollout, max_depth, seed)
             action, stats, iterations, nodes, seconds = self._forest.search(
-                state, iterations, seconds, reuse)
-        if action is None:            # cannot happen after one iteration at a decision node
+                state, iterations, seconds, reuse
+            )
+        if action is None:  # cannot happen after one iteration at a decision node
             raise RuntimeError("the search found no action at the root")
-        return SearchResult(action, {a: v for a, (v, _) in stats.items()},
-                            {a: m for a, (_, m) in stats.items()}, iterations, nodes, seconds)
+        return SearchResult(
+            action,
+            {a: v for a, (v, _) in stats.items()},
+            {a: m for a, (_, m) in stats.items()},
+            iterations,
+            nodes,
+            seconds,
+        )
 
     def _kwargs(self):
         """The options as Searcher() takes them (an unset budget or cut-off as None)."""
@@ -193,8 +226,17 @@ for _i, _name in enumerate(_OPTIONS):
 del _i, _name
 
 
-def search(state, iterations=None, seconds=None, c=1.4, reward="win", rollout="random",
-           max_depth=None, threads=1, seed=0) -> SearchResult:
+def search(
+    state,
+    iterations=None,
+    seconds=None,
+    c=1.4,
+    reward="win",
+    rollout="random",
+    max_depth=None,
+    threads=1,
+    seed=0,
+) -> SearchResult:
     """Search ``state`` (a decision node) and return the chosen action with root statistics.
 
     iterations / seconds: the budget (either or both; the first reached stops the search;
@@ -209,5 +251,6 @@ def search(state, iterations=None, seconds=None, c=1.4, reward="win", rollout="r
     seed:      with an iteration budget the search is deterministic for a seed (for any
                number of threads).
     """
-    return Searcher(iterations, seconds, c, reward, rollout, max_depth, threads, seed,
-                    reuse=False).search(state)
+    return Searcher(
+        iterations, seconds, c, reward, rollout, max_depth, threads, seed, reuse=False
+    ).search(state)

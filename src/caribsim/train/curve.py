@@ -1,5 +1,6 @@
 """The learning curve of a training run: its losses and the evaluation's win share per round,
 drawn from the log (matplotlib, the extra ``caribsim[plot]``)."""
+
 from __future__ import annotations
 
 import os
@@ -11,6 +12,7 @@ def require_matplotlib():
     """matplotlib.pyplot on the Agg backend, or ImportError with the install hint."""
     try:
         import matplotlib
+
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
@@ -26,15 +28,22 @@ def plot(log: list, path, threshold: float) -> None:
     rounds = [e["round"] for e in log]
     fig, (losses, share) = plt.subplots(1, 2, figsize=(10, 3.8))
     for key, colour in (("total", "#333333"), ("policy", "#4a7fb5"), ("value", "#c0504d")):
-        losses.plot(rounds, [e["train"]["loss"][key] for e in log], marker="o", color=colour, label=key)
+        losses.plot(
+            rounds, [e["train"]["loss"][key] for e in log], marker="o", color=colour, label=key
+        )
     losses.set_xlabel("round")
     losses.set_ylabel("loss (last epoch)")
     losses.legend()
     shares = [e["eval"]["win_share"] for e in log]
     share.plot(rounds, shares, color="#4a7fb5")
     for r, s, e in zip(rounds, shares, log):
-        share.plot([r], [s], marker="o", color="#4a7fb5",
-                   fillstyle="full" if e["eval"]["accepted"] else "none")
+        share.plot(
+            [r],
+            [s],
+            marker="o",
+            color="#4a7fb5",
+            fillstyle="full" if e["eval"]["accepted"] else "none",
+        )
     share.axhline(threshold, linestyle="--", color="#999999", label=f"threshold {threshold:g}")
     share.set_ylim(0, 1)
     share.set_xlabel("round")

@@ -30,6 +30,7 @@ continues an interrupted run with the results of an uninterrupted one. A round i
 by its line in ``log.jsonl``; an interrupted round is played again (its finished self-play
 shards are kept). The files of the output folder are described in docs/training.md.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -88,18 +89,31 @@ class Config:
         for name in ("gumbel", "normalise"):
             if not isinstance(getattr(self, name), bool):
                 raise TypeError(f"{name} must be True or False, got {getattr(self, name)!r}")
-        ints = {"games_per_round": (1, 10**6), "simulations": (1, 10**6), "eval_games": (1, 10**6),
-                "window": (1, 10**6), "hidden": (1, 1 << 16), "blocks": (0, 256), "epochs": (1, 10**6),
-                "batch_size": (1, 1 << 30), "selfplay_batch": (1, 1 << 16), "seed": (0, 2**63 - 1)}
-        plain = {name: _int_in(getattr(self, name), name, lo, hi) for name, (lo, hi) in ints.items()}
+        ints = {
+            "games_per_round": (1, 10**6),
+            "simulations": (1, 10**6),
+            "eval_games": (1, 10**6),
+            "window": (1, 10**6),
+            "hidden": (1, 1 << 16),
+            "blocks": (0, 256),
+            "epochs": (1, 10**6),
+            "batch_size": (1, 1 << 30),
+            "selfplay_batch": (1, 1 << 16),
+            "seed": (0, 2**63 - 1),
+        }
+        plain = {
+            name: _int_in(getattr(self, name), name, lo, hi) for name, (lo, hi) in ints.items()
+        }
         plain["teacher_games"] = _int_in(self.teacher_games, "teacher_games", 0, 10**6)
         if self.teacher is None:
             if plain["teacher_games"]:
                 raise ValueError("teacher_games needs a teacher (a bot spec such as 'mcts:800')")
         else:
             if not isinstance(self.teacher, str):
-                raise TypeError(f"teacher must be a bot spec such as 'mcts:800', got {self.teacher!r}")
-            plain["teacher"] = bots.parse_bot(self.teacher).name     # a bad spec says what is allowed
+                raise TypeError(
+                    f"teacher must be a bot spec such as 'mcts:800', got {self.teacher!r}"
+                )
+            plain["teacher"] = bots.parse_bot(self.teacher).name  # a bad spec says what is allowed
             if not plain["teacher_games"]:
                 raise ValueError(f"teacher {self.teacher!r} needs teacher_games >= 1")
         plain["threshold"] = _number(self.threshold, "threshold", 0.0, 1.01)
@@ -107,8 +121,10 @@ class Config:
         for name in ("l2", "value_weight", "temperature", "dirichlet_alpha"):
             plain[name] = _number(getattr(self, name), name, 0.0)
         if self.gumbel and (plain["temperature"] or plain["dirichlet_alpha"]):
-            raise ValueError("temperature and dirichlet_alpha are the PUCT root's exploration; with "
-                             "gumbel=True the Gumbel root explores by its draws: set both to 0")
+            raise ValueError(
+                "temperature and dirichlet_alpha are the PUCT root's exploration; with "
+                "gumbel=True the Gumbel root explores by its draws: set both to 0"
+            )
         return dataclasses.replace(self, **plain)
 
     def to_json(self) -> dict:
@@ -117,6 +133,7 @@ class Config:
 
 # ---------------------------------------------------------------------------------------------
 # the folder
+
 
 class Folder:
     """The paths of a run's output folder (docs/training.md, "Files")."""
@@ -161,7 +178,9 @@ def _read_log(folder: Folder) -> list:
     try:
         log = [json.loads(line) for line in lines]
     except ValueError as e:
-        raise ValueError(f"cannot resume: {folder.log!r} is not a log of JSON lines ({e})") from None
+        raise ValueError(
+            f"cannot resume: {folder.log!r} is not a log of JSON lines ({e})"
+        ) from None
     if [e.get("round") for e in log] != list(range(1, len(log) + 1)):
         raise ValueError(f"cannot resume: {folder.log!r} does not list rounds 1, 2, ... in order")
     return log
@@ -174,17 +193,23 @@ def _open(folder: Folder, config: Config, resume: bool) -> list:
         raise ValueError(f"out_dir {root!r} is a file, not a folder")
     if not os.path.exists(folder.config):
         if resume:
-            raise ValueError(f"resume=True: {root!r} holds no training run (no config.json); "
-                             f"start one without resume")
+            raise ValueError(
+                f"resume=True: {root!r} holds no training run (no config.json); "
+                f"start one without resume"
+            )
         if os.path.isdir(root) and os.listdir(root):
-            raise ValueError(f"out_dir {root!r} is not empty and holds no training run; use an empty "
-                             f"or new folder")
+            raise ValueError(
+                f"out_dir {root!r} is not empty and holds no training run; use an empty "
+                f"or new folder"
+            )
         os.makedirs(root, exist_ok=True)
         _write_json(folder.config, config.to_json())
         return []
     if not resume:
-        raise ValueError(f"out_dir {root!r} already holds a training run (config.json): continue it "
-                         f"with resume=True (--resume) or use another folder")
+        raise ValueError(
+            f"out_dir {root!r} already holds a training run (config.json): continue it "
+            f"with resume=True (--resume) or use another folder"
+        )
     stored = _read_json_file(folder.config, "training config", ValueError)
     mine = json.loads(json.dumps(config.to_json()))
     if not isinstance(stored, dict) or stored.get("format") != FORMAT:
@@ -192,13 +217,16 @@ def _open(folder: Folder, config: Config, resume: bool) -> list:
     differ = sorted(k for k in set(stored) | set(mine) if stored.get(k) != mine.get(k))
     if differ:
         shown = ", ".join(f"{k} ({stored.get(k)!r} there, {mine.get(k)!r} now)" for k in differ)
-        raise ValueError(f"cannot resume {root!r}: it holds a training run with another config "
-                         f"(differs in {shown}); resume with the same options or use another folder")
+        raise ValueError(
+            f"cannot resume {root!r}: it holds a training run with another config "
+            f"(differs in {shown}); resume with the same options or use another folder"
+        )
     return _read_log(folder)
 
 
 # ---------------------------------------------------------------------------------------------
 # progress on stderr
+
 
 class _Progress:
     """Round headers and the training's epoch line on stderr; the self-play and evaluation
@@ -218,21 +246,23 @@ class _Progress:
 
     def epoch(self, e: int, epochs: int, loss) -> None:
         if self.enabled:
-            sys.stderr.write(f"\r  {e}/{epochs} epochs  loss {loss.total:.4f} (policy {loss.policy:.4f}, "
-                             f"value {loss.value:.4f}) " + ("\n" if e == epochs else ""))
+            sys.stderr.write(
+                f"\r  {e}/{epochs} epochs  loss {loss.total:.4f} (policy {loss.policy:.4f}, "
+                f"value {loss.value:.4f}) " + ("\n" if e == epochs else "")
+            )
             sys.stderr.flush()
 
 
 # ---------------------------------------------------------------------------------------------
 # one round
 
+
 def _search_options(config: Config, exploring: bool) -> dict:
     """The AlphaZeroBot options: self-play explores (PUCT: root noise and temperature),
     the evaluation does not."""
     if config.gumbel or not exploring:
         return {"gumbel": config.gumbel}
-    return {"temperature": config.temperature,
-            "dirichlet_alpha": config.dirichlet_alpha or None}
+    return {"temperature": config.temperature, "dirichlet_alpha": config.dirichlet_alpha or None}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -242,7 +272,7 @@ class _Run:
 
     config: Config
     folder: Folder
-    game: Game                  # the loaded game (caribsim.load_game)
+    game: Game  # the loaded game (caribsim.load_game)
     where: dict
     progress: _Progress
     threads: int
@@ -253,10 +283,18 @@ def _selfplay(run: _Run, r: int, best_round: int) -> dict:
     best = evaluators.MLPEvaluator.load(run.folder.model(best_round))
     bot = bots.AlphaZeroBot(best, config.simulations, **_search_options(config, True))
     with _blas.one_thread():
-        return selfplay.generate(config.game, bot, config.games_per_round, run.folder.selfplay(r),
-                                 seed=arena.derive_seed(config.seed, r, 0),
-                                 games_per_shard=config.selfplay_batch, batch=config.selfplay_batch,
-                                 progress=run.progress.enabled, **run.where, **config.options)
+        return selfplay.generate(
+            config.game,
+            bot,
+            config.games_per_round,
+            run.folder.selfplay(r),
+            seed=arena.derive_seed(config.seed, r, 0),
+            games_per_shard=config.selfplay_batch,
+            batch=config.selfplay_batch,
+            progress=run.progress.enabled,
+            **run.where,
+            **config.options,
+        )
 
 
 def _window(run: _Run, r: int) -> tuple:
@@ -270,7 +308,9 @@ def _window(run: _Run, r: int) -> tuple:
 
 def _fresh_trainer(config: Config, game) -> tuple:
     """The initial network (drawn from the run's seed) and a fresh Adam."""
-    module = network.new_network(game, config.hidden, config.blocks, arena.derive_seed(config.seed, 0) >> 1)
+    module = network.new_network(
+        game, config.hidden, config.blocks, arena.derive_seed(config.seed, 0) >> 1
+    )
     return module, network.new_optimizer(module, config.lr)
 
 
@@ -281,17 +321,32 @@ def _start(run: _Run) -> None:
     os.makedirs(folder.round(0), exist_ok=True)
     module, optimizer = _fresh_trainer(config, run.game)
     if config.teacher:
-        run.progress.say(0, f"the teacher's self-play, {config.teacher_games} games of {config.teacher}")
+        run.progress.say(
+            0, f"the teacher's self-play, {config.teacher_games} games of {config.teacher}"
+        )
         t0 = time.perf_counter()
-        manifest = selfplay.generate(config.game, config.teacher, config.teacher_games, folder.selfplay(0),
-                                     seed=arena.derive_seed(config.seed, 0, 0), progress=run.progress.enabled,
-                                     **run.where, **config.options)
+        manifest = selfplay.generate(
+            config.game,
+            config.teacher,
+            config.teacher_games,
+            folder.selfplay(0),
+            seed=arena.derive_seed(config.seed, 0, 0),
+            progress=run.progress.enabled,
+            **run.where,
+            **config.options,
+        )
         t1 = time.perf_counter()
         losses = _fit(run, module, optimizer, evaluators.training_arrays(folder.selfplay(0)), 0)
-        _write_json(folder.round(0, "teacher.json"), {
-            "teacher": config.teacher, "games": manifest["n_games"], "decisions": manifest["decisions"],
-            "loss": dataclasses.asdict(losses[-1]),
-            "seconds": {"selfplay": t1 - t0, "train": time.perf_counter() - t1}})
+        _write_json(
+            folder.round(0, "teacher.json"),
+            {
+                "teacher": config.teacher,
+                "games": manifest["n_games"],
+                "decisions": manifest["decisions"],
+                "loss": dataclasses.asdict(losses[-1]),
+                "seconds": {"selfplay": t1 - t0, "train": time.perf_counter() - t1},
+            },
+        )
     network.save_checkpoint(folder.checkpoint(0), module, optimizer, 0)
     network.export(module).save(folder.model(0))
 
@@ -302,9 +357,17 @@ def _fit(run: _Run, module, optimizer, arrays, r: int) -> list:
     config = run.config
     if r == (0 if config.teacher else 1) and config.normalise:
         network.set_scaling(module, arrays["observation"])
-    losses = network.fit(module, optimizer, arrays, epochs=config.epochs, batch_size=config.batch_size,
-                         l2=config.l2, value_weight=config.value_weight,
-                         seed=arena.derive_seed(config.seed, r, 1) >> 1, threads=run.threads)
+    losses = network.fit(
+        module,
+        optimizer,
+        arrays,
+        epochs=config.epochs,
+        batch_size=config.batch_size,
+        l2=config.l2,
+        value_weight=config.value_weight,
+        seed=arena.derive_seed(config.seed, r, 1) >> 1,
+        threads=run.threads,
+    )
     for e, loss in enumerate(losses, 1):
         run.progress.epoch(e, config.epochs, loss)
     return losses
@@ -319,8 +382,12 @@ def _train(run: _Run, r: int) -> dict:
     losses = _fit(run, module, optimizer, arrays, r)
     network.save_checkpoint(folder.checkpoint(r), module, optimizer, r)
     network.export(module).save(folder.model(r))
-    return {"samples": len(arrays["observation"]), "window": rounds,
-            "epochs": [dataclasses.asdict(x) for x in losses], "loss": dataclasses.asdict(losses[-1])}
+    return {
+        "samples": len(arrays["observation"]),
+        "window": rounds,
+        "epochs": [dataclasses.asdict(x) for x in losses],
+        "loss": dataclasses.asdict(losses[-1]),
+    }
 
 
 def win_share(match) -> float:
@@ -337,25 +404,42 @@ def _evaluate(run: _Run, r: int, best_round: int) -> dict:
     options = _search_options(config, False)
     nets = [evaluators.MLPEvaluator.load(run.folder.model(k)) for k in (r, best_round)]
     seats = [bots.AlphaZeroBot(nets[0], config.simulations, **options)]
-    seats += [bots.AlphaZeroBot(nets[1], config.simulations, **options)
-              for _ in range(run.game.num_players() - 1)]
+    seats += [
+        bots.AlphaZeroBot(nets[1], config.simulations, **options)
+        for _ in range(run.game.num_players() - 1)
+    ]
     with _blas.one_thread():
-        match = arena.play_match(run.game, seats, config.eval_games, seed=arena.derive_seed(config.seed, r, 2),
-                                 progress=run.progress.enabled, **run.where)
+        match = arena.play_match(
+            run.game,
+            seats,
+            config.eval_games,
+            seed=arena.derive_seed(config.seed, r, 2),
+            progress=run.progress.enabled,
+            **run.where,
+        )
     share = win_share(match)
-    return {"games": match.n_games, "against_round": best_round, "win_share": share,
-            "new_win_rate": match.bots[0].win_rate, "new_ci95": list(match.bots[0].ci95),
-            "best_win_rate": float(np.mean([b.win_rate for b in match.bots[1:]])),
-            "mean_length": match.mean_length, "threshold": config.threshold,
-            "accepted": share >= config.threshold}
+    return {
+        "games": match.n_games,
+        "against_round": best_round,
+        "win_share": share,
+        "new_win_rate": match.bots[0].win_rate,
+        "new_ci95": list(match.bots[0].ci95),
+        "best_win_rate": float(np.mean([b.win_rate for b in match.bots[1:]])),
+        "mean_length": match.mean_length,
+        "threshold": config.threshold,
+        "accepted": share >= config.threshold,
+    }
 
 
 def _round(run: _Run, r: int, best_round: int) -> dict:
     """Play, train and evaluate round ``r``; return its log entry (nothing committed yet)."""
     config, say = run.config, run.progress.say
     t0 = time.perf_counter()
-    say(r, f"self-play, {config.games_per_round} games of the best network (round {best_round}), "
-           f"{config.simulations} simulations")
+    say(
+        r,
+        f"self-play, {config.games_per_round} games of the best network (round {best_round}), "
+        f"{config.simulations} simulations",
+    )
     manifest = _selfplay(run, r, best_round)
     t1 = time.perf_counter()
     say(r, f"training, {config.epochs} epoch{'s' if config.epochs != 1 else ''}")
@@ -364,9 +448,14 @@ def _round(run: _Run, r: int, best_round: int) -> dict:
     say(r, f"evaluation, {config.eval_games} games against the best network (round {best_round})")
     result = _evaluate(run, r, best_round)
     t3 = time.perf_counter()
-    return {"round": r, "selfplay": {"games": manifest["n_games"], "decisions": manifest["decisions"]},
-            "train": trained, "eval": result, "best_round": r if result["accepted"] else best_round,
-            "seconds": {"selfplay": t1 - t0, "train": t2 - t1, "eval": t3 - t2, "total": t3 - t0}}
+    return {
+        "round": r,
+        "selfplay": {"games": manifest["n_games"], "decisions": manifest["decisions"]},
+        "train": trained,
+        "eval": result,
+        "best_round": r if result["accepted"] else best_round,
+        "seconds": {"selfplay": t1 - t0, "train": t2 - t1, "eval": t3 - t2, "total": t3 - t0},
+    }
 
 
 def _commit(folder, log, threshold, plot) -> None:
@@ -381,22 +470,54 @@ def _publish_best(folder, log) -> None:
     best_round = log[-1]["best_round"] if log else 0
     shutil.copyfile(folder.model(best_round), folder.best_model + ".tmp")
     os.replace(folder.best_model + ".tmp", folder.best_model)
-    _write_json(folder.best, {"round": best_round, "model": os.path.relpath(folder.model(best_round), folder.root),
-                              "checkpoint": os.path.relpath(folder.checkpoint(best_round), folder.root)})
+    _write_json(
+        folder.best,
+        {
+            "round": best_round,
+            "model": os.path.relpath(folder.model(best_round), folder.root),
+            "checkpoint": os.path.relpath(folder.checkpoint(best_round), folder.root),
+        },
+    )
 
 
 # ---------------------------------------------------------------------------------------------
 # the loop
 
-def train(game, out_dir, *, rounds: int, games_per_round: int = 32, simulations: int = 32,
-          eval_games: int = 20, threshold: float = 0.55, window: int = 4, hidden: int = 128,
-          blocks: int = 2, epochs: int = 1, batch_size: int = 256, lr: float = 1e-3, l2: float = 1e-4,
-          value_weight: float = 1.0, gumbel: bool = False, temperature: float | None = None,
-          dirichlet_alpha: float | None = None, selfplay_batch: int = 16, normalise: bool = True,
-          seed: int = 0, teacher: str | None = None, teacher_games: int = 0, resume: bool = False,
-          backend: str = "local", workers: int | None = None,
-          address: str | None = None, torch_threads: int = 1, progress=None, plot: bool = True,
-          **options) -> dict:
+
+def train(
+    game,
+    out_dir,
+    *,
+    rounds: int,
+    games_per_round: int = 32,
+    simulations: int = 32,
+    eval_games: int = 20,
+    threshold: float = 0.55,
+    window: int = 4,
+    hidden: int = 128,
+    blocks: int = 2,
+    epochs: int = 1,
+    batch_size: int = 256,
+    lr: float = 1e-3,
+    l2: float = 1e-4,
+    value_weight: float = 1.0,
+    gumbel: bool = False,
+    temperature: float | None = None,
+    dirichlet_alpha: float | None = None,
+    selfplay_batch: int = 16,
+    normalise: bool = True,
+    seed: int = 0,
+    teacher: str | None = None,
+    teacher_games: int = 0,
+    resume: bool = False,
+    backend: str = "local",
+    workers: int | None = None,
+    address: str | None = None,
+    torch_threads: int = 1,
+    progress=None,
+    plot: bool = True,
+    **options,
+) -> dict:
     """Train a policy/value network for ``game`` by rounds of self-play, training and
     evaluation (see the module's docstring); write everything to ``out_dir``.
 
@@ -429,17 +550,40 @@ def train(game, out_dir, *, rounds: int, games_per_round: int = 32, simulations:
     Needs PyTorch (``pip install 'caribsim[nn]'``); bad options raise TypeError / ValueError.
     """
     if not isinstance(game, str):
-        raise TypeError(f"game must be a game name ({', '.join(caribsim.games())}), got {type(game).__name__}")
+        raise TypeError(
+            f"game must be a game name ({', '.join(caribsim.games())}), got {type(game).__name__}"
+        )
     loaded = caribsim.load_game(game, **options)
-    config = Config(game, loaded.options(), games_per_round, simulations, eval_games, threshold, window,
-                    hidden, blocks, epochs, batch_size, lr, l2, value_weight, gumbel,
-                    (0.0 if gumbel else 1.0) if temperature is None else temperature,
-                    (0.0 if gumbel else 0.3) if dirichlet_alpha is None else dirichlet_alpha,
-                    selfplay_batch, normalise, seed, teacher, teacher_games).checked()
+    config = Config(
+        game,
+        loaded.options(),
+        games_per_round,
+        simulations,
+        eval_games,
+        threshold,
+        window,
+        hidden,
+        blocks,
+        epochs,
+        batch_size,
+        lr,
+        l2,
+        value_weight,
+        gumbel,
+        (0.0 if gumbel else 1.0) if temperature is None else temperature,
+        (0.0 if gumbel else 0.3) if dirichlet_alpha is None else dirichlet_alpha,
+        selfplay_batch,
+        normalise,
+        seed,
+        teacher,
+        teacher_games,
+    ).checked()
     rounds = _int_in(rounds, "rounds", 0, 10**6)
     if rounds == 0 and not config.teacher:
-        raise ValueError("rounds=0 is the teacher's warm start alone (round 0): it needs a teacher "
-                         "(e.g. teacher='mcts:800', teacher_games=1600); without one, rounds >= 1")
+        raise ValueError(
+            "rounds=0 is the teacher's warm start alone (round 0): it needs a teacher "
+            "(e.g. teacher='mcts:800', teacher_games=1600); without one, rounds >= 1"
+        )
     torch_threads = _int_in(torch_threads, "torch_threads", 1, 1024)
     for name, value in (("resume", resume), ("plot", plot)):
         if not isinstance(value, bool):
@@ -447,26 +591,46 @@ def train(game, out_dir, *, rounds: int, games_per_round: int = 32, simulations:
     distributed.check_backend(backend, workers, address, 0)
     if plot:
         curve.require_matplotlib()
-    network.require_torch()                 # after the options: a bad one is named even without it
+    network.require_torch()  # after the options: a bad one is named even without it
     try:
         folder = Folder(out_dir)
     except TypeError:
-        raise TypeError(f"out_dir must be a str or path object, got {type(out_dir).__name__}") from None
+        raise TypeError(
+            f"out_dir must be a str or path object, got {type(out_dir).__name__}"
+        ) from None
     log = _open(folder, config, resume)
     progress = _Progress(sys.stderr.isatty() if progress is None else bool(progress), rounds)
-    run = _Run(config, folder, loaded, {"backend": backend, "workers": workers, "address": address},
-               progress, torch_threads)
+    run = _Run(
+        config,
+        folder,
+        loaded,
+        {"backend": backend, "workers": workers, "address": address},
+        progress,
+        torch_threads,
+    )
     if not os.path.exists(folder.checkpoint(0)):
         _start(run)
-    _publish_best(folder, log)              # (repairs a pointer an interrupted round moved)
+    _publish_best(folder, log)  # (repairs a pointer an interrupted round moved)
     for r in range(len(log) + 1, rounds + 1):
         entry = _round(run, r, log[-1]["best_round"] if log else 0)
         log.append(entry)
         _commit(folder, log, config.threshold, plot)
         ev = entry["eval"]
-        progress.say(r, f"win share {ev['win_share']:.3f} over {ev['games']} games: "
-                        + (f"round {r} is the new best" if ev["accepted"] else
-                           f"the best stays round {entry['best_round']}")
-                        + f" ({entry['seconds']['total']:.1f} s)", done=True)
+        progress.say(
+            r,
+            f"win share {ev['win_share']:.3f} over {ev['games']} games: "
+            + (
+                f"round {r} is the new best"
+                if ev["accepted"]
+                else f"the best stays round {entry['best_round']}"
+            )
+            + f" ({entry['seconds']['total']:.1f} s)",
+            done=True,
+        )
     best_round = log[-1]["best_round"] if log else 0
-    return {"out_dir": folder.root, "log": log, "best_round": best_round, "best_model": folder.best_model}
+    return {
+        "out_dir": folder.root,
+        "log": log,
+        "best_round": best_round,
+        "best_model": folder.best_model,
+    }

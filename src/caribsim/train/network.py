@@ -8,6 +8,7 @@ layers, ``[h, u] = relu([I | W1] h + [0, b1])`` of width 2H and ``h' = relu([I; 
 + b2)`` of width H. The ``MLPEvaluator`` file (``.npz``) then holds the whole network and
 the bots load it without PyTorch (``alphazero:N:model=best.npz``).
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -45,7 +46,7 @@ def set_scaling(module, observations) -> None:
     torch = require_torch()
     obs = observations.astype(np.float64)
     std = obs.std(axis=0)
-    std[std < 1e-6] = 1.0           # a constant feature: left unscaled
+    std[std < 1e-6] = 1.0  # a constant feature: left unscaled
     with torch.no_grad():
         module.obs_mean.copy_(torch.from_numpy(obs.mean(axis=0).astype(np.float32)))
         module.obs_std.copy_(torch.from_numpy(std.astype(np.float32)))
@@ -57,11 +58,18 @@ def _batch_loss(module, batch, l2, value_weight):
     obs, mask, policy, returns = batch
     logits, values = module(obs)
     log_p = torch.log_softmax(logits.masked_fill(~mask, float("-inf")), dim=1)
-    log_p = torch.where(mask, log_p, torch.zeros_like(log_p))     # 0, not -inf, off the legal moves
+    log_p = torch.where(mask, log_p, torch.zeros_like(log_p))  # 0, not -inf, off the legal moves
     p_loss = -(policy * log_p).sum(dim=1).mean()
     v_loss = value_weight * torch.square(values - returns).mean()
-    l2_term = 0.5 * l2 * sum(torch.square(p).sum() for name, p in module.named_parameters()
-                             if name.endswith("weight"))
+    l2_term = (
+        0.5
+        * l2
+        * sum(
+            torch.square(p).sum()
+            for name, p in module.named_parameters()
+            if name.endswith("weight")
+        )
+    )
     return p_loss + v_loss + l2_term, p_loss, v_loss, l2_term
 
 
@@ -79,7 +87,9 @@ def _deterministic(torch, threads):
         torch.set_num_threads(before[1])
 
 
-def fit(module, optimizer, arrays, *, epochs, batch_size, l2, value_weight, seed, threads=1) -> list:
+def fit(
+    module, optimizer, arrays, *, epochs, batch_size, l2, value_weight, seed, threads=1
+) -> list:
     """Train ``module`` with ``optimizer`` on ``arrays`` (``evaluators.training_arrays``'s
     dict); return the ``Loss`` of each epoch, the mean over its rows of each batch's loss
     before its step. Each epoch visits the rows in an order drawn from a ``torch.Generator``
@@ -89,8 +99,12 @@ def fit(module, optimizer, arrays, *, epochs, batch_size, l2, value_weight, seed
     batches are small products, which more threads slow down (measured on a busy 2-core
     machine: 3,266 rows in 0.04 s on one thread, 1.8-5.5 s on two; the same weights)."""
     torch = require_torch()
-    tensors = (torch.from_numpy(arrays["observation"]), torch.from_numpy(arrays["legal_mask"]),
-               torch.from_numpy(arrays["policy"]), torch.from_numpy(arrays["returns"]))
+    tensors = (
+        torch.from_numpy(arrays["observation"]),
+        torch.from_numpy(arrays["legal_mask"]),
+        torch.from_numpy(arrays["policy"]),
+        torch.from_numpy(arrays["returns"]),
+    )
     n = len(tensors[0])
     generator = torch.Generator().manual_seed(seed)
     history = []
@@ -100,7 +114,7 @@ def fit(module, optimizer, arrays, *, epochs, batch_size, l2, value_weight, seed
             order = torch.randperm(n, generator=generator)
             sums = np.zeros(4)
             for start in range(0, n, batch_size):
-                rows = order[start:start + batch_size]
+                rows = order[start : start + batch_size]
                 parts = _batch_loss(module, tuple(t[rows] for t in tensors), l2, value_weight)
                 optimizer.zero_grad(set_to_none=True)
                 parts[0].backward()
@@ -117,6 +131,7 @@ def fit(module, optimizer, arrays, *, epochs, batch_size, l2, value_weight, seed
 # ---------------------------------------------------------------------------------------------
 # checkpoints
 
+
 def save_checkpoint(path, module, optimizer, round_: int) -> None:
     """Write the module's and the optimizer's state to ``path`` (``torch.save``, through a
     temporary file and a rename, so a reader never sees half a file)."""
@@ -124,8 +139,10 @@ def save_checkpoint(path, module, optimizer, round_: int) -> None:
     path = os.fspath(path)
     tmp = f"{path}.tmp{os.getpid()}"
     try:
-        torch.save({"round": round_, "model": module.state_dict(),
-                    "optimizer": optimizer.state_dict()}, tmp)
+        torch.save(
+            {"round": round_, "model": module.state_dict(), "optimizer": optimizer.state_dict()},
+            tmp,
+        )
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
@@ -152,13 +169,16 @@ def load_checkpoint(path, module, optimizer) -> int:
 # ---------------------------------------------------------------------------------------------
 # the export
 
+
 def export(module) -> evaluators.MLPEvaluator:
     """The residual MLP ``module`` (``torch_mlp``) as a numpy ``MLPEvaluator`` with the same
     outputs (up to float32 rounding): hidden widths (H, 2H, H, 2H, H, ...), one pair per
     residual block (see the module's docstring)."""
     torch = require_torch()
     if not isinstance(module, evaluators.ResidualMLP):
-        raise TypeError(f"module must be a residual MLP made by torch_mlp(), got {type(module).__name__}")
+        raise TypeError(
+            f"module must be a residual MLP made by torch_mlp(), got {type(module).__name__}"
+        )
     H = module.stem.out_features
     hidden = (H,) + (2 * H, H) * len(module.blocks)
     plain = evaluators.MLPModule(module.obs_size, module.num_actions, module.num_players, hidden)

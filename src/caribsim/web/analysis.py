@@ -23,6 +23,7 @@ lines without numbers of their own.
 never waits), each once per game; the result is ``ID.analysis.json`` beside the record,
 written whole or not at all, and read back after a restart.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -37,9 +38,9 @@ from caribsim.web.games import GameError, _write_json
 
 FORMAT = "caribsim-web-analysis"
 VERSION = 1
-DEFAULT_ITERATIONS = 300     # simulations of each step's search
-SWINGS = 5                   # swings listed
-CHUNK = 16                   # steps searched per run (the progress moves by this much)
+DEFAULT_ITERATIONS = 300  # simulations of each step's search
+SWINGS = 5  # swings listed
+CHUNK = 16  # steps searched per run (the progress moves by this much)
 log = logging.getLogger("caribsim.web")
 
 
@@ -51,8 +52,11 @@ def decisions(record: dict) -> list:
     """``(step, seat, action, state)`` of every decision of the record, ``state`` the state the
     move was chosen in (the record checked as ``records.replay`` does)."""
     states = records.states(record)
-    return [(k, step["player"], step["action"], states[k])
-            for k, step in enumerate(record["steps"]) if step["player"] >= 0]
+    return [
+        (k, step["player"], step["action"], states[k])
+        for k, step in enumerate(record["steps"])
+        if step["player"] >= 0
+    ]
 
 
 def swings(estimates: list, returns: list, top: int = SWINGS) -> list:
@@ -63,8 +67,17 @@ def swings(estimates: list, returns: list, top: int = SWINGS) -> list:
         seat = e["seat"]
         after = estimates[i + 1]["win"][seat] if i + 1 < len(estimates) else returns[seat]
         before = e["win"][seat]
-        out.append({"step": e["step"], "seat": seat, "action": e["action"], "label": e["label"],
-                    "before": before, "after": after, "delta": round(after - before, 6)})
+        out.append(
+            {
+                "step": e["step"],
+                "seat": seat,
+                "action": e["action"],
+                "label": e["label"],
+                "before": before,
+                "after": after,
+                "delta": round(after - before, 6),
+            }
+        )
     out.sort(key=lambda s: (-abs(s["delta"]), s["step"]))
     return out[:top]
 
@@ -73,8 +86,11 @@ def said(answer: dict, tr) -> dict:
     """An answer of ``Analyses.answer`` with its moves' labels in the language of ``tr``."""
     if answer.get("status") != "done":
         return answer
-    return {**answer, "estimates": [{**e, "label": tr.move(e["label"])} for e in answer["estimates"]],
-            "swings": [{**w, "label": tr.move(w["label"])} for w in answer["swings"]]}
+    return {
+        **answer,
+        "estimates": [{**e, "label": tr.move(e["label"])} for e in answer["estimates"]],
+        "swings": [{**w, "label": tr.move(w["label"])} for w in answer["swings"]],
+    }
 
 
 def analyse(record: dict, iterations: int, progress=None, stop=None) -> dict:
@@ -85,28 +101,46 @@ def analyse(record: dict, iterations: int, progress=None, stop=None) -> dict:
         raise ValueError("the record's game is not over: there is nothing to analyse yet")
     board = boards.get(record["game"])
     steps = decisions(record)
-    search = guided.BatchSearch(guided.RolloutEvaluator(), simulations=iterations, leaves_per_tree=1)
+    search = guided.BatchSearch(
+        guided.RolloutEvaluator(), simulations=iterations, leaves_per_tree=1
+    )
     estimates = []
     if progress:
         progress(0, len(steps))
     for start in range(0, len(steps), CHUNK):
         if stop and stop():
             raise Stopped
-        chunk = steps[start:start + CHUNK]
-        results = search.run([st for _, _, _, st in chunk],
-                             seeds=[(record["seed"] + k) % 2**64 for k, _, _, _ in chunk])
+        chunk = steps[start : start + CHUNK]
+        results = search.run(
+            [st for _, _, _, st in chunk],
+            seeds=[(record["seed"] + k) % 2**64 for k, _, _, _ in chunk],
+        )
         for (k, seat, action, st), r in zip(chunk, results):
-            estimates.append({"step": k, "seat": seat, "action": action,
-                              "label": board.choice_label(st, action, seat=seat),
-                              "win": [round(min(1.0, max(0.0, float(v))), 6) for v in r.value]})
+            estimates.append(
+                {
+                    "step": k,
+                    "seat": seat,
+                    "action": action,
+                    "label": board.choice_label(st, action, seat=seat),
+                    "win": [round(min(1.0, max(0.0, float(v))), 6) for v in r.value],
+                }
+            )
         if progress:
             progress(len(estimates), len(steps))
     returns = [float(v) for v in record["final"]["returns"]]
-    return {"format": FORMAT, "version": VERSION, "game": record["game"], "seed": record["seed"],
-            "players": record.get("players"), "steps": len(record["steps"]), "iterations": iterations,
-            "search": f"guided PUCT, RolloutEvaluator(1), {iterations} simulations, seed: game seed + step",
-            "estimates": estimates, "final": {"step": len(record["steps"]), "returns": returns},
-            "swings": swings(estimates, returns)}
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "game": record["game"],
+        "seed": record["seed"],
+        "players": record.get("players"),
+        "steps": len(record["steps"]),
+        "iterations": iterations,
+        "search": f"guided PUCT, RolloutEvaluator(1), {iterations} simulations, seed: game seed + step",
+        "estimates": estimates,
+        "final": {"step": len(record["steps"]), "returns": returns},
+        "swings": swings(estimates, returns),
+    }
 
 
 class _Job:
@@ -124,9 +158,11 @@ class Analyses:
         self.folder, self.iterations = Path(folder), iterations
         self.jobs: dict[str, _Job] = {}
         self.results: dict[str, dict] = {}
-        self.computed = 0            # analyses searched by this server (not read from a file)
+        self.computed = 0  # analyses searched by this server (not read from a file)
         self._stopping = False
-        self._pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="caribsim-analysis")
+        self._pool = concurrent.futures.ThreadPoolExecutor(
+            1, thread_name_prefix="caribsim-analysis"
+        )
 
     def path(self, game_id: str) -> Path:
         return self.folder / f"{game_id}.analysis.json"
@@ -135,11 +171,19 @@ class Analyses:
         """Whether ``result`` is the analysis of the game as it ended (an undo at the end and
         another ending make another game) with this server's budget."""
         history = game.state.history()
-        return (isinstance(result, dict) and result.get("format") == FORMAT and result.get("version") == VERSION
-                and result.get("steps") == len(history) and result.get("seed") == game.seed
-                and result.get("iterations") == self.iterations and isinstance(result.get("estimates"), list)
-                and [(e.get("step"), e.get("action")) for e in result["estimates"] if isinstance(e, dict)]
-                == [(k, step["action"]) for k, step in enumerate(game.steps) if step["player"] >= 0])
+        return (
+            isinstance(result, dict)
+            and result.get("format") == FORMAT
+            and result.get("version") == VERSION
+            and result.get("steps") == len(history)
+            and result.get("seed") == game.seed
+            and result.get("iterations") == self.iterations
+            and isinstance(result.get("estimates"), list)
+            and [
+                (e.get("step"), e.get("action")) for e in result["estimates"] if isinstance(e, dict)
+            ]
+            == [(k, step["action"]) for k, step in enumerate(game.steps) if step["player"] >= 0]
+        )
 
     def _cached(self, game) -> dict | None:
         """The file's analysis if it is of this game's record and this server's budget."""
@@ -158,32 +202,53 @@ class Analyses:
         while it is searched (started now if it was not), or ``{"status": "failed", "error"}``.
         Runs on the event loop; a game not over is refused (409)."""
         if not game.state.is_terminal():
-            raise GameError("the analysis is made when the game is over (step {step} now): "
-                            "ask again at the end", 409, step=game.step)
+            raise GameError(
+                "the analysis is made when the game is over (step {step} now): "
+                "ask again at the end",
+                409,
+                step=game.step,
+            )
         result = self.results.get(game.id)
         if result is not None and not self._of(result, game):
-            del self.results[game.id]            # of an ending undone since
+            del self.results[game.id]  # of an ending undone since
             result = None
         job = self.jobs.get(game.id)
         if result is None and job is None and (result := self._cached(game)) is not None:
             self.results[game.id] = result
         if result is not None:
-            return {"status": "done", "done": len(result["estimates"]), "total": len(result["estimates"]), **result}
+            return {
+                "status": "done",
+                "done": len(result["estimates"]),
+                "total": len(result["estimates"]),
+                **result,
+            }
         if job is not None and job.history != game.state.history():
-            job = None           # of an ending undone since: its result will not be kept
+            job = None  # of an ending undone since: its result will not be kept
         if job is None:
             job = self.jobs[game.id] = _Job()
-            job.total, job.history = sum(step["player"] >= 0 for step in game.steps), game.state.history()
-            job.future = asyncio.get_running_loop().run_in_executor(self._pool, self._run, game.id, game.record(), job)
+            job.total, job.history = (
+                sum(step["player"] >= 0 for step in game.steps),
+                game.state.history(),
+            )
+            job.future = asyncio.get_running_loop().run_in_executor(
+                self._pool, self._run, game.id, game.record(), job
+            )
             job.future.add_done_callback(lambda f, gid=game.id: self._finished(gid, f))
         if job.error is not None:
             return {"status": "failed", "error": job.error}
-        return {"status": "running", "done": job.done, "total": job.total, "iterations": self.iterations}
+        return {
+            "status": "running",
+            "done": job.done,
+            "total": job.total,
+            "iterations": self.iterations,
+        }
 
     def _run(self, game_id: str, record: dict, job: _Job) -> dict:
         """On the analysis thread: search, then write the file."""
+
         def progress(done, total):
             job.done, job.total = done, total
+
         result = analyse(record, self.iterations, progress, lambda: self._stopping)
         _write_json(self.path(game_id), result)
         return result
@@ -191,7 +256,7 @@ class Analyses:
     def _finished(self, game_id: str, future) -> None:
         """On the event loop: keep the result, or say why there is none."""
         job = self.jobs.get(game_id)
-        current = job is not None and job.future is future     # not replaced after an undo
+        current = job is not None and job.future is future  # not replaced after an undo
         if future.cancelled() or isinstance(future.exception(), Stopped):
             if current:
                 del self.jobs[game_id]
@@ -200,7 +265,7 @@ class Analyses:
             e = future.exception()
             log.error("game %s: the analysis failed: %s", game_id, e)
             if current:
-                assert job is not None              # current: this future's job
+                assert job is not None  # current: this future's job
                 job.error = f"the analysis failed: {e}"
             return
         self.computed += 1

@@ -11,6 +11,7 @@ Languages (``caribsim.human.lang``): the pages speak the server's ``lang`` unles
 address says ``?lang=cs`` / ``?lang=en``; the API answers (moves' labels, the log, the refusals)
 in English unless the request says ``?lang=`` (the pages send theirs). Records stay English.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -30,7 +31,7 @@ from caribsim.web.analysis import DEFAULT_ITERATIONS, Analyses
 from caribsim.web.analysis import said as analysis_said
 from caribsim.web.games import GameError, Games, choices, hint, hint_said
 
-MAX_BODY = 64 * 1024       # bytes of a request body
+MAX_BODY = 64 * 1024  # bytes of a request body
 DEFAULT_BOT = "mcts:2000"
 
 
@@ -52,7 +53,11 @@ def _lang(request, default: str = "en") -> str:
     that is not known."""
     code = request.query_params.get("lang", default)
     if code not in languages.LANGS:
-        raise GameError("unknown language {lang!r}; choose from {langs}", lang=code[:20], langs=", ".join(languages.LANGS))
+        raise GameError(
+            "unknown language {lang!r}; choose from {langs}",
+            lang=code[:20],
+            langs=", ".join(languages.LANGS),
+        )
     return code
 
 
@@ -70,13 +75,20 @@ def _no_route(request, exc: HTTPException):
     """An address or method the app does not have: under /api a JSON answer like the rest."""
     if not request.url.path.startswith("/api/"):
         return PlainTextResponse(exc.detail, status_code=exc.status_code)
-    return JSONResponse({"error": f"{exc.detail}: {request.method} {request.url.path[:80]}"},
-                        status_code=exc.status_code)
+    return JSONResponse(
+        {"error": f"{exc.detail}: {request.method} {request.url.path[:80]}"},
+        status_code=exc.status_code,
+    )
 
 
-def create_app(games_dir, bot_delay: float = 0.6, hint_iterations: int = 2000,
-               default_bot: str = DEFAULT_BOT, lang: str = "en",
-               analysis_iterations: int = DEFAULT_ITERATIONS) -> Starlette:
+def create_app(
+    games_dir,
+    bot_delay: float = 0.6,
+    hint_iterations: int = 2000,
+    default_bot: str = DEFAULT_BOT,
+    lang: str = "en",
+    analysis_iterations: int = DEFAULT_ITERATIONS,
+) -> Starlette:
     """The app over the games folder ``games_dir`` (its unfinished games resume); bots wait
     ``bot_delay`` seconds before each move, a hint searches ``hint_iterations`` iterations,
     the post-game analysis ``analysis_iterations`` simulations per decision; the pages speak
@@ -91,7 +103,9 @@ def create_app(games_dir, bot_delay: float = 0.6, hint_iterations: int = 2000,
         try:
             return HTMLResponse(make(_lang(request, page_lang)))
         except GameError as e:
-            return HTMLResponse(page.notice(_said(e, request, page_lang), page_lang), status_code=e.status)
+            return HTMLResponse(
+                page.notice(_said(e, request, page_lang), page_lang), status_code=e.status
+            )
 
     def seats_of(game, tokens) -> list:
         return [game.seat_of(t) for t in tokens]
@@ -103,21 +117,34 @@ def create_app(games_dir, bot_delay: float = 0.6, hint_iterations: int = 2000,
         def make(code):
             game = games.get(request.path_params["game_id"])
             return page.game(game.id, game.name, code)
+
         return page_of(request, make)
 
     async def list_games(request):
         summaries = [g.summary() for g in games.games.values()]
-        return JSONResponse({"games": [s for s in summaries if not s["over"]],
-                             "finished": [s for s in summaries if s["over"]],
-                             "choices": list(choices())})
+        return JSONResponse(
+            {
+                "games": [s for s in summaries if not s["over"]],
+                "finished": [s for s in summaries if s["over"]],
+                "choices": list(choices()),
+            }
+        )
 
     async def create(request):
         game = games.create(await _body(request))
         game.kick(bot_delay)
-        links = [{"seat": s, "url": f"/game/{game.id}?token={t}"} for s, t in enumerate(game.tokens) if t]
-        hotseat = (f"/game/{game.id}?" + "&".join(f"token={t}" for t in game.tokens if t)) if len(links) > 1 else None
-        return JSONResponse({"id": game.id, "links": links, "hotseat": hotseat,
-                             "watch": f"/game/{game.id}"}, status_code=201)
+        links = [
+            {"seat": s, "url": f"/game/{game.id}?token={t}"} for s, t in enumerate(game.tokens) if t
+        ]
+        hotseat = (
+            (f"/game/{game.id}?" + "&".join(f"token={t}" for t in game.tokens if t))
+            if len(links) > 1
+            else None
+        )
+        return JSONResponse(
+            {"id": game.id, "links": links, "hotseat": hotseat, "watch": f"/game/{game.id}"},
+            status_code=201,
+        )
 
     async def view(request):
         code = _lang(request)
@@ -131,6 +158,7 @@ def create_app(games_dir, bot_delay: float = 0.6, hint_iterations: int = 2000,
             getattr(game, method)(body)
             game.kick(bot_delay)
             return JSONResponse(game.view([game.seat_of(body["token"])], code))
+
         return handler
 
     async def hint_route(request):
@@ -141,7 +169,8 @@ def create_app(games_dir, bot_delay: float = 0.6, hint_iterations: int = 2000,
         task = game.hints.get(game.step)
         if task is None:
             task = game.hints[game.step] = asyncio.ensure_future(
-                asyncio.to_thread(hint, state, hint_iterations, game.board))
+                asyncio.to_thread(hint, state, hint_iterations, game.board)
+            )
         found = await asyncio.shield(task)
         return JSONResponse(hint_said(found, languages.translator(game.name, code)))
 
@@ -151,12 +180,20 @@ def create_app(games_dir, bot_delay: float = 0.6, hint_iterations: int = 2000,
     async def analysis(request):
         code = _lang(request)
         game = games.get(request.path_params["game_id"])
-        return JSONResponse(analysis_said(analyses.answer(game), languages.translator(game.name, code)))
+        return JSONResponse(
+            analysis_said(analyses.answer(game), languages.translator(game.name, code))
+        )
 
     async def replay(request):
-        return page_of(request, lambda code: page.replay(
-            games.get(request.path_params["game_id"]).finished_record(), request.path_params["game_id"],
-            default_bot, code))
+        return page_of(
+            request,
+            lambda code: page.replay(
+                games.get(request.path_params["game_id"]).finished_record(),
+                request.path_params["game_id"],
+                default_bot,
+                code,
+            ),
+        )
 
     async def updates(ws: WebSocket):
         await ws.accept()
@@ -168,7 +205,7 @@ def create_app(games_dir, bot_delay: float = 0.6, hint_iterations: int = 2000,
             await ws.send_json({"error": _said(e, ws), "status": e.status})
             await ws.close(code=4000 + e.status)
             return
-        changed: asyncio.Queue[None] = asyncio.Queue()     # a None after every change
+        changed: asyncio.Queue[None] = asyncio.Queue()  # a None after every change
         game.listeners.add(changed)
         try:
             await _serve_socket(ws, lambda: game.view(seats, code), changed)
@@ -178,7 +215,7 @@ def create_app(games_dir, bot_delay: float = 0.6, hint_iterations: int = 2000,
     @contextlib.asynccontextmanager
     async def lifespan(app):
         for game in games.games.values():
-            game.kick(bot_delay)            # a bot to act when the server stopped moves now
+            game.kick(bot_delay)  # a bot to act when the server stopped moves now
         yield
         for game in games.games.values():
             if game.task is not None:
@@ -186,15 +223,24 @@ def create_app(games_dir, bot_delay: float = 0.6, hint_iterations: int = 2000,
         analyses.close()
 
     api = "/api/games/{game_id}"
-    app = Starlette(routes=[
-        Route("/", lobby), Route("/game/{game_id}", game_page), Route("/replay/{game_id}", replay),
-        Route("/api/games", list_games), Route("/api/games", create, methods=["POST"]),
-        Route(api, view), Route(api + "/move", acting("move"), methods=["POST"]),
-        Route(api + "/undo", acting("undo"), methods=["POST"]),
-        Route(api + "/hint", hint_route, methods=["POST"]), Route(api + "/record", record),
-        Route(api + "/analysis", analysis),
-        WebSocketRoute(api + "/ws", updates),
-    ], exception_handlers={GameError: _refused, HTTPException: _no_route}, lifespan=lifespan)
+    app = Starlette(
+        routes=[
+            Route("/", lobby),
+            Route("/game/{game_id}", game_page),
+            Route("/replay/{game_id}", replay),
+            Route("/api/games", list_games),
+            Route("/api/games", create, methods=["POST"]),
+            Route(api, view),
+            Route(api + "/move", acting("move"), methods=["POST"]),
+            Route(api + "/undo", acting("undo"), methods=["POST"]),
+            Route(api + "/hint", hint_route, methods=["POST"]),
+            Route(api + "/record", record),
+            Route(api + "/analysis", analysis),
+            WebSocketRoute(api + "/ws", updates),
+        ],
+        exception_handlers={GameError: _refused, HTTPException: _no_route},
+        lifespan=lifespan,
+    )
     app.state.games = games
     app.state.analyses = analyses
     return app
@@ -203,6 +249,7 @@ def create_app(games_dir, bot_delay: float = 0.6, hint_iterations: int = 2000,
 async def _serve_socket(ws: WebSocket, view, changed: asyncio.Queue) -> None:
     """Send the view now and after every change until the page goes away; the socket takes
     no requests (moves are posted), a message gets an error answer."""
+
     async def push():
         while True:
             await ws.send_json(view())
@@ -210,8 +257,13 @@ async def _serve_socket(ws: WebSocket, view, changed: asyncio.Queue) -> None:
 
     async def listen():
         while (await ws.receive())["type"] != "websocket.disconnect":
-            await ws.send_json({"error": "this socket only sends the game's updates; post moves "
-                                         "to /api/games/ID/move", "status": 400})
+            await ws.send_json(
+                {
+                    "error": "this socket only sends the game's updates; post moves "
+                    "to /api/games/ID/move",
+                    "status": 400,
+                }
+            )
 
     tasks = [asyncio.ensure_future(push()), asyncio.ensure_future(listen())]
     try:

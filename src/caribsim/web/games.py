@@ -7,6 +7,7 @@ rewritten after every move, so a closed tab or a stopped server loses nothing) a
 tokens (kept out of the record, which may be shared). Every method here runs on the server's
 event loop; only the bots' and the hints' searches run in threads, on clones.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -30,8 +31,8 @@ from caribsim.search import mcts
 
 HUMAN = "human"
 SEATS_FORMAT = "caribsim-web-seats"
-MAX_SPEC = 200          # characters of a bot spec
-HINT_MOVES = 5          # moves a hint lists
+MAX_SPEC = 200  # characters of a bot spec
+HINT_MOVES = 5  # moves a hint lists
 _ID = re.compile(r"[0-9a-f]{12}")
 _PLAYER_PROBE = range(1, 11)
 log = logging.getLogger("caribsim.web")
@@ -50,7 +51,9 @@ class Text:
         template = tr.messages.get(self.template, self.template) if tr else self.template
         if not self.values:
             return template
-        return template.format(**{k: v.said(tr) if isinstance(v, Text) else v for k, v in self.values.items()})
+        return template.format(
+            **{k: v.said(tr) if isinstance(v, Text) else v for k, v in self.values.items()}
+        )
 
     def __str__(self) -> str:
         return self.said()
@@ -94,8 +97,13 @@ def choices() -> tuple:
     for name in caribsim.games():
         counts = [n for n in _PLAYER_PROBE if _loads(name, n)]
         params = inspect.signature(type(caribsim.load_game(name)).__init__).parameters.values()
-        out.append({"game": name, "players": counts,
-                    "options": {p.name: p.default for p in params if isinstance(p.default, bool)}})
+        out.append(
+            {
+                "game": name,
+                "players": counts,
+                "options": {p.name: p.default for p in params if isinstance(p.default, bool)},
+            }
+        )
     return tuple(out)
 
 
@@ -129,22 +137,35 @@ def _write_json(path: Path, value) -> None:
 
 def _int(value, what: str, low: int, high: int) -> int:
     if type(value) is not int or not low <= value <= high:
-        raise GameError(what + " must be an integer in {low}..{high}, got {got}", low=low, high=high,
-                        got=json.dumps(value)[:60])
+        raise GameError(
+            what + " must be an integer in {low}..{high}, got {got}",
+            low=low,
+            high=high,
+            got=json.dumps(value)[:60],
+        )
     return value
 
 
 def _bot(spec, seat: int):
     if not isinstance(spec, str) or not spec.strip() or len(spec) > MAX_SPEC:
-        raise GameError("seat {seat}: give \"human\" or a bot spec (random, greedy, mcts:N, ...) "
-                        "of at most {n} characters, got {got}", seat=seat, n=MAX_SPEC, got=json.dumps(spec)[:60])
+        raise GameError(
+            'seat {seat}: give "human" or a bot spec (random, greedy, mcts:N, ...) '
+            "of at most {n} characters, got {got}",
+            seat=seat,
+            n=MAX_SPEC,
+            got=json.dumps(spec)[:60],
+        )
     try:
         return bot_specs.parse_bot(spec)
     except (ValueError, TypeError) as e:
-        unknown = f"unknown bot spec {spec!r}; use {bot_specs._KINDS}"     # the common slip, said in the page's language
+        unknown = f"unknown bot spec {spec!r}; use {bot_specs._KINDS}"  # the common slip, said in the page's language
         if str(e) == unknown:
-            raise GameError("seat {seat}: unknown bot spec {spec!r}; use {kinds}", seat=seat, spec=spec,
-                            kinds=bot_specs._KINDS) from None
+            raise GameError(
+                "seat {seat}: unknown bot spec {spec!r}; use {kinds}",
+                seat=seat,
+                spec=spec,
+                kinds=bot_specs._KINDS,
+            ) from None
         raise GameError("seat {seat}: {why}", seat=seat, why=str(e)) from None
 
 
@@ -153,18 +174,22 @@ class Game:
 
     def __init__(self, folder: Path, game_id: str, state, seed: int, seats: list, tokens: list):
         self.folder, self.id, self.seed = folder, game_id, seed
-        self.seats, self.tokens = seats, tokens        # per seat: "human"/a spec, a token/None
+        self.seats, self.tokens = seats, tokens  # per seat: "human"/a spec, a token/None
         self.rules, self.name = state.game, type(state.game).name
         self.board = boards.get(self.name)
         self.bots = {s: _bot(spec, s) for s, spec in enumerate(seats) if spec != HUMAN}
         for s, bot in self.bots.items():
             bot.restart((seed + s + 1 + len(state.history())) % 2**64)
-        self.players = [HUMAN if spec == HUMAN else self.bots[s].name for s, spec in enumerate(seats)]
+        self.players = [
+            HUMAN if spec == HUMAN else self.bots[s].name for s, spec in enumerate(seats)
+        ]
         self.listeners: set[asyncio.Queue] = set()
-        self.task: asyncio.Task[None] | None = None     # the bots' driver while a bot is to act
-        self.problem: Text | None = None                # a bot that failed (the game waits)
-        self.hints: dict[int, asyncio.Future] = {}      # step -> the hint's search (a task) at that step
-        self.version = _now()        # grows with every change, across restarts too
+        self.task: asyncio.Task[None] | None = None  # the bots' driver while a bot is to act
+        self.problem: Text | None = None  # a bot that failed (the game waits)
+        self.hints: dict[
+            int, asyncio.Future
+        ] = {}  # step -> the hint's search (a task) at that step
+        self.version = _now()  # grows with every change, across restarts too
         self._reset(state)
 
     # --- making, loading, saving ---------------------------------------------------------
@@ -173,40 +198,60 @@ class Game:
         """A new game from the lobby's request: ``{"game", "players"?, "options"?, "seats",
         "seed"?}`` (seats: "human" or a bot spec each)."""
         if not isinstance(body, dict):
-            raise GameError("a new game is a JSON object with game, seats and optionally players, options, seed")
+            raise GameError(
+                "a new game is a JSON object with game, seats and optionally players, options, seed"
+            )
         if "record" in body:
             return cls._from_record(folder, body)
         unknown = set(body) - {"game", "players", "options", "seats", "seed"}
         if unknown:
-            raise GameError("unknown field(s) {fields}; allowed: game, players, options, seats, seed "
-                            "(or record, step, seats: play on from a record)", fields=", ".join(sorted(unknown)))
+            raise GameError(
+                "unknown field(s) {fields}; allowed: game, players, options, seats, seed "
+                "(or record, step, seats: play on from a record)",
+                fields=", ".join(sorted(unknown)),
+            )
         offer: dict[str, dict] = {c["game"]: c for c in choices()}
         name = body.get("game")
         if name not in offer:
-            raise GameError("game must be one of {games}, got {got}", games=", ".join(offer), got=json.dumps(name)[:60])
+            raise GameError(
+                "game must be one of {games}, got {got}",
+                games=", ".join(offer),
+                got=json.dumps(name)[:60],
+            )
         seats = body.get("seats")
         counts = offer[name]["players"]
         if not isinstance(seats, list) or len(seats) not in counts:
-            raise GameError("seats must be a list of {low}..{high} entries (\"human\" or a bot spec), got {got}",
-                            low=counts[0], high=counts[-1], got=json.dumps(seats)[:60])
+            raise GameError(
+                'seats must be a list of {low}..{high} entries ("human" or a bot spec), got {got}',
+                low=counts[0],
+                high=counts[-1],
+                got=json.dumps(seats)[:60],
+            )
         if body.get("players", len(seats)) != len(seats):
-            raise GameError("players is {players} but {n} seats are given", players=json.dumps(body["players"])[:20],
-                            n=len(seats))
+            raise GameError(
+                "players is {players} but {n} seats are given",
+                players=json.dumps(body["players"])[:20],
+                n=len(seats),
+            )
         options = body.get("options") or {}
         if not isinstance(options, dict):
             raise GameError("options must be an object of yes/no options")
         for key, value in options.items():
             if key not in offer[name]["options"] or type(value) is not bool:
-                raise GameError("option {key!r}: {game} takes {options}, each true or false", key=key, game=name,
-                                options=", ".join(offer[name]["options"]) or Text("none"))
+                raise GameError(
+                    "option {key!r}: {game} takes {options}, each true or false",
+                    key=key,
+                    game=name,
+                    options=", ".join(offer[name]["options"]) or Text("none"),
+                )
         seed = body.get("seed")
         seed = fresh_seed() if seed is None else _int(seed, "seed", 0, 2**64 - 1)
         for s, spec in enumerate(seats):
             if spec != HUMAN:
-                _bot(spec, s)                       # every seat checked before anything is made
+                _bot(spec, s)  # every seat checked before anything is made
         try:
             rules = caribsim.load_game(name, players=len(seats), **options)
-        except (ValueError, TypeError) as e:          # options that do not go together
+        except (ValueError, TypeError) as e:  # options that do not go together
             raise GameError("{game}: {why}", game=name, why=str(e)) from None
         return cls._start(folder, rules.new_initial_state(seed=seed), seed, seats)
 
@@ -216,7 +261,7 @@ class Game:
         for s, spec in enumerate(seats):
             if spec != HUMAN:
                 try:
-                    _bot(spec, s).check_game(state.game)     # a network of another game
+                    _bot(spec, s).check_game(state.game)  # a network of another game
                 except ValueError as e:
                     raise GameError("seat {seat}: {why}", seat=s, why=str(e)) from None
         tokens = [secrets.token_urlsafe(18) if spec == HUMAN else None for spec in seats]
@@ -224,8 +269,12 @@ class Game:
         try:
             game.save(seats=True)
         except OSError as e:
-            raise GameError("cannot write the game's files in {folder!r}: {why}", 500, folder=str(folder),
-                            why=e.strerror or str(e)) from None
+            raise GameError(
+                "cannot write the game's files in {folder!r}: {why}",
+                500,
+                folder=str(folder),
+                why=e.strerror or str(e),
+            ) from None
         return game
 
     @classmethod
@@ -235,25 +284,38 @@ class Game:
         game, its options and seed are the record's; a new game with its own files and links."""
         unknown = set(body) - {"record", "step", "seats"}
         if unknown:
-            raise GameError("unknown field(s) {fields} beside record; allowed: record, step, seats",
-                            fields=", ".join(sorted(unknown)))
+            raise GameError(
+                "unknown field(s) {fields} beside record; allowed: record, step, seats",
+                fields=", ".join(sorted(unknown)),
+            )
         record = body["record"]
         if not isinstance(record, dict) or not isinstance(record.get("steps"), list):
-            raise GameError("record must be a game record (a JSON object with game, options, seed, steps; "
-                            "docs/records.md)")
+            raise GameError(
+                "record must be a game record (a JSON object with game, options, seed, steps; "
+                "docs/records.md)"
+            )
         n = len(record["steps"])
         step = _int(body.get("step", n), "step", 0, n)
         try:
-            state = records.states(record)[step]     # the whole record checked, not only its first steps
+            state = records.states(record)[
+                step
+            ]  # the whole record checked, not only its first steps
         except (records.RecordError, ValueError, TypeError) as e:
             raise GameError("the record does not replay: {why}", why=str(e)) from None
         if state.is_terminal():
-            raise GameError("the record's game is over at step {step}: choose a step in 0..{last}", step=step, last=n - 1)
+            raise GameError(
+                "the record's game is over at step {step}: choose a step in 0..{last}",
+                step=step,
+                last=n - 1,
+            )
         seats = body.get("seats")
         players = state.game.num_players()
         if not isinstance(seats, list) or len(seats) != players:
-            raise GameError("seats must be a list of {n} entries (\"human\" or a bot spec), got {got}",
-                            n=players, got=json.dumps(seats)[:60])
+            raise GameError(
+                'seats must be a list of {n} entries ("human" or a bot spec), got {got}',
+                n=players,
+                got=json.dumps(seats)[:60],
+            )
         for s, spec in enumerate(seats):
             if spec != HUMAN:
                 _bot(spec, s)
@@ -265,14 +327,20 @@ class Game:
         either is malformed or the record does not replay)."""
         record = records.load(folder / f"{game_id}.json")
         seats = _read_json_file(folder / f"{game_id}.seats.json", "seats file", records.RecordError)
-        if not (isinstance(seats, dict) and seats.get("format") == SEATS_FORMAT
-                and isinstance(seats.get("seats"), list) and isinstance(seats.get("tokens"), list)
-                and len(seats["seats"]) == len(seats["tokens"])):
+        if not (
+            isinstance(seats, dict)
+            and seats.get("format") == SEATS_FORMAT
+            and isinstance(seats.get("seats"), list)
+            and isinstance(seats.get("tokens"), list)
+            and len(seats["seats"]) == len(seats["tokens"])
+        ):
             raise records.RecordError(f"{game_id}.seats.json is not a {SEATS_FORMAT} file")
         state = records.replay(record)
         if len(seats["seats"]) != state.game.num_players():
-            raise records.RecordError(f"{game_id}.seats.json names {len(seats['seats'])} seats for "
-                                      f"a {state.game.num_players()}-player game")
+            raise records.RecordError(
+                f"{game_id}.seats.json names {len(seats['seats'])} seats for "
+                f"a {state.game.num_players()}-player game"
+            )
         return cls(folder, game_id, state, record["seed"], seats["seats"], seats["tokens"])
 
     def record(self) -> dict:
@@ -283,8 +351,12 @@ class Game:
         """The record, once the game is over: before, its chance steps would show what the
         board hides (Port Royal's coins are cards face down)."""
         if not self.state.is_terminal():
-            raise GameError("the record is given when the game is over (step {step} now): "
-                            "it shows cards the board hides", 409, step=self.step)
+            raise GameError(
+                "the record is given when the game is over (step {step} now): "
+                "it shows cards the board hides",
+                409,
+                step=self.step,
+            )
         return self.record()
 
     def save(self, seats: bool = False) -> None:
@@ -292,8 +364,10 @@ class Game:
         record = self.record()
         records.validate(record)
         if seats:
-            _write_json(self.folder / f"{self.id}.seats.json",
-                        {"format": SEATS_FORMAT, "version": 1, "seats": self.seats, "tokens": self.tokens})
+            _write_json(
+                self.folder / f"{self.id}.seats.json",
+                {"format": SEATS_FORMAT, "version": 1, "seats": self.seats, "tokens": self.tokens},
+            )
         _write_json(self.folder / f"{self.id}.json", record)
 
     # --- the state and its log ---------------------------------------------------------------
@@ -307,9 +381,13 @@ class Game:
         """Continue from ``state`` (made from the seed): the log is rebuilt by replaying."""
         self.state = self.rules.new_initial_state(seed=self.seed)
         self.log: list[str] = []
-        self.steps: list[dict] = []      # the record's step entries (action, name, player: -1 for chance)
-        self.hidden: list[bool] = []     # per step: it put a card face down (its name kept off the pages)
-        self.previous = None         # the state before the last step
+        self.steps: list[
+            dict
+        ] = []  # the record's step entries (action, name, player: -1 for chance)
+        self.hidden: list[
+            bool
+        ] = []  # per step: it put a card face down (its name kept off the pages)
+        self.previous = None  # the state before the last step
         for action in state.history():
             self._apply(action)
         self._settle()
@@ -324,7 +402,7 @@ class Game:
     def _apply(self, action=None) -> None:
         """Play ``action`` (None: the chance outcome the state's RNG draws) and log it."""
         before, who = self.state.clone(), self.state.current_player()
-        self.previous = before       # a board draws the last step from the two states
+        self.previous = before  # a board draws the last step from the two states
         if action is None:
             self.state.resolve_chance()
             action = self.state.history()[-1]
@@ -351,7 +429,7 @@ class Game:
         if tr.lang == "en":
             return line
         who = self.steps[k]["player"]
-        move = line[len(f"{k + 1}. {self._mover(who)}: "):]
+        move = line[len(f"{k + 1}. {self._mover(who)}: ") :]
         return _log_line(tr, k + 1, self._mover(who, tr), move)
 
     def _settle(self) -> None:
@@ -361,15 +439,24 @@ class Game:
     def _commit(self, change) -> None:
         """Make a change (a move, an undo), resolve chance and write the record, then tell the
         pages; a record that cannot be written leaves the game as it was."""
-        kept = (self.state.clone(), list(self.log), list(self.steps), list(self.hidden), self.previous)
+        kept = (
+            self.state.clone(),
+            list(self.log),
+            list(self.steps),
+            list(self.hidden),
+            self.previous,
+        )
         try:
             change()
             self._settle()
             self.save()
         except OSError as e:
             self.state, self.log, self.steps, self.hidden, self.previous = kept
-            raise GameError("cannot save the game's record: {why}; nothing was played", 500,
-                            why=e.strerror or str(e)) from None
+            raise GameError(
+                "cannot save the game's record: {why}; nothing was played",
+                500,
+                why=e.strerror or str(e),
+            ) from None
         self.hints.clear()
         self._tell()
 
@@ -385,25 +472,38 @@ class Game:
         if not isinstance(token, str) or not token:
             raise GameError("give the seat's token (the secret part of the seat's link)", 403)
         for seat, mine in enumerate(self.tokens):
-            if mine is not None and hmac.compare_digest(mine.encode(), token.encode("utf-8", "replace")):
+            if mine is not None and hmac.compare_digest(
+                mine.encode(), token.encode("utf-8", "replace")
+            ):
                 return seat
         raise GameError("this token belongs to no seat of this game: use the seat's link", 403)
 
     def _check(self, body, fields: set) -> int:
         """The seat of a request ``{"token", "step", ...}`` made at the current step."""
         if not isinstance(body, dict):
-            raise GameError("the request must be a JSON object with {fields}", fields=", ".join(sorted(fields)))
+            raise GameError(
+                "the request must be a JSON object with {fields}", fields=", ".join(sorted(fields))
+            )
         unknown = set(body) - fields
         if unknown or not fields <= set(body):
-            raise GameError("the request must hold exactly {fields}", fields=", ".join(sorted(fields)))
+            raise GameError(
+                "the request must hold exactly {fields}", fields=", ".join(sorted(fields))
+            )
         seat = self.seat_of(body["token"])
         step = body["step"]
         if type(step) is not int:
-            raise GameError("step must be an integer (the step the request was made at), got {got}",
-                            got=json.dumps(step)[:40])
+            raise GameError(
+                "step must be an integer (the step the request was made at), got {got}",
+                got=json.dumps(step)[:40],
+            )
         if step != self.step:
-            raise GameError("stale request: made at step {step}, the game is at step {now}; "
-                            "the board is updated", 409, step=step, now=self.step)
+            raise GameError(
+                "stale request: made at step {step}, the game is at step {now}; "
+                "the board is updated",
+                409,
+                step=step,
+                now=self.step,
+            )
         return seat
 
     def _to_act(self, seat: int) -> None:
@@ -411,8 +511,13 @@ class Game:
             raise GameError("the game is over", 409)
         if self.state.current_player() != seat:
             p = self.state.current_player()
-            raise GameError("not your turn: seat {p} ({player}) is to act, you are seat {seat}", 409,
-                            p=p, player=player_text(self.players[p]), seat=seat)
+            raise GameError(
+                "not your turn: seat {p} ({player}) is to act, you are seat {seat}",
+                409,
+                p=p,
+                player=player_text(self.players[p]),
+                seat=seat,
+            )
 
     def move(self, body) -> None:
         """``{"token", "step", "action"}``: the seat of the token plays ``action``."""
@@ -420,8 +525,11 @@ class Game:
         self._to_act(seat)
         action, legal = body["action"], self.state.legal_actions()
         if type(action) is not int or action not in legal:
-            raise GameError("action {action} is not a legal move here; the legal actions are {legal}",
-                            action=json.dumps(action)[:40], legal=", ".join(map(str, legal)))
+            raise GameError(
+                "action {action} is not a legal move here; the legal actions are {legal}",
+                action=json.dumps(action)[:40],
+                legal=", ".join(map(str, legal)),
+            )
         self._commit(lambda: self._apply(action))
 
     def undo_target(self, seat: int):
@@ -440,8 +548,12 @@ class Game:
         seat = self._check(body, {"token", "step"})
         target = self.undo_target(seat)
         if target is None:
-            raise GameError("nothing to undo for seat {seat}: no decision of yours since which only "
-                            "bots and chance moved", 409, seat=seat)
+            raise GameError(
+                "nothing to undo for seat {seat}: no decision of yours since which only "
+                "bots and chance moved",
+                409,
+                seat=seat,
+            )
         self._commit(lambda: self._reset(self.state_at(target)))
         self.problem = None
 
@@ -464,19 +576,38 @@ class Game:
         mine = to_act in seats and not st.is_terminal()
         targets = self.board.move_targets(st) if mine else {}
         final = {"scores": st.scores(), "returns": st.returns()} if st.is_terminal() else None
-        return {"id": self.id, "game": self.name, "options": self.rules.options(), "seed": self.seed,
-                "players": self.players, "you": seats, "version": self.version, "step": self.step, "to_act": to_act,
-                "over": st.is_terminal(), "thinking": self.bot_to_act() is not None and not self.problem,
-                "snapshot": self._snapshot(st, self.step),
-                "previous": self._snapshot(self.previous, self.step - 1) if self.step else None,
-                "final": final,
-                "moves": [{"action": a, "label": tr.move(self.board.choice_label(st, a, seat=to_act)),
-                           "target": targets.get(a)}
-                          for a in st.legal_actions()] if mine else [],
-                "undo": {str(s): self.undo_target(s) for s in set(seats)},
-                "log": [self.log_line(k, tr) for k in range(len(self.log))],
-                "problem": said(self.problem, tr) if self.problem else None,
-                "game_over": viewer.game_over(final, [said(player_text(p), tr) for p in self.players], tr)}
+        return {
+            "id": self.id,
+            "game": self.name,
+            "options": self.rules.options(),
+            "seed": self.seed,
+            "players": self.players,
+            "you": seats,
+            "version": self.version,
+            "step": self.step,
+            "to_act": to_act,
+            "over": st.is_terminal(),
+            "thinking": self.bot_to_act() is not None and not self.problem,
+            "snapshot": self._snapshot(st, self.step),
+            "previous": self._snapshot(self.previous, self.step - 1) if self.step else None,
+            "final": final,
+            "moves": [
+                {
+                    "action": a,
+                    "label": tr.move(self.board.choice_label(st, a, seat=to_act)),
+                    "target": targets.get(a),
+                }
+                for a in st.legal_actions()
+            ]
+            if mine
+            else [],
+            "undo": {str(s): self.undo_target(s) for s in set(seats)},
+            "log": [self.log_line(k, tr) for k in range(len(self.log))],
+            "problem": said(self.problem, tr) if self.problem else None,
+            "game_over": viewer.game_over(
+                final, [said(player_text(p), tr) for p in self.players], tr
+            ),
+        }
 
     def _snapshot(self, state, step: int) -> dict:
         """The board after ``step`` steps as a live page may see it: the last move's name
@@ -488,14 +619,24 @@ class Game:
 
     def summary(self) -> dict:
         """The lobby's line for the game (no tokens)."""
-        return {"id": self.id, "game": self.name, "options": self.rules.options(),
-                "players": self.players, "step": self.step, "to_act": self.state.current_player(),
-                "over": self.state.is_terminal()}
+        return {
+            "id": self.id,
+            "game": self.name,
+            "options": self.rules.options(),
+            "players": self.players,
+            "step": self.step,
+            "to_act": self.state.current_player(),
+            "over": self.state.is_terminal(),
+        }
 
     # --- the bots --------------------------------------------------------------------------
     def kick(self, delay: float) -> None:
         """Start the bots' driver if a bot is to act and none runs."""
-        if self.bot_to_act() is not None and not self.problem and (self.task is None or self.task.done()):
+        if (
+            self.bot_to_act() is not None
+            and not self.problem
+            and (self.task is None or self.task.done())
+        ):
             self.task = asyncio.get_running_loop().create_task(self._drive(delay))
 
     async def _drive(self, delay: float) -> None:
@@ -507,17 +648,19 @@ class Game:
             step = self.step
             if self.bot_to_act() != seat:
                 continue
-            bot = self.bots[seat]               # a bot's seat: bot_to_act() names only those
+            bot = self.bots[seat]  # a bot's seat: bot_to_act() names only those
             try:
                 action = await asyncio.to_thread(bot.step, self.state.clone())
-            except Exception as e:              # a bot's failure stops the game, not the server
+            except Exception as e:  # a bot's failure stops the game, not the server
                 log.exception("game %s: seat %d (%s) failed", self.id, seat, bot.name)
-                self._stop(Text("seat {seat} ({bot}) failed: {why}", seat=seat, bot=bot.name, why=str(e)))
+                self._stop(
+                    Text("seat {seat} ({bot}) failed: {why}", seat=seat, bot=bot.name, why=str(e))
+                )
                 return
             if self.step == step:
                 try:
                     self._commit(functools.partial(self._apply, action))
-                except GameError as e:          # the disk: the bot tries again after an undo
+                except GameError as e:  # the disk: the bot tries again after an undo
                     self._stop(e.text)
                     return
 
@@ -538,10 +681,20 @@ def hint(state, iterations: int, board) -> dict:
     result = mcts.search(state, iterations=iterations, seed=len(state.history()))
     shares = sorted(result.policy().items(), key=lambda kv: (-kv[1], kv[0]))[:HINT_MOVES]
     seat = state.current_player()
-    return {"step": len(state.history()), "iterations": result.iterations,
-            "win": result.mean_reward[result.action],
-            "moves": [{"action": a, "label": board.choice_label(state, a, seat=seat), "share": share,
-                       "win": result.mean_reward[a]} for a, share in shares]}
+    return {
+        "step": len(state.history()),
+        "iterations": result.iterations,
+        "win": result.mean_reward[result.action],
+        "moves": [
+            {
+                "action": a,
+                "label": board.choice_label(state, a, seat=seat),
+                "share": share,
+                "win": result.mean_reward[a],
+            }
+            for a, share in shares
+        ],
+    }
 
 
 class Games:
@@ -558,7 +711,7 @@ class Games:
                 continue
             try:
                 self.games[game_id] = Game.load(self.folder, game_id)
-            except (records.RecordError, OSError) as e:      # one bad file does not stop the rest
+            except (records.RecordError, OSError) as e:  # one bad file does not stop the rest
                 log.warning("game %s not resumed: %s", game_id, e)
 
     def create(self, body) -> Game:

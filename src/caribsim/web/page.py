@@ -8,6 +8,7 @@ text (and its title, placeholder, aria-label) translated when the page loads, a 
 JS writes goes through ``t("template {name}", {name})``; the board's words go through the
 viewer's ``tr()``. The API's texts (the moves' labels, the log, the refusals) come in the
 page's language: ``api()`` and the socket send ``?lang=``."""
+
 from __future__ import annotations
 
 import html
@@ -23,21 +24,32 @@ def _json(value) -> str:
 
 def _in(page: str, tr) -> str:
     """The page with its language: the <html lang>, the messages of ``t()``."""
-    return (page.replace("__LANG__", tr.lang).replace("__PAGE_LANG__", _json(tr.lang))
-            .replace("__MESSAGES__", _json(tr.messages)))
+    return (
+        page.replace("__LANG__", tr.lang)
+        .replace("__PAGE_LANG__", _json(tr.lang))
+        .replace("__MESSAGES__", _json(tr.messages))
+    )
 
 
 def lobby(default_bot: str, lang_code: str = "en") -> str:
     tr = lang.translator(None, lang.check(lang_code))
-    return _in(_LOBBY.replace("__DEFAULT_BOT__", _json(default_bot))
-               .replace("__TITLE__", html.escape(tr.msg("caribsim: new game"))), tr)
+    return _in(
+        _LOBBY.replace("__DEFAULT_BOT__", _json(default_bot)).replace(
+            "__TITLE__", html.escape(tr.msg("caribsim: new game"))
+        ),
+        tr,
+    )
 
 
 def game(game_id: str, game_name: str, lang_code: str = "en") -> str:
     tr = lang.translator(game_name, lang.check(lang_code))
-    return _in(_GAME.replace("__VIEWER_CSS__", viewer.page_css(game_name))
-               .replace("__VIEWER_JS__", viewer.page_js(game_name, lang_code))
-               .replace("__GAME_ID__", _json(game_id)).replace("__TITLE__", html.escape(f"caribsim: {tr.text(game_name)}")), tr)
+    return _in(
+        _GAME.replace("__VIEWER_CSS__", viewer.page_css(game_name))
+        .replace("__VIEWER_JS__", viewer.page_js(game_name, lang_code))
+        .replace("__GAME_ID__", _json(game_id))
+        .replace("__TITLE__", html.escape(f"caribsim: {tr.text(game_name)}")),
+        tr,
+    )
 
 
 def replay(record: dict, game_id: str, default_bot: str, lang_code: str = "en") -> str:
@@ -45,8 +57,12 @@ def replay(record: dict, game_id: str, default_bot: str, lang_code: str = "en") 
     seats and a button that make a new game from the record at the viewer's step and open it
     (a static viewer file has no server, so no such control)."""
     tr = lang.translator(record["game"], lang.check(lang_code))
-    block = _in(_PLAY_FROM_HERE.replace("__COMMON_JS__", _COMMON_JS).replace("__GAME_ID__", _json(game_id))
-                .replace("__DEFAULT_BOT__", _json(default_bot)), tr)
+    block = _in(
+        _PLAY_FROM_HERE.replace("__COMMON_JS__", _COMMON_JS)
+        .replace("__GAME_ID__", _json(game_id))
+        .replace("__DEFAULT_BOT__", _json(default_bot)),
+        tr,
+    )
     page = viewer.render(record, lang_code)
     at = page.rindex("</body>")
     return page[:at] + block + page[at:]
@@ -55,8 +71,10 @@ def replay(record: dict, game_id: str, default_bot: str, lang_code: str = "en") 
 def notice(message: str, lang_code: str = "en") -> str:
     """A page that only says why there is nothing to show (no such game, not over yet)."""
     tr = lang.translator(None, lang.check(lang_code))
-    return (f'<!DOCTYPE html><html lang="{tr.lang}"><head><meta charset="utf-8"><title>caribsim</title></head><body>'
-            f'<p id="error">{html.escape(message)}</p><p><a href="/">{html.escape(tr.msg("to the lobby"))}</a></p></body></html>')
+    return (
+        f'<!DOCTYPE html><html lang="{tr.lang}"><head><meta charset="utf-8"><title>caribsim</title></head><body>'
+        f'<p id="error">{html.escape(message)}</p><p><a href="/">{html.escape(tr.msg("to the lobby"))}</a></p></body></html>'
+    )
 
 
 _HEAD = """<!DOCTYPE html>
@@ -90,7 +108,9 @@ async function api(path, body) {
 const showError = text => { const e = document.getElementById("error"); e.textContent = text || ""; e.hidden = !text; };
 """
 
-_LOBBY = (_HEAD + r"""
+_LOBBY = (
+    _HEAD
+    + r"""
 <style>
 body{font-family:system-ui,sans-serif;margin:.6em;background:#fbf8f1;color:#222}
 fieldset{border:1px solid #bbb;border-radius:6px;background:#fff;margin:.5em 0}
@@ -121,7 +141,9 @@ step <input id="record-step" inputmode="numeric" size="6" placeholder="last" ari
 <div data-t>their replay, and from any of its steps: play from here</div>
 <table id="finished"><tbody></tbody></table>
 <script>
-""" + _COMMON_JS + r"""
+"""
+    + _COMMON_JS
+    + r"""
 const DEFAULT_BOT = __DEFAULT_BOT__;
 const esc = s => String(s).replace(/[&<>"]/g, c => ({"&":"&amp;","<":"&lt;",">":"&gt;",'"':"&quot;"}[c]));
 const $ = id => document.getElementById(id);
@@ -214,9 +236,12 @@ $("from-record").onclick = fromRecord;
 translatePage();
 listGames().catch(e => showError(e.message));
 </script></body></html>
-""")
+"""
+)
 
-_GAME = _HEAD + r"""
+_GAME = (
+    _HEAD
+    + r"""
 <style>
 __VIEWER_CSS__
 #status{font-weight:bold;margin:.4em 0}
@@ -242,7 +267,9 @@ __ANALYSIS__
 <div id="boards" class="boards"></div>
 <h2 data-t>moves played</h2><ol id="log"></ol>
 <script>
-""" + _COMMON_JS + r"""
+"""
+    + _COMMON_JS
+    + r"""
 const GAME = __GAME_ID__;
 const TOKENS = new URLSearchParams(location.search).getAll("token");
 const QUERY = TOKENS.map(t => "token=" + encodeURIComponent(t)).join("&");
@@ -370,6 +397,7 @@ listen(500);
 __ANALYSIS_JS__
 </script></body></html>
 """
+)
 
 # Added to the replay viewer's page by replay(): it reads the viewer's DATA, S (the snapshots)
 # and cur (the step shown), and follows the viewer's show() to keep the step and seats current.

@@ -15,6 +15,7 @@ play built on it).
 May import: the games (their public constants and a state's public methods) and the shared
 modules; never search, embed, scale or cli.
 """
+
 from __future__ import annotations
 
 import importlib

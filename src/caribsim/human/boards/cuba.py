@@ -5,6 +5,7 @@ stacks and the parliament, the round and the supply.
 Names, costs, ship slots, prices and the plantation come from the game's own component data
 (``game.component_data()``, which honours the ``data`` option); the texts the engine does not
 keep (building effects, law parameters) are read from the same CSV files the game read."""
+
 from __future__ import annotations
 
 import csv
@@ -25,8 +26,10 @@ from caribsim.cuba.game import (
     STACKS,
 )
 
-_WAREHOUSE = len(ITEMS)         # the plantation's field kind after the items is the warehouse
-_TABLES: weakref.WeakKeyDictionary[object, dict] = weakref.WeakKeyDictionary()  # game -> what every snapshot of it shares
+_WAREHOUSE = len(ITEMS)  # the plantation's field kind after the items is the warehouse
+_TABLES: weakref.WeakKeyDictionary[object, dict] = (
+    weakref.WeakKeyDictionary()
+)  # game -> what every snapshot of it shares
 
 
 @functools.lru_cache(maxsize=16)
@@ -53,22 +56,36 @@ def _tables(game) -> dict:
     if game in _TABLES:
         return _TABLES[game]
     data, status = game.component_data(), game.component_data_status()
-    rows = {name: _csv_rows(status[name]["origin"], name) for name in ("cuba_buildings.csv", "cuba_laws.csv")}
+    rows = {
+        name: _csv_rows(status[name]["origin"], name)
+        for name in ("cuba_buildings.csv", "cuba_laws.csv")
+    }
     effects = {r["id"]: r["effect"] for r in rows["cuba_buildings.csv"]}
     law_text = {r["id"]: _params_text(r["kind"], r["params"]) for r in rows["cuba_laws.csv"]}
     setup = data["setup"]
     levy = ", ".join(f"{ITEMS[k]} {n}" for k, n in enumerate(setup["initial_levy"]) if n)
     initial = {"I": f"tax: pesos {setup['initial_tax']}", "II": f"levy: {levy}"}
     t = {
-        "buildings": {bid: {"name": b["name"], "cost": b["cost"], "copies": b["copies"], "effect": effects[bid]}
-                      for bid, b in zip(BUILDINGS, data["buildings"])},
+        "buildings": {
+            bid: {
+                "name": b["name"],
+                "cost": b["cost"],
+                "copies": b["copies"],
+                "effect": effects[bid],
+            }
+            for bid, b in zip(BUILDINGS, data["buildings"])
+        },
         "ships": {s["id"]: dict(zip(CARGO, s["slots"])) for s in data["ships"]},
-        "laws": {law["id"]: {"stack": STACKS[law["stack"]], "text": law_text[law["id"]]}
-                 for law in data["laws"]},
+        "laws": {
+            law["id"]: {"stack": STACKS[law["stack"]], "text": law_text[law["id"]]}
+            for law in data["laws"]
+        },
         "initial": initial,
         "market": {k: m["prices"] for k, m in zip(CARGO, data["market"])},
-        "plantation": [["warehouse" if f == _WAREHOUSE else ITEMS[f], f"{i // 4 + 1},{i % 4 + 1}"]
-                       for i, f in enumerate(data["plantation"])],
+        "plantation": [
+            ["warehouse" if f == _WAREHOUSE else ITEMS[f], f"{i // 4 + 1},{i % 4 + 1}"]
+            for i, f in enumerate(data["plantation"])
+        ],
         "setup": setup,
     }
     _TABLES[game] = t
@@ -87,10 +104,20 @@ def _market(d, t) -> list:
     out = []
     for kind in CARGO:
         prices, c = t["market"][kind], d["market"][kind]
-        to_supply = su["market_sell_to_supply_price_crop" if kind in CROPS else "market_sell_to_supply_price_good"]
-        out.append({"kind": kind, "prices": prices, "tokens": c,
-                    "buy": prices[c - 1] if c else su["market_buy_from_supply_price"],
-                    "sell": prices[c] if c < len(prices) else to_supply})
+        to_supply = su[
+            "market_sell_to_supply_price_crop"
+            if kind in CROPS
+            else "market_sell_to_supply_price_good"
+        ]
+        out.append(
+            {
+                "kind": kind,
+                "prices": prices,
+                "tokens": c,
+                "buy": prices[c - 1] if c else su["market_buy_from_supply_price"],
+                "sell": prices[c] if c < len(prices) else to_supply,
+            }
+        )
     return out
 
 
@@ -99,7 +126,11 @@ def _ship(ship_id, t, cargo=None):
     if ship_id is None:
         return None
     slots = {k: n for k, n in t["ships"][ship_id].items() if n}
-    return {"id": ship_id, "slots": slots, "cargo": None if cargo is None else {k: cargo[k] for k in slots}}
+    return {
+        "id": ship_id,
+        "slots": slots,
+        "cargo": None if cargo is None else {k: cargo[k] for k in slots},
+    }
 
 
 def _law(law_id, stack, t):
@@ -117,22 +148,46 @@ def _laws(d, t) -> list:
     out = []
     for stack in STACKS:
         cards = [lid for lid, law in t["laws"].items() if law["stack"] == stack]
-        out.append({"stack": stack, "in_force": _law(laws["in_force"][stack], stack, t),
-                    "proposal": _law(laws["proposals"][stack], stack, t),
-                    "vetoed": laws["vetoed"] is not None and laws["vetoed"] == laws["proposals"][stack],
-                    "left": sum(1 for lid in cards if lid not in revealed)})
+        out.append(
+            {
+                "stack": stack,
+                "in_force": _law(laws["in_force"][stack], stack, t),
+                "proposal": _law(laws["proposals"][stack], stack, t),
+                "vetoed": laws["vetoed"] is not None and laws["vetoed"] == laws["proposals"][stack],
+                "left": sum(1 for lid in cards if lid not in revealed),
+            }
+        )
     return out
 
 
 def _board(b, score, t) -> dict:
     """One player's buildings (by field "r,c"), stock, cards and parliament values."""
-    built = {field: {"id": bid, "name": t["buildings"][bid]["name"], "effect": t["buildings"][bid]["effect"]}
-             for bid, field in b["buildings"].items()}
-    return {"pesos": b["pesos"], "vp": b["vp"], "building_vp": score["building_vp"], "pawn": b["pawn"],
-            "buildings": built, "yard": b["yard"], "warehouse": b["warehouse"], "storage": b["storage"],
-            "hand": b["hand"], "played": [c for c in CHARACTERS if c not in b["hand"]], "fourth": b["fourth"],
-            "bid": b["bid"], "bought": b["bought"], "votes": b["votes"], "paid_tax": b["paid_tax"],
-            "church_stack": b["church_stack"]}
+    built = {
+        field: {
+            "id": bid,
+            "name": t["buildings"][bid]["name"],
+            "effect": t["buildings"][bid]["effect"],
+        }
+        for bid, field in b["buildings"].items()
+    }
+    return {
+        "pesos": b["pesos"],
+        "vp": b["vp"],
+        "building_vp": score["building_vp"],
+        "pawn": b["pawn"],
+        "buildings": built,
+        "yard": b["yard"],
+        "warehouse": b["warehouse"],
+        "storage": b["storage"],
+        "hand": b["hand"],
+        "played": [c for c in CHARACTERS if c not in b["hand"]],
+        "fourth": b["fourth"],
+        "bid": b["bid"],
+        "bought": b["bought"],
+        "votes": b["votes"],
+        "paid_tax": b["paid_tax"],
+        "church_stack": b["church_stack"],
+    }
 
 
 def _pool(d, t) -> list:
@@ -141,8 +196,10 @@ def _pool(d, t) -> list:
     for b in d["boards"]:
         for bid in b["buildings"]:
             owned[bid] = owned.get(bid, 0) + 1
-    return [[bid, b["name"], _cost_text(b["cost"]), b["copies"] - owned.get(bid, 0)]
-            for bid, b in t["buildings"].items()]
+    return [
+        [bid, b["name"], _cost_text(b["cost"]), b["copies"] - owned.get(bid, 0)]
+        for bid, b in t["buildings"].items()
+    ]
 
 
 def snapshot(state) -> dict:
@@ -151,16 +208,30 @@ def snapshot(state) -> dict:
     d, t = state.to_dict(), _tables(state.game)
     h, opts, su = d["harbour"], d["options"], t["setup"]
     return {
-        "round": d["round"], "rounds": su["rounds"], "phase": d["phase"], "step": d["step"],
-        "start_player": d["start_player"], "lap": d["lap"], "character": d["character"],
-        "markers": d["markers"], "town_hall_user": d["town_hall_user"],
+        "round": d["round"],
+        "rounds": su["rounds"],
+        "phase": d["phase"],
+        "step": d["step"],
+        "start_player": d["start_player"],
+        "lap": d["lap"],
+        "character": d["character"],
+        "markers": d["markers"],
+        "town_hall_user": d["town_hall_user"],
         "market": _market(d, t),
         "docks": [_ship(k and k["ship"], t, k and k["cargo"]) for k in h["docks"]],
-        "at_sea": _ship(h["at_sea"], t), "deck_unseen": len(h["deck_unseen"]), "deck_returned": h["deck_returned"],
-        "laws": _laws(d, t), "parliament": d["parliament"], "secret_bids": state.hidden_bids_pending(),
-        "supply": d["supply"], "supply_limited": opts["supply_limited"],
-        "bank": d["bank"], "pesos_limited": opts["pesos_limited"],
-        "plantation": t["plantation"], "pool": _pool(d, t), "end_vp_per_building": su["end_vp_per_building"],
+        "at_sea": _ship(h["at_sea"], t),
+        "deck_unseen": len(h["deck_unseen"]),
+        "deck_returned": h["deck_returned"],
+        "laws": _laws(d, t),
+        "parliament": d["parliament"],
+        "secret_bids": state.hidden_bids_pending(),
+        "supply": d["supply"],
+        "supply_limited": opts["supply_limited"],
+        "bank": d["bank"],
+        "pesos_limited": opts["pesos_limited"],
+        "plantation": t["plantation"],
+        "pool": _pool(d, t),
+        "end_vp_per_building": su["end_vp_per_building"],
         "boards": [_board(b, sc, t) for b, sc in zip(d["boards"], state.scores())],
     }
 
@@ -314,7 +385,9 @@ def move_targets(state) -> dict:
             key = "dock-" + rest.rsplit(" ", 1)[1]
         elif word in ("buy", "sell") and rest in CARGO:
             key = f"market-{rest}"
-        elif (word == "take" and rest in ITEMS) or (name.startswith("trader take ") and rest[6:] in MATERIALS):
+        elif (word == "take" and rest in ITEMS) or (
+            name.startswith("trader take ") and rest[6:] in MATERIALS
+        ):
             key = f"supply-{rest.removeprefix('take ')}"
         elif word == "veto" and rest in STACKS:
             key = f"proposal-{rest}"
@@ -330,8 +403,10 @@ def move_targets(state) -> dict:
 # ---------------------------------------------------------------------------------------------
 # The terminal (caribsim play): what a person reads at the prompt.
 
-LEGEND = ("S start player, > to act | plantation: * pawn, #Name a building (it covers the field), "
-          "(1,1) the warehouse | hand: the character cards still to play")
+LEGEND = (
+    "S start player, > to act | plantation: * pawn, #Name a building (it covers the field), "
+    "(1,1) the warehouse | hand: the character cards still to play"
+)
 _ROWS, _COLS = 3, 4
 _FIELD = re.compile(r"\b(\d),(\d)$")
 
@@ -368,8 +443,15 @@ def grid(state, seat: int, tr=str) -> list[str]:
     width = max(len(x) for row in cells for x in row) + 2
     heads = [tr(f"row {r}") for r in range(1, _ROWS + 1)]
     pad = max(len(h) for h in heads)
-    lines = [(" " * (pad + 3) + "".join(tr(f"col {c}").ljust(width) for c in range(1, _COLS + 1))).rstrip()]
-    lines += ["  " + h.ljust(pad) + " " + "".join(x.ljust(width) for x in row).rstrip() for h, row in zip(heads, cells)]
+    lines = [
+        (
+            " " * (pad + 3) + "".join(tr(f"col {c}").ljust(width) for c in range(1, _COLS + 1))
+        ).rstrip()
+    ]
+    lines += [
+        "  " + h.ljust(pad) + " " + "".join(x.ljust(width) for x in row).rstrip()
+        for h, row in zip(heads, cells)
+    ]
     return lines
 
 
@@ -404,7 +486,12 @@ def build_cost(state, building: str) -> dict:
     Building law's surcharge when it is in force)."""
     wood, stone, water, pesos = _data(state)["buildings"][BUILDINGS.index(building)]["cost"]
     surcharge = _law_in_force(state, "building_law")
-    return {"wood": wood, "stone": stone, "water": water, "pesos": pesos + (surcharge[0] if surcharge else 0)}
+    return {
+        "wood": wood,
+        "stone": stone,
+        "water": water,
+        "pesos": pesos + (surcharge[0] if surcharge else 0),
+    }
 
 
 def _activated(state, field: str) -> str:
@@ -433,8 +520,10 @@ def choice_label(state, action, seat=None) -> str:
         return "bid (secret until every bid is in)"
     if name.startswith(("pawn to ", "harvest ", "place on ")):
         field = _FIELD.search(name)
-        if field is None:           # the engine ends each of these moves' names with the field
-            raise ValueError(f"{name!r}: no plantation field (row,column) at the end of the move's name")
+        if field is None:  # the engine ends each of these moves' names with the field
+            raise ValueError(
+                f"{name!r}: no plantation field (row,column) at the end of the move's name"
+            )
         where = field.group()
         if name.startswith("pawn to "):
             return f"{name} ({_here(state, where)}): {_activated(state, where)}"
@@ -449,7 +538,9 @@ def choice_label(state, action, seat=None) -> str:
         return f"{name}: {_data(state)['setup']['dock_vp_per_item'][dock - 1]} VP per item"
     if name.startswith("build "):
         building = name[6:].replace(" ", "_")
-        cost = ", ".join(f"{n} {k}" for k, n in build_cost(state, building).items() if n) or "nothing"
+        cost = (
+            ", ".join(f"{n} {k}" for k, n in build_cost(state, building).items() if n) or "nothing"
+        )
         return f"{name}: costs {cost}"
     return name
 
@@ -468,7 +559,9 @@ def _here(state, field: str) -> str:
     """What is on a field of the seat to act: its building, else the printed field."""
     r, c = (int(x) for x in field.split(","))
     on = {f: b for b, f in state.to_dict()["boards"][state.current_player()]["buildings"].items()}
-    return building_name(state, on[field]) if field in on else fields(state)[(r - 1) * _COLS + c - 1]
+    return (
+        building_name(state, on[field]) if field in on else fields(state)[(r - 1) * _COLS + c - 1]
+    )
 
 
 def events(before, after) -> list[str]:
@@ -476,7 +569,7 @@ def events(before, after) -> list[str]:
     start player."""
     state, lines = before.clone(), []
     ships = {s["id"]: s for s in _data(before)["ships"]}
-    for action in after.history()[len(before.history()):]:
+    for action in after.history()[len(before.history()) :]:
         if state.is_chance_node():
             name = state.action_to_string(action)
             ship = ships.get(name.split()[-1])

@@ -5,6 +5,7 @@ The faces of the coins and the order of the draw pile are hidden from everybody 
 so a snapshot holds only their counts; every face-up card is drawn with its complete face
 (from the deck csv: a ship's swords and coins, a person's cost, VP and ability, ...).
 """
+
 from __future__ import annotations
 
 import csv
@@ -42,10 +43,10 @@ _ABILITY = {
 def _name(row: dict) -> str:
     """A card's readable name: "blue Flute", "red Trader", "Jack of all trades", ..."""
     kind = row["ability"]
-    if row["category"] == "ship":             # the ship type is the id's second word
+    if row["category"] == "ship":  # the ship type is the id's second word
         return f"{row['colour']} {row['id'].split('_')[1].capitalize()}"
     if row["category"] == "tax":
-        return "Tax increase: " + kind[len("TAX_"):].lower().replace("_", " ").replace("vp", "VP")
+        return "Tax increase: " + kind[len("TAX_") :].lower().replace("_", " ").replace("vp", "VP")
     if row["category"] == "expedition":
         return "Expedition " + " + ".join(row["symbol"].split("+"))
     name = kind.lower().replace("_", " ").capitalize()
@@ -56,12 +57,23 @@ def _card(row: dict) -> dict:
     card: dict[str, Any] = {k: int(row[k]) for k in _INTS}
     symbols = row["symbol"].split("+") if row["symbol"] else []
     number = card["coins"] if row["category"] == "expedition" else card["swords"]
-    card.update(category=row["category"], colour=row["colour"] or None, skull=row["skull"] == "1",
-                keyword=row["ability"], symbols=symbols, name=_name(row),
-                ability=_ABILITY[row["ability"]].format(
-                    colour=row["colour"], symbol=row["symbol"], needs=" + ".join(symbols),
-                    swords=card["swords"], coins=card["coins"], vp=card["vp"],
-                    s="" if number == 1 else "s"))
+    card.update(
+        category=row["category"],
+        colour=row["colour"] or None,
+        skull=row["skull"] == "1",
+        keyword=row["ability"],
+        symbols=symbols,
+        name=_name(row),
+        ability=_ABILITY[row["ability"]].format(
+            colour=row["colour"],
+            symbol=row["symbol"],
+            needs=" + ".join(symbols),
+            swords=card["swords"],
+            coins=card["coins"],
+            vp=card["vp"],
+            s="" if number == 1 else "s",
+        ),
+    )
     return card
 
 
@@ -92,15 +104,34 @@ def _expand(counts: dict) -> list:
 def _player(p: dict, score: dict) -> dict:
     """One player's public display: coin count (the faces are hidden), VP, swords, persons."""
     cards = _cards()
-    return {"coins": len(p["coins"]), "vp": score["total"], "person_vp": score["person_vp"],
-            "expedition_vp": score["expedition_vp"], "swords": score["swords"],
-            "persons": {k: n for k, n in p["display"].items() if cards[k]["category"] == "person"},
-            "expeditions": [k for k in _expand(p["display"]) if cards[k]["category"] == "expedition"]}
+    return {
+        "coins": len(p["coins"]),
+        "vp": score["total"],
+        "person_vp": score["person_vp"],
+        "expedition_vp": score["expedition_vp"],
+        "swords": score["swords"],
+        "persons": {k: n for k, n in p["display"].items() if cards[k]["category"] == "person"},
+        "expeditions": [k for k in _expand(p["display"]) if cards[k]["category"] == "expedition"],
+    }
 
 
 # Flow fields copied as they are (docs/port_royal.md, "State dict").
-_FLOW = ("phase", "step", "active", "player", "start_player", "turns", "revealed", "picks_left",
-         "takers_done", "pending", "end_triggered", "generation", "expedition_area", "queue")
+_FLOW = (
+    "phase",
+    "step",
+    "active",
+    "player",
+    "start_player",
+    "turns",
+    "revealed",
+    "picks_left",
+    "takers_done",
+    "pending",
+    "end_triggered",
+    "generation",
+    "expedition_area",
+    "queue",
+)
 
 
 def snapshot(state) -> dict:
@@ -111,12 +142,14 @@ def snapshot(state) -> dict:
     history = d["history"]
     snap.update(
         require_expedition=d["options"]["require_expedition"],
-        draw_pile=len(d["draw_pile"]), discard_pile=len(d["discard_pile"]),
+        draw_pile=len(d["draw_pile"]),
+        discard_pile=len(d["discard_pile"]),
         discard_top=d["discard_pile"][-1] if d["discard_pile"] else None,
         harbour=_expand(d["harbour"]),
         chance=list(state.chance_event()) if state.is_chance_node() else None,
         last=state.action_to_string(history[-1]) if history else None,
-        players=[_player(p, sc) for p, sc in zip(d["players"], state.scores())])
+        players=[_player(p, sc) for p, sc in zip(d["players"], state.scores())],
+    )
     return snap
 
 
@@ -284,7 +317,7 @@ def move_targets(state) -> dict:
     return out
 
 
-_COIN_MOVES = ("draw", "pay", "fee")      # chance events that move a card face down as a coin
+_COIN_MOVES = ("draw", "pay", "fee")  # chance events that move a card face down as a coin
 
 
 def move_text(before, name: str) -> str:
@@ -306,7 +339,9 @@ def card_title(card_id: str) -> str:
     """A card's kind as a person names it: "Flute (blue)", "Jack of all trades", "Tax increase"."""
     c = _cards()[card_id]
     if c["category"] in ("expedition", "tax"):
-        return {"expedition": "Expedition " + "+".join(c["symbols"]), "tax": "Tax increase"}[c["category"]]
+        return {"expedition": "Expedition " + "+".join(c["symbols"]), "tax": "Tax increase"}[
+            c["category"]
+        ]
     colour = c["colour"] or ""
     kind = card_id.split("_")[1] if c["category"] == "ship" else re.sub(r"_c\d+$", "", card_id)
     kind = kind.removesuffix("_" + colour).replace("_", " ").capitalize()
@@ -317,7 +352,11 @@ def card_text(card_id: str) -> str:
     """A card's whole face in one line, e.g. "Flute (blue), 1 sword to repel, 1 coin"."""
     c = _cards()[card_id]
     if c["category"] == "ship":
-        repel = "skull: cannot be repelled" if c["skull"] else _plural(c["swords"], "sword") + " to repel"
+        repel = (
+            "skull: cannot be repelled"
+            if c["skull"]
+            else _plural(c["swords"], "sword") + " to repel"
+        )
         return f"{card_title(card_id)}, {repel}, {_plural(c['coins'], 'coin')}"
     if c["category"] == "person":
         return f"{card_title(card_id)}, cost {c['cost']}, {c['vp']} VP, {c['ability']}"
@@ -335,7 +374,9 @@ _WORD = re.compile(r"\b[a-z][a-z0-9_]*\b")
 
 def _readable(text: str) -> str:
     """``text`` with every card id replaced by its readable name."""
-    return _WORD.sub(lambda m: f"[{card_text(m.group())}]" if m.group() in _cards() else m.group(), text)
+    return _WORD.sub(
+        lambda m: f"[{card_text(m.group())}]" if m.group() in _cards() else m.group(), text
+    )
 
 
 def _seat(d: dict, seat: int) -> dict:
@@ -344,8 +385,11 @@ def _seat(d: dict, seat: int) -> dict:
     abilities: dict[str, int] = {}
     for c, n in display.items():
         abilities[_cards()[c]["keyword"]] = abilities.get(_cards()[c]["keyword"], 0) + n
-    return {"swords": sum(n * _cards()[c]["swords"] for c, n in display.items()),
-            "abilities": abilities, "display": display}
+    return {
+        "swords": sum(n * _cards()[c]["swords"] for c, n in display.items()),
+        "abilities": abilities,
+        "display": display,
+    }
 
 
 def text_board(state, tr=str) -> str:
@@ -364,10 +408,17 @@ def choice_label(state, action, seat=None) -> str:
         return name + ": " + _take_terms(d, me, name[5:], state.current_player() == d["active"])
     if name in ("repel", "dock") and d["pending"]:
         ship = _cards()[d["pending"]]
-        busts = any(_cards()[c]["colour"] == ship["colour"] and _cards()[c]["category"] == "ship"
-                    for c in d["harbour"])
-        extra = (f" (swords {me['swords']})" if name == "repel"
-                 else " (bust: the harbour already has a " + ship["colour"] + " ship)" if busts else "")
+        busts = any(
+            _cards()[c]["colour"] == ship["colour"] and _cards()[c]["category"] == "ship"
+            for c in d["harbour"]
+        )
+        extra = (
+            f" (swords {me['swords']})"
+            if name == "repel"
+            else " (bust: the harbour already has a " + ship["colour"] + " ship)"
+            if busts
+            else ""
+        )
         return f"{name} {card_text(d['pending'])}{extra}"
     if name.startswith("fulfil "):
         return f"{name}: {card_text(name.split()[1])}"
@@ -379,10 +430,15 @@ def _take_terms(d, me, card_id, active: bool) -> str:
     c = _cards()[card_id]
     fee = "" if active else f"; 1 coin fee to seat {d['active']}, the active player"
     if c["category"] == "ship":
-        traders = sum(n for k, n in me["display"].items()
-                      if _cards()[k]["keyword"] == "TRADER" and _cards()[k]["colour"] == c["colour"])
+        traders = sum(
+            n
+            for k, n in me["display"].items()
+            if _cards()[k]["keyword"] == "TRADER" and _cards()[k]["colour"] == c["colour"]
+        )
         bonus = f" (+{traders} trader)" if traders else ""
-        return f"trade {card_title(card_id)} for {_plural(c['coins'] + traders, 'coin')}{bonus}{fee}"
+        return (
+            f"trade {card_title(card_id)} for {_plural(c['coins'] + traders, 'coin')}{bonus}{fee}"
+        )
     price = max(0, c["cost"] - me["abilities"].get("MADEMOISELLE", 0))
     return f"hire {card_text(card_id)}; costs {_plural(price, 'coin')}{fee}"
 
@@ -395,10 +451,10 @@ def events(before, after) -> list[str]:
     lines: list[str] = []
     turn: list[str] = []
     coins = _coin_counts(state.to_dict())
-    for action in after.history()[len(before.history()):]:
+    for action in after.history()[len(before.history()) :]:
         d = state.to_dict()
         kind = state.chance_event()[0] if state.is_chance_node() else None
-        if kind not in ("draw", "pay", "fee"):       # coin moves are summed up, not listed
+        if kind not in ("draw", "pay", "fee"):  # coin moves are summed up, not listed
             lines += _coin_lines(coins, _coin_counts(d)) + turn
             coins, turn = _coin_counts(d), []
         name = state.action_to_string(action)
@@ -415,7 +471,11 @@ def _coin_counts(d) -> list:
 
 
 def _coin_lines(old, new) -> list[str]:
-    return [f"  seat {i}: {a} -> {_plural(b, 'coin')}" for i, (a, b) in enumerate(zip(old, new)) if a != b]
+    return [
+        f"  seat {i}: {a} -> {_plural(b, 'coin')}"
+        for i, (a, b) in enumerate(zip(old, new))
+        if a != b
+    ]
 
 
 def _step_lines(d, kind, name, nd) -> list[str]:
@@ -432,7 +492,9 @@ def _step_lines(d, kind, name, nd) -> list[str]:
     elif name.startswith("fulfil "):
         mine, now = d["players"][active]["display"], nd["players"][active]["display"]
         gone = [card_title(c) for c, n in mine.items() for _ in range(n - now.get(c, 0))]
-        out.append(f"  seat {active} fulfils {card_text(name.split()[1])}, discarding {', '.join(gone)}")
+        out.append(
+            f"  seat {active} fulfils {card_text(name.split()[1])}, discarding {', '.join(gone)}"
+        )
     return out
 
 
@@ -440,14 +502,19 @@ def _landing(d, card, nd) -> list[str]:
     """Where a revealed (or docked) card went: harbour, expedition area, discard pile."""
     c = _cards()[card]
     if nd["pending"] == card:
-        return []                                    # the active player decides: repel or dock
+        return []  # the active player decides: repel or dock
     if c["category"] == "ship":
         if d["harbour"] and not nd["harbour"]:
-            return [f"  bust: a second {c['colour']} ship; the harbour ({sum(d['harbour'].values()) + 1} "
-                    f"cards) goes to the discard pile and the turn ends"]
-        return ["  it docks in the harbour" + (" (it cannot be repelled)" if d["pending"] != card else "")]
+            return [
+                f"  bust: a second {c['colour']} ship; the harbour ({sum(d['harbour'].values()) + 1} "
+                f"cards) goes to the discard pile and the turn ends"
+            ]
+        return [
+            "  it docks in the harbour"
+            + (" (it cannot be repelled)" if d["pending"] != card else "")
+        ]
     if c["category"] == "expedition":
         return ["  it goes to the expedition area"]
     if c["category"] == "tax":
-        return []                                    # its coin lines follow
+        return []  # its coin lines follow
     return ["  it goes to the harbour"]

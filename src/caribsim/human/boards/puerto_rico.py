@@ -2,6 +2,7 @@
 filled or empty, and its VP), goods, chips and, in the Mayor phase, the colonists still to
 place; the roles, ships, trading house and the building supply (name, cost, VP, circles and
 copies left of every building in play, the expansion's too)."""
+
 from __future__ import annotations
 
 import csv
@@ -17,10 +18,20 @@ def _building_table() -> dict:
     """Building id -> what the page draws of it, from data/puerto_rico_buildings.csv (row order:
     the 23 base buildings, then the expansion's)."""
     text = (files("caribsim") / "data" / "puerto_rico_buildings.csv").read_text(encoding="utf-8")
-    return {r["id"]: {"name": r["name"], "set": r["set"], "kind": r["kind"], "produces": r["produces"],
-                      "cost": int(r["cost"]), "vp": int(r["vp"]), "circles": int(r["circles"]),
-                      "column": int(r["column"]), "large": r["city_spaces"] == "2"}
-            for r in csv.DictReader(io.StringIO(text))}
+    return {
+        r["id"]: {
+            "name": r["name"],
+            "set": r["set"],
+            "kind": r["kind"],
+            "produces": r["produces"],
+            "cost": int(r["cost"]),
+            "vp": int(r["vp"]),
+            "circles": int(r["circles"]),
+            "column": int(r["column"]),
+            "large": r["city_spaces"] == "2",
+        }
+        for r in csv.DictReader(io.StringIO(text))
+    }
 
 
 BUILDINGS = _building_table()
@@ -41,7 +52,7 @@ def snapshot(state) -> dict:
     d = state.to_dict()
     snap = {k: v for k, v in d.items() if k not in _DROP}
     snap["in_play"] = in_play(d)
-    snap["to_place"] = d["turn"]["to_place"]      # 0 except at the mayor step
+    snap["to_place"] = d["turn"]["to_place"]  # 0 except at the mayor step
     return snap
 
 
@@ -135,7 +146,11 @@ def move_text(before, name: str) -> str:
     return name
 
 
-_OWN = {"hacienda draw": "hacienda", "hospice colonist": "hospice", "university colonist": "university"}
+_OWN = {
+    "hacienda draw": "hacienda",
+    "hospice colonist": "hospice",
+    "university colonist": "university",
+}
 
 
 def move_targets(state) -> dict:
@@ -169,7 +184,7 @@ def _target(name: str, d: dict, seat: int):
     if name in _OWN:
         return f"building-{seat}-{_OWN[name]}"
     if name.startswith("colonist to "):
-        what = name[len("colonist to "):]
+        what = name[len("colonist to ") :]
         if what == "quarry" or what.endswith(" plantation"):
             return f"island-{seat}-{what.removesuffix(' plantation')}"
         if what.replace(" ", "_") in BUILDINGS:
@@ -189,9 +204,11 @@ def _target(name: str, d: dict, seat: int):
 
 # ---------------------------------------------------------------------------------------------
 # The terminal (caribsim play): what a person reads at the prompt.
-LEGEND = ("G Governor, > to act | role N$: doubloons on the card, (seat k): taken this round | "
-          "island a/b: colonists/tiles | city a/b: colonists/circles | ship [c: n good]: capacity c, "
-          "n goods loaded | total: score now")
+LEGEND = (
+    "G Governor, > to act | role N$: doubloons on the card, (seat k): taken this round | "
+    "island a/b: colonists/tiles | city a/b: colonists/circles | ship [c: n good]: capacity c, "
+    "n goods loaded | total: score now"
+)
 
 
 def build_price(d: dict, seat: int, building: str) -> tuple:
@@ -217,8 +234,10 @@ def text_board(state, tr=str) -> str:
     d = state.to_dict()
     lines = [str(state)]
     if d["step"] == "mayor":
-        lines.append(f"Mayor: seat {d['player']} still places {d['turn']['to_place']} colonist(s); "
-                     f"free circles: {_free_circles(d['boards'][d['player']])}")
+        lines.append(
+            f"Mayor: seat {d['player']} still places {d['turn']['to_place']} colonist(s); "
+            f"free circles: {_free_circles(d['boards'][d['player']])}"
+        )
     return tr("\n".join([*lines, "Legend: " + LEGEND]))
 
 
@@ -247,14 +266,16 @@ def choice_label(state, action, seat=None) -> str:
     cost = BUILDINGS[building]["cost"]
     why = f" (cost {cost} {' '.join(reasons)})" if reasons else ""
     short = d["boards"][seat]["doubloons"] < price
-    return (f"{name}: {price} doubloon{'' if price == 1 else 's'}{why}{' (more than in hand: Black market)' if short else ''}, "
-            f"{BUILDINGS[building]['vp']} VP, {d['buildings'][building]} left")
+    return (
+        f"{name}: {price} doubloon{'' if price == 1 else 's'}{why}{' (more than in hand: Black market)' if short else ''}, "
+        f"{BUILDINGS[building]['vp']} VP, {d['buildings'][building]} left"
+    )
 
 
 def events(before, after) -> list[str]:
     """The chance outcomes from ``before`` to ``after``: plantations turned up or drawn."""
     state, lines = before.clone(), []
-    for action in after.history()[len(before.history()):]:
+    for action in after.history()[len(before.history()) :]:
         if state.is_chance_node():
             lines.append(f"  plantation {state.action_to_string(action)}")
         state.apply_action(action)
