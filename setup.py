@@ -5,6 +5,7 @@ Set ``CARIBSIM_DEBUG=1`` for a debug build: bounds and wraparound checks on,
 no optimisation, C asserts kept. During development ``CARIBSIM_EXTENSIONS=_mcts,cuba._core``
 rebuilds only the named modules (the end of the dotted name) (``python setup.py build_ext --inplace``).
 """
+
 import os
 from pathlib import Path
 
@@ -28,7 +29,6 @@ directives = {
 cflags = ["-O0", "-g"] if DEBUG else ["-O3"]
 macros = [] if DEBUG else [("NDEBUG", "1")]
 macros.append(("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION"))
-
 
 
 def module_name(pyx: Path) -> str:
@@ -68,6 +68,6 @@ setup(
         include_path=["pyx"],
         compiler_directives=directives,
         annotate=False,
-        nthreads=os.cpu_count() or 1,   # the modules are translated in parallel
+        nthreads=os.cpu_count() or 1,  # the modules are translated in parallel
     ),
 )
