@@ -33,7 +33,10 @@ from __future__ import annotations
 import os
 import random
 import statistics
+import subprocess
+import sys
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import caribsim
@@ -458,3 +461,18 @@ def sample_positions(players: int, count: int, seed: int = 12345):
                 pairs.append((state.clone(), action))
             state.apply_action(action)
     return game, pairs
+
+
+@contextmanager
+def cpu_hogs(count=None):
+    """One CPU-bound process per core (or ``count``), ended on exit."""
+    count = count or os.cpu_count() or 1
+    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(count)]
+    try:
+        time.sleep(0.5)
+        yield hogs
+    finally:
+        for h in hogs:
+            h.kill()
+        for h in hogs:
+            h.wait()

@@ -50,7 +50,7 @@ in extra_info and on its summary line.
 Unlike the other benchmarks' floors (20% below their measured ratio, so that the harness's
 30% slowdown fails every one) this floor is the target's: latency among 20 busy games follows
 the calibration too loosely for a floor that tight (beside two CPU-bound processes one round
-in three measured 0.6x the idle ratio), so tests/test_bench_harness.py expects this benchmark
+in three measured 0.6x the idle ratio), so bench/test_harness_suite.py expects this benchmark
 to pass a 30% slowdown while it stays within the target (``CARIBSIM_BENCH_SLOWDOWN`` leaves
 it as it is: C work added on the client's loop thread inside the clock made one of its
 kept-alive connections come back closed in about one run in three, a cause not found yet).
