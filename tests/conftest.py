@@ -56,16 +56,28 @@ def browser():
     driver.quit()
 
 
-# --- CI's first run: a quick subset ----------------------------------------------------
+# --- CI's subsets ------------------------------------------------------------------------
+
+SUBSETS = ("quick", "optional")
 
 
 def pytest_collection_modifyitems(config, items):
-    """``CARIBSIM_TEST_SUBSET=quick`` (CI's first run, on ``pip install -e '.[test]'`` alone):
-    every test file is still collected and imported; of a file that asks for an optional part
-    (``need(...)``) every test runs, of the others the first three; the rest are deselected. The
-    full suite runs in CI's later runs."""
-    if os.environ.get("CARIBSIM_TEST_SUBSET") != "quick":
+    """``CARIBSIM_TEST_SUBSET`` picks a part of the suite; every test file is still collected
+    and imported. A file "asks for an optional part" when it calls ``need(...)``.
+
+    - ``quick`` (CI's first run, on ``pip install -e '.[test]'`` alone): every test of a file
+      that asks for an optional part, the first three of each other file.
+    - ``optional`` (CI's last run, with every extra): every test of the files that ask for an
+      optional part. The other files do not depend on any extra (they pass without them in the
+      runs before), so running them again would only repeat those runs.
+    """
+    subset = os.environ.get("CARIBSIM_TEST_SUBSET", "")
+    if not subset:
         return
+    if subset not in SUBSETS:
+        raise pytest.UsageError(
+            f"CARIBSIM_TEST_SUBSET must be one of {', '.join(SUBSETS)} (or unset), got {subset!r}"
+        )
     keep, drop, seen, asks = [], [], {}, {}
     for item in items:
         path = str(item.path)
@@ -73,7 +85,8 @@ def pytest_collection_modifyitems(config, items):
             with open(path, encoding="utf-8") as f:
                 asks[path] = "need(" in f.read()
         seen[path] = seen.get(path, 0) + 1
-        (keep if asks[path] or seen[path] <= 3 else drop).append(item)
+        wanted = asks[path] or (subset == "quick" and seen[path] <= 3)
+        (keep if wanted else drop).append(item)
     if drop:
         config.hook.pytest_deselected(items=drop)
         items[:] = keep

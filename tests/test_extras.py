@@ -196,3 +196,37 @@ def test_need_fails_for_a_missing_extra_that_ci_requires(tmp_path, env):
     code, out = _run_guarded(tmp_path, body, **env)
     assert code == 1 and "1 failed" in out, out
     assert "CARIBSIM_REQUIRE: needs the no_such extra" in out, out
+
+
+def _collected(subset, *files):
+    env = {k: v for k, v in __import__("os").environ.items() if k != "CARIBSIM_TEST_SUBSET"}
+    if subset:
+        env["CARIBSIM_TEST_SUBSET"] = subset
+    r = subprocess.run(
+        [sys.executable, "-m", "pytest", "--co", "-o", "addopts=-q", "-p", "no:cacheprovider", *files],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+        cwd=ROOT,
+    )
+    return (
+        r.returncode,
+        [line for line in r.stdout.splitlines() if "::" in line],
+        r.stdout + r.stderr,
+    )
+
+
+def test_the_ci_subsets_pick_whole_files_that_ask_for_an_optional_part():
+    files = ("tests/test_readme.py", "tests/test_extras.py")  # asks: test_extras (need( in it)
+    code, everything, out = _collected(None, *files)
+    assert code == 0, out
+    readme = [t for t in everything if t.startswith("tests/test_readme.py")]
+    extras = [t for t in everything if t.startswith("tests/test_extras.py")]
+    assert len(readme) > 3 and extras, out
+    code, quick, out = _collected("quick", *files)
+    assert code == 0 and quick == readme[:3] + extras, out
+    code, optional, out = _collected("optional", *files)
+    assert code == 0 and optional == extras, out
+    code, _, out = _collected("most", *files)
+    assert code != 0 and "CARIBSIM_TEST_SUBSET must be one of quick, optional" in out, out
