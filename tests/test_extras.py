@@ -203,7 +203,17 @@ def _collected(subset, *files):
     if subset:
         env["CARIBSIM_TEST_SUBSET"] = subset
     r = subprocess.run(
-        [sys.executable, "-m", "pytest", "--co", "-o", "addopts=-q", "-p", "no:cacheprovider", *files],
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "--co",
+            "-o",
+            "addopts=-q",
+            "-p",
+            "no:cacheprovider",
+            *files,
+        ],
         capture_output=True,
         text=True,
         timeout=300,

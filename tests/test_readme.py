@@ -40,15 +40,18 @@ def _commands(text: str) -> list:
 
 
 def test_ci_runs_the_readmes_install_and_test_commands():
-    install = [
-        c
-        for c in _commands(_section("Install"))
-        if c.startswith("python -m pip install -e '.[test,")
-    ]
-    assert len(install) == 1, install
+    """The Install section opens with the two commands; .ci/run reads the first README line
+    that starts as the install does, which is that one, and the test command."""
+    prefix = "python -m pip install -e '.[test,"
+    first_block = _commands(_blocks(_section("Install"), "bash")[0].join(["```bash\n", "```\n"]))
+    assert len(first_block) == 2, first_block
+    install, tests = first_block
+    assert install.startswith(prefix) and tests == "python -m pytest tests"
+    first_line = next(line for line in README.splitlines() if line.startswith(prefix))
+    assert first_line.split("  #")[0].strip() == install
     assert "python -m pytest tests" in _commands(_section("Commands"))
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
-    assert 'readme_line "python -m pip install -e \'.[test,"' in ci
+    assert f'readme_line "{prefix}"' in ci
     assert 'readme_line "python -m pytest tests"' in ci
     assert "pip install -e '.[test]'" in ci  # the newcomer's path, first
 
