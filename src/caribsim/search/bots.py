@@ -396,8 +396,31 @@ def shipped_card() -> dict:
     """The card of the network shipped for ``az`` (``data/models/puerto_rico_2p.json``): the
     game and options it was trained for, the search it is played with (``search``: the
     simulations and the value mix), how it was trained and what it measured."""
-    with open(SHIPPED_MODEL[: -len(".npz")] + ".json", encoding="utf-8") as f:
-        return json.load(f)
+    return read_card(SHIPPED_MODEL[: -len(".npz")] + ".json")
+
+
+def read_card(path) -> dict:
+    """A network's card (JSON): ``game`` (a name), ``options`` (a dict) and ``search`` (a dict
+    with ``simulations``); anything missing or of the wrong kind is a ValueError naming the file."""
+    what = f"model card {path!r}"
+    try:
+        with open(path, encoding="utf-8") as f:
+            card = json.load(f)
+    except OSError as e:
+        raise ValueError(f"cannot read {what}: {e.strerror or e}") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise ValueError(f"{what} is not JSON text: {e}") from None
+    if not isinstance(card, dict):
+        raise ValueError(f"{what} must hold a JSON object, got {type(card).__name__}")
+    for key, kind in (("game", str), ("options", dict), ("search", dict)):
+        if not isinstance(card.get(key), kind):
+            raise ValueError(
+                f"{what} needs {key!r} ({kind.__name__}), got {card.get(key, 'nothing')!r}"
+            )
+    simulations = card["search"].get("simulations")
+    if not isinstance(simulations, int) or isinstance(simulations, bool) or simulations < 1:
+        raise ValueError(f"{what}: search.simulations must be an integer >= 1, got {simulations!r}")
+    return card
 
 
 def _parse_az(spec, parts):

@@ -435,26 +435,7 @@ class MLPEvaluator:
         ValueError naming the file and what is wrong."""
         path = _fspath(path, "path")
         what = f"MLP file {path!r}"
-        try:
-            z = np.load(path, allow_pickle=False)
-        except FileNotFoundError:
-            raise ValueError(f"cannot read {what}: no such file") from None
-        except IsADirectoryError:
-            raise ValueError(f"cannot read {what}: it is a folder") from None
-        except OSError as e:
-            raise ValueError(f"cannot read {what}: {e.strerror or e}") from None
-        except (ValueError, EOFError, zipfile.BadZipFile) as e:
-            raise ValueError(
-                f"{what} is not a {FORMAT} .npz file (not a numpy .npz archive: {e})"
-            ) from None
-        if not isinstance(z, np.lib.npyio.NpzFile):
-            raise ValueError(f"{what} is a single numpy array, not a {FORMAT} .npz file")
-        try:
-            with z:
-                arrays = {k: z[k] for k in z.files}
-        except (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error, KeyError) as e:
-            raise ValueError(f"{what} is corrupt: {e}") from None
-        return cls._from_arrays(arrays, what)
+        return cls._from_arrays(_read_npz(path, what), what)
 
     @classmethod
     def _from_arrays(cls, arrays, what):
@@ -844,6 +825,84 @@ def train_mlp(
         seed=seed,
     )
     return net, losses
+
+
+# what an MLP file may hold, uncompressed, in all its arrays (the shipped network: 0.8 MB); the
+# sizes are read from the zip directory and each array's .npy header before anything is read
+MAX_FILE_BYTES = 1 << 30
+
+
+def _read_npz(path, what):
+    """The arrays of the .npz file ``path``, refusing with one ValueError each: a missing or
+    unreadable file, a file that is not a zip of .npy arrays, arrays larger in all than
+    MAX_FILE_BYTES (read from the zip directory and the .npy headers first, so a small file
+    that declares a huge array or a compressed member that inflates to gigabytes is refused
+    before it is read), object arrays, and a header that declares more than its member holds."""
+    try:
+        archive = zipfile.ZipFile(path)
+    except FileNotFoundError:
+        raise ValueError(f"cannot read {what}: no such file") from None
+    except IsADirectoryError:
+        raise ValueError(f"cannot read {what}: it is a folder") from None
+    except OSError as e:
+        raise ValueError(f"cannot read {what}: {e.strerror or e}") from None
+    except (ValueError, EOFError, zipfile.BadZipFile) as e:
+        with open(path, "rb") as f:
+            single = f.read(6) == b"\x93NUMPY"
+        if single:
+            raise ValueError(f"{what} is a single numpy array, not a {FORMAT} .npz file") from None
+        raise ValueError(
+            f"{what} is not a {FORMAT} .npz file (not a numpy .npz archive: {e})"
+        ) from None
+    with archive:
+        members = archive.infolist()
+        total = sum(m.file_size for m in members)
+        if total > MAX_FILE_BYTES:
+            raise ValueError(
+                f"{what} holds {total:,} bytes uncompressed; an MLP file holds at most "
+                f"{MAX_FILE_BYTES:,}"
+            )
+        arrays = {}
+        for member in members:
+            if not member.filename.endswith(".npy") or member.is_dir():
+                raise ValueError(
+                    f"{what} is not a {FORMAT} .npz file: its member {member.filename!r} "
+                    "is not a .npy array"
+                )
+            try:
+                with archive.open(member) as f:
+                    arrays[member.filename[: -len(".npy")]] = _read_npy(f, member, what)
+            except (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error) as e:
+                message = str(e)
+                if message.startswith(what):
+                    raise
+                raise ValueError(f"{what} is corrupt: {message}") from None
+    return arrays
+
+
+def _read_npy(f, member, what):
+    """One .npy array from the open zip member ``f``, its size checked from its header."""
+    version = np.lib.format.read_magic(f)
+    if version == (1, 0):
+        shape, fortran, dtype = np.lib.format.read_array_header_1_0(f)
+    elif version == (2, 0):
+        shape, fortran, dtype = np.lib.format.read_array_header_2_0(f)
+    else:
+        raise ValueError(f"{what}: {member.filename!r} has .npy format {version}, not 1.0 or 2.0")
+    if dtype.hasobject:
+        raise ValueError(f"{what}: {member.filename!r} holds Python objects, not numbers")
+    count = math.prod(shape)
+    size = count * dtype.itemsize
+    if size > member.file_size:
+        raise ValueError(
+            f"{what}: {member.filename!r} declares {shape} {dtype} ({size:,} bytes) but holds "
+            f"{member.file_size:,} bytes"
+        )
+    data = f.read(size)
+    if len(data) != size:
+        raise ValueError(f"{what}: {member.filename!r} is cut short")
+    array = np.frombuffer(data, dtype=dtype, count=count)
+    return array.reshape(shape, order="F" if fortran else "C").copy()
 
 
 def _fspath(path, what):
