@@ -19,6 +19,7 @@ The Python API is caribsim.search.guided (validation and docs); this module is t
 from libc.math cimport isfinite, log, sqrt, exp, cos, INFINITY
 from libc.stdlib cimport malloc, realloc, free, calloc
 from libc.string cimport memcpy, memset
+from cpython.exc cimport PyErr_CheckSignals
 
 from caribsim._types cimport int16, int32, int64, uint8, uint64, PLAYER_CHANCE, PLAYER_TERMINAL
 from caribsim._rng cimport Rng, rng_seed, rng_next
@@ -35,6 +36,12 @@ cdef uint64 TREE_STREAM = 0x6775696465640001    # the stream of every tree's RNG
 MAX_PLAYERS = G_MAX_PLAYERS
 NODE_BYTES = sizeof(GNode)
 INTERIORS = {"puct": INTERIOR_PUCT, "gumbel": INTERIOR_GUMBEL}
+# the leaves one run may hold (states x leaves_per_tree): the buffers are indexed by int32
+cdef long long C_MAX_LEAVES = 2147483647
+# simulations of one tree between two looks at the signals in the C evaluator's path (a few
+# milliseconds of random playouts)
+cdef int INLINE_SLICE = 64
+MAX_LEAVES = C_MAX_LEAVES
 
 
 # ---------------------------------------------------------------------------
@@ -517,13 +524,19 @@ cdef void rollout_value(GTree* t, int rollouts, double* v) noexcept nogil:
         v[k] /= rollouts
 
 
-cdef int run_inline(GTree* t, const GParams* p, Leaves* lv) except -1 nogil:
-    """The whole search of one tree with the C evaluator: each simulation evaluated where it
-    ends (uniform priors, random playouts), no batching and no virtual loss."""
+cdef inline bint tree_finished(const GTree* t, const GParams* p) noexcept nogil:
+    return t.done >= p.simulations and t.nodes[0].expanded
+
+
+cdef int run_inline(GTree* t, const GParams* p, Leaves* lv, int budget) except -1 nogil:
+    """Up to `budget` more simulations of one tree with the C evaluator (the whole search in
+    slices: the caller looks at its signals between them), each evaluated where it ends
+    (uniform priors, random playouts), no batching and no virtual loss."""
     cdef int32 leaf
-    cdef int seat, n, kind
+    cdef int seat, n, kind, steps = 0
     cdef double v[G_MAX_PLAYERS]
-    while t.done < p.simulations or not t.nodes[0].expanded:
+    while not tree_finished(t, p) and steps < budget:
+        steps += 1
         lv.paths_size = 0
         kind = walk(t, p, lv, &leaf, &seat, &n)
         if kind == WALK_LEAF:
@@ -856,6 +869,13 @@ cdef class Engine:
         """Room for n trees and n * k leaves (the buffers kept between runs)."""
         cdef GTree* grown
         cdef int32 cap
+        cdef long long leaves = <long long>n * self.params.leaves_per_tree
+        if leaves > C_MAX_LEAVES:
+            # checked first, in 64 bits: n * k in an int32 wraps past 2**31 (and nothing is
+            # grown for a batch that cannot be held)
+            raise ValueError(
+                f"a batch of {n} states with leaves_per_tree={self.params.leaves_per_tree} is "
+                f"{leaves} leaves; one run holds at most {C_MAX_LEAVES} (fewer states per run)")
         if n > self.n_trees:
             grown = <GTree*>realloc(self.trees, n * sizeof(GTree))
             if grown == NULL:
@@ -866,7 +886,7 @@ cdef class Engine:
                 self.n_trees += 1
         if self.params.rollouts > 0:
             return 0
-        cap = n * self.params.leaves_per_tree
+        cap = <int32>leaves
         if cap <= self.lv.capacity:
             return 0
         self._free_leaves()
@@ -947,11 +967,18 @@ cdef class Engine:
         t0 = time.perf_counter()
         self.seconds[0] = self.seconds[1] = self.seconds[2] = 0.0
         if p.rollouts > 0:
-            with nogil:
-                for i in range(n):
-                    run_inline(&trees[i], p, lv)
+            while True:
+                finished = True
+                with nogil:
+                    for i in range(n):
+                        run_inline(&trees[i], p, lv, INLINE_SLICE)
+                        finished = finished and tree_finished(&trees[i], p)
+                PyErr_CheckSignals()                # Ctrl-C between the slices
+                if finished:
+                    break
         else:
             while True:
+                PyErr_CheckSignals()                # Ctrl-C between the batches
                 ta = time.perf_counter()
                 with nogil:
                     collect(trees, n, p, lv)

@@ -10,6 +10,7 @@ from caribsim._game import GameState
 MAX_PLAYERS: int
 NODE_BYTES: int
 INTERIORS: dict[str, int]
+MAX_LEAVES: int
 
 def sequential_halving_schedule(m: int, n: int) -> list[int]: ...
 

@@ -33,6 +33,11 @@ from caribsim.search.mcts import _Exclusive, _guard_of
 
 __all__ = ["BatchSearch", "GuidedResult", "RolloutEvaluator", "UniformEvaluator", "search"]
 
+# the most a search coefficient may be: sigma = (c_visit + N) * c_scale * q and PUCT's
+# c_puct * prior * sqrt(N) stay far inside a double (1e9 * 2**40 * 1e9 ~ 1e30), so no score
+# becomes inf and no policy NaN; useful values are below 100
+MAX_COEFFICIENT = 1e9
+
 
 class RolloutEvaluator:
     """The C evaluator: uniform priors over the legal moves and, as the value, the mean
@@ -146,7 +151,7 @@ def _check_options(
     o = {
         "simulations": _int_in(simulations, "simulations", 1, 2**40),
         "leaves_per_tree": _int_in(leaves_per_tree, "leaves_per_tree", 1, 4096),
-        "c_puct": _number(c_puct, "c_puct"),
+        "c_puct": _number(c_puct, "c_puct", 0.0, MAX_COEFFICIENT),
         "fpu_reduction": _number(fpu_reduction, "fpu_reduction", 0.0, 1.0),
         "dirichlet_alpha": None
         if dirichlet_alpha is None
@@ -155,9 +160,9 @@ def _check_options(
         "temperature": _number(temperature, "temperature"),
         "gumbel": _bool(gumbel, "gumbel"),
         "max_considered": _int_in(max_considered, "max_considered", 1, 2**15),
-        "gumbel_scale": _number(gumbel_scale, "gumbel_scale"),
-        "c_visit": _number(c_visit, "c_visit"),
-        "c_scale": _number(c_scale, "c_scale"),
+        "gumbel_scale": _number(gumbel_scale, "gumbel_scale", 0.0, MAX_COEFFICIENT),
+        "c_visit": _number(c_visit, "c_visit", 0.0, MAX_COEFFICIENT),
+        "c_scale": _number(c_scale, "c_scale", 0.0, MAX_COEFFICIENT),
         "mix": _number(mix, "mix", 0.0, 1.0),
         "mix_rollouts": _int_in(mix_rollouts, "mix_rollouts", 1, 10_000),
         "seed": _int_in(seed, "seed", 0, 2**64 - 1),
