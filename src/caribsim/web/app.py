@@ -21,7 +21,7 @@ import json
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse
+from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
@@ -67,12 +67,18 @@ def _said(exc: GameError, request, default: str = "en") -> str:
     return exc.said(languages.translator(None, code if code in languages.LANGS else default))
 
 
-def _refused(request, exc: GameError):
+# Starlette types a handler as taking any Exception; it calls each with the class it is
+# registered for, which the asserts tell the type checker
+
+
+def _refused(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, GameError)
     return JSONResponse({"error": _said(exc, request)}, status_code=exc.status)
 
 
-def _no_route(request, exc: HTTPException):
+def _no_route(request: Request, exc: Exception) -> Response:
     """An address or method the app does not have: under /api a JSON answer like the rest."""
+    assert isinstance(exc, HTTPException)
     if not request.url.path.startswith("/api/"):
         return PlainTextResponse(exc.detail, status_code=exc.status_code)
     return JSONResponse(
