@@ -12,6 +12,7 @@ and the summary counts the skips by what they need (tests/skip_guard.py, a plugi
 tests/test_extras.py also loads on its own)."""
 
 import os
+import re
 import sys
 
 import pytest
@@ -58,35 +59,43 @@ def browser():
 
 # --- CI's subsets ------------------------------------------------------------------------
 
-SUBSETS = ("quick", "optional")
+
+def _subset_wants(subset):
+    """(whether a file that asks for one of the extras of the subset is run whole, a function
+    of (the file's text, the test's place in it) that says whether the test runs)."""
+    if subset == "quick":
+        return lambda text, k: "need(" in text or k <= 3
+    if subset.startswith("needs:") and subset[len("needs:") :]:
+        names = "|".join(re.escape(n) for n in subset[len("needs:") :].split(","))
+        asks = re.compile(rf"\bneed(?:_system)?\(\s*\"(?:{names})\"")
+        return lambda text, k: bool(asks.search(text))
+    raise pytest.UsageError(
+        "CARIBSIM_TEST_SUBSET must be quick or needs:EXTRA,... (or unset), got " + repr(subset)
+    )
 
 
 def pytest_collection_modifyitems(config, items):
     """``CARIBSIM_TEST_SUBSET`` picks a part of the suite; every test file is still collected
-    and imported. A file "asks for an optional part" when it calls ``need(...)``.
+    and imported. A file "asks for" an extra when it calls ``need`` with its name.
 
     - ``quick`` (CI's first run, on ``pip install -e '.[test]'`` alone): every test of a file
-      that asks for an optional part, the first three of each other file.
-    - ``optional`` (CI's last run, with every extra): every test of the files that ask for an
-      optional part. The other files do not depend on any extra (they pass without them in the
-      runs before), so running them again would only repeat those runs.
+      that asks for any optional part, the first three tests of each other file.
+    - ``needs:nn,ppo`` (CI's last run): every test of the files that ask for one of these
+      extras, the ones the README's install leaves out. The run before it ran everything else
+      with its extras required, so the two together run every test with nothing skipped.
     """
     subset = os.environ.get("CARIBSIM_TEST_SUBSET", "")
     if not subset:
         return
-    if subset not in SUBSETS:
-        raise pytest.UsageError(
-            f"CARIBSIM_TEST_SUBSET must be one of {', '.join(SUBSETS)} (or unset), got {subset!r}"
-        )
-    keep, drop, seen, asks = [], [], {}, {}
+    wants = _subset_wants(subset)
+    keep, drop, seen, texts = [], [], {}, {}
     for item in items:
         path = str(item.path)
-        if path not in asks:
+        if path not in texts:
             with open(path, encoding="utf-8") as f:
-                asks[path] = "need(" in f.read()
+                texts[path] = f.read()
         seen[path] = seen.get(path, 0) + 1
-        wanted = asks[path] or (subset == "quick" and seen[path] <= 3)
-        (keep if wanted else drop).append(item)
+        (keep if wants(texts[path], seen[path]) else drop).append(item)
     if drop:
         config.hook.pytest_deselected(items=drop)
         items[:] = keep

@@ -56,6 +56,10 @@ def test_the_suite_knows_every_extra_and_what_it_brings():
     assert set(optional) == set(EXTRAS), sorted(set(optional) ^ set(EXTRAS))
     for name, deps in optional.items():
         assert {IMPORT_NAME[d] for d in deps} == set(EXTRAS[name]), (name, deps, EXTRAS[name])
+    # CI's full run installs every extra
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    listed = re.search(r'^ALL_EXTRAS="([a-z_,]+)"$', ci, re.M)
+    assert listed and set(listed.group(1).split(",")) == set(extras), listed
 
 
 def _tests_that_need() -> dict:
@@ -228,15 +232,21 @@ def _collected(subset, *files):
 
 
 def test_the_ci_subsets_pick_whole_files_that_ask_for_an_optional_part():
-    files = ("tests/test_readme.py", "tests/test_extras.py")  # asks: test_extras (need( in it)
+    # test_readme and test_model_files ask for nothing; test_evaluators asks for nn in its tests
+    files = (
+        "tests/test_readme.py",
+        "tests/search/test_evaluators.py",
+        "tests/search/test_model_files.py",
+    )
     code, everything, out = _collected(None, *files)
     assert code == 0, out
-    readme = [t for t in everything if t.startswith("tests/test_readme.py")]
-    extras = [t for t in everything if t.startswith("tests/test_extras.py")]
-    assert len(readme) > 3 and extras, out
+    readme, nn, models = ([t for t in everything if t.startswith(f)] for f in files)
+    assert len(readme) > 3 and len(nn) > 3 and len(models) > 3, out
     code, quick, out = _collected("quick", *files)
-    assert code == 0 and quick == readme[:3] + extras, out
-    code, optional, out = _collected("optional", *files)
-    assert code == 0 and optional == extras, out
+    assert code == 0 and quick == readme[:3] + nn + models[:3], out
+    code, needs, out = _collected("needs:nn,ppo", *files)
+    assert code == 0 and needs == nn, out
+    code, needs, out = _collected("needs:ppo", *files)
+    assert code == 5 and needs == [], out  # pytest's "no tests collected"
     code, _, out = _collected("most", *files)
-    assert code != 0 and "CARIBSIM_TEST_SUBSET must be one of quick, optional" in out, out
+    assert code != 0 and "CARIBSIM_TEST_SUBSET must be quick or needs:EXTRA" in out, out
