@@ -37,7 +37,9 @@ FLOORS = {
     "parts_loop": 0.16,  # a collapse guard: the same loop with each part timed on its own, measured 0.295-0.334 on a quiet host, 0.209 in a CI run while the host was busy
     "observations": 0.27,  # the parts, collapse guards like the loop: observations() (measured 0.5416)
     "step": 0.8,  # step(actions) (measured 1.612 after issue 22's speed-ups; 1.248 before)
-    "pick": 1.0,  # the numpy pick (measured 2.039)
+    # the numpy pick (measured 2.039; 0.80-1.02 beside two CPU-bound processes on 2026-12-02,
+    # under its old guard of 1.0): a collapse guard at about 0.3x
+    "pick": 0.6,
     # random actions drawn in C (measured on a quieter machine: load ~1.5 on 2 vCPUs)
     # a collapse guard since issue 29: sample_legal -> step -> observations, the observations
     # written for 1024 games are memory-bound like env_steps': 0.3349, 0.31-0.38 after issue 22,
