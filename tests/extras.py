@@ -58,16 +58,6 @@ def required(name: str) -> bool:
     )
 
 
-def have(extra: str) -> bool:
-    """Whether every package of ``extra`` imports (no skip, no failure)."""
-    try:
-        for module in EXTRAS[extra]:
-            importlib.import_module(module)
-    except ImportError:
-        return False
-    return True
-
-
 def need(extra: str, module: str | None = None):
     """Import every package of ``extra`` and return ``module`` (default: the extra's first).
 
