@@ -25,7 +25,6 @@ from pathlib import Path
 import caribsim
 from caribsim._common import _read_json_file
 from caribsim.human import boards, lang, records, viewer
-from caribsim.human.play import fresh_seed
 from caribsim.search import bots as bot_specs
 from caribsim.search import mcts
 
@@ -124,6 +123,40 @@ def _never(before) -> bool:
     return False
 
 
+def _no_secrets(state, steps) -> dict:
+    return {}
+
+
+def secret_seed() -> int:
+    """A game's seed when the lobby gives none: 64 bits from the OS's entropy (a seed of the
+    terminal's typing length could be found from a few public draws)."""
+    return secrets.randbits(64)
+
+
+def fresh_rng(state):
+    """``state`` with its RNG words drawn from the OS's entropy: the chance to come is no
+    longer what the seed gives. A record keeps every outcome as a step, so it replays the
+    same; a server uses this wherever a state is rebuilt (an undo, a restart, a record
+    played on), so that an undo past a chance step draws that chance afresh."""
+    d = state.to_dict()
+    words = [0] * 4
+    while not any(words):  # xoshiro's one forbidden state
+        words = [secrets.randbits(64) for _ in range(4)]
+    d["rng"] = words
+    return state.game.state_from_dict(d)
+
+
+def searched_state(state, seat: int, seed: int):
+    """What a search for ``seat`` may start from: a state drawn from ``seat``'s information
+    set (the game's ``determinize``, which reads the public facts only), or the state
+    itself when nothing is hidden (Puerto Rico), with its RNG words from ``seed``."""
+    if hasattr(state, "determinize"):
+        return state.determinize(seat, seed=seed)
+    d = state.to_dict()
+    d["rng"] = [(seed + k) % 2**64 or 1 for k in range(1, 5)]
+    return state.game.state_from_dict(d)
+
+
 def _write_json(path: Path, value) -> None:
     """Write the file whole or not at all (a crash mid-write leaves the previous version)."""
     tmp = path.with_name(path.name + ".tmp")
@@ -172,7 +205,16 @@ def _bot(spec, seat: int):
 class Game:
     """One game: its state, who plays each seat, the move log and its two files."""
 
-    def __init__(self, folder: Path, game_id: str, state, seed: int, seats: list, tokens: list):
+    def __init__(
+        self,
+        folder: Path,
+        game_id: str,
+        state,
+        seed: int,
+        seats: list,
+        tokens: list,
+        fresh: bool = False,
+    ):
         self.folder, self.id, self.seed = folder, game_id, seed
         self.seats, self.tokens = seats, tokens  # per seat: "human"/a spec, a token/None
         self.rules, self.name = state.game, type(state.game).name
@@ -190,7 +232,7 @@ class Game:
             int, asyncio.Future
         ] = {}  # step -> the hint's search (a task) at that step
         self.version = _now()  # grows with every change, across restarts too
-        self._reset(state)
+        self._reset(state, fresh)
 
     # --- making, loading, saving ---------------------------------------------------------
     @classmethod
@@ -245,7 +287,7 @@ class Game:
                     options=", ".join(offer[name]["options"]) or Text("none"),
                 )
         seed = body.get("seed")
-        seed = fresh_seed() if seed is None else _int(seed, "seed", 0, 2**64 - 1)
+        seed = secret_seed() if seed is None else _int(seed, "seed", 0, 2**64 - 1)
         for s, spec in enumerate(seats):
             if spec != HUMAN:
                 _bot(spec, s)  # every seat checked before anything is made
@@ -253,10 +295,12 @@ class Game:
             rules = caribsim.load_game(name, players=len(seats), **options)
         except (ValueError, TypeError) as e:  # options that do not go together
             raise GameError("{game}: {why}", game=name, why=str(e)) from None
+        # a server seed's chance stays as the seed draws it (the seed never leaves the server
+        # before the end); a chosen seed's game plays as the engine plays from that seed
         return cls._start(folder, rules.new_initial_state(seed=seed), seed, seats)
 
     @classmethod
-    def _start(cls, folder: Path, state, seed: int, seats: list) -> Game:
+    def _start(cls, folder: Path, state, seed: int, seats: list, fresh: bool = False) -> Game:
         """A new game of ``state`` (its steps so far kept) with ``seats``; its files written."""
         for s, spec in enumerate(seats):
             if spec != HUMAN:
@@ -265,7 +309,7 @@ class Game:
                 except ValueError as e:
                     raise GameError("seat {seat}: {why}", seat=s, why=str(e)) from None
         tokens = [secrets.token_urlsafe(18) if spec == HUMAN else None for spec in seats]
-        game = cls(folder, secrets.token_hex(6), state, seed, list(seats), tokens)
+        game = cls(folder, secrets.token_hex(6), state, seed, list(seats), tokens, fresh)
         try:
             game.save(seats=True)
         except OSError as e:
@@ -319,7 +363,8 @@ class Game:
         for s, spec in enumerate(seats):
             if spec != HUMAN:
                 _bot(spec, s)
-        return cls._start(folder, state, record["seed"], seats)
+        # the record's seed is the client's: the chance to come is drawn afresh
+        return cls._start(folder, state, record["seed"], seats, fresh=True)
 
     @classmethod
     def load(cls, folder: Path, game_id: str) -> Game:
@@ -341,7 +386,9 @@ class Game:
                 f"{game_id}.seats.json names {len(seats['seats'])} seats for "
                 f"a {state.game.num_players()}-player game"
             )
-        return cls(folder, game_id, state, record["seed"], seats["seats"], seats["tokens"])
+        # a restart draws the chance to come afresh: what the seed would draw next may have
+        # been seen before an undo
+        return cls(folder, game_id, state, record["seed"], seats["seats"], seats["tokens"], True)
 
     def record(self) -> dict:
         # from the steps kept as they were played: no replay of the game at every save
@@ -377,8 +424,9 @@ class Game:
         chosen at, so a move chosen on an old board is refused)."""
         return len(self.state.history())
 
-    def _reset(self, state) -> None:
-        """Continue from ``state`` (made from the seed): the log is rebuilt by replaying."""
+    def _reset(self, state, fresh: bool = True) -> None:
+        """Continue from ``state`` (made from the seed): the log is rebuilt by replaying;
+        ``fresh``: the chance to come is drawn from the OS's entropy (``fresh_rng``)."""
         self.state = self.rules.new_initial_state(seed=self.seed)
         self.log: list[str] = []
         self.steps: list[
@@ -390,6 +438,8 @@ class Game:
         self.previous = None  # the state before the last step
         for action in state.history():
             self._apply(action)
+        if fresh:
+            self.state = fresh_rng(self.state)
         self._settle()
 
     def state_at(self, step: int):
@@ -422,9 +472,20 @@ class Game:
             return tr.text("chance")
         return tr.msg("seat {i} ({name})", i=who, name=said(player_text(self.players[who]), tr))
 
-    def log_line(self, k: int, tr) -> str:
+    def secret_steps(self) -> dict:
+        """{step: the seat who alone may read it}: the moves still secret now (Cuba's bids
+        until every bid is in); the board's ``secret_steps``."""
+        return getattr(self.board, "secret_steps", _no_secrets)(self.state, self.steps)
+
+    def log_line(self, k: int, tr, secret=None) -> str:
         """Line ``k`` of the log in the language of ``tr`` (the English line's move, translated
-        as the terminal does)."""
+        as the terminal does); ``secret``: the line of a move its reader may not see, which
+        says who moved and not what."""
+        if secret is not None:
+            who = self.steps[k]["player"]
+            return tr.msg(
+                "{i}. {who}: {move}", i=k + 1, who=self._mover(who, tr), move=tr.text(secret)
+            )
         line = self.log[k]
         if tr.lang == "en":
             return line
@@ -558,10 +619,12 @@ class Game:
         self.problem = None
 
     def hint_request(self, body):
-        """``{"token", "step"}`` of the seat to act: the state to search (a clone)."""
+        """``{"token", "step"}`` of the seat to act: the state to search, drawn from that
+        seat's information set (``searched_state``: never the true state, whose hidden facts
+        the search would read), seeded by the step."""
         seat = self._check(body, {"token", "step"})
         self._to_act(seat)
-        return self.state.clone()
+        return searched_state(self.state, seat, self.step)
 
     def bot_to_act(self):
         p = self.state.current_player()
@@ -573,6 +636,7 @@ class Game:
         labels, the log, the problem and the game-over panel in ``lang_code``."""
         tr = lang.translator(self.name, lang.check(lang_code))
         st, to_act = self.state, self.state.current_player()
+        secret = {k: seat for k, seat in self.secret_steps().items() if seat not in seats}
         mine = to_act in seats and not st.is_terminal()
         targets = self.board.move_targets(st) if mine else {}
         final = {"scores": st.scores(), "returns": st.returns()} if st.is_terminal() else None
@@ -580,7 +644,8 @@ class Game:
             "id": self.id,
             "game": self.name,
             "options": self.rules.options(),
-            "seed": self.seed,
+            # the seed predicts chance: it is shown when nothing is left to predict
+            "seed": self.seed if st.is_terminal() else None,
             "players": self.players,
             "you": seats,
             "version": self.version,
@@ -588,8 +653,8 @@ class Game:
             "to_act": to_act,
             "over": st.is_terminal(),
             "thinking": self.bot_to_act() is not None and not self.problem,
-            "snapshot": self._snapshot(st, self.step),
-            "previous": self._snapshot(self.previous, self.step - 1) if self.step else None,
+            "snapshot": self._snapshot(st, self.step, seats),
+            "previous": self._snapshot(self.previous, self.step - 1, seats) if self.step else None,
             "final": final,
             "moves": [
                 {
@@ -602,19 +667,28 @@ class Game:
             if mine
             else [],
             "undo": {str(s): self.undo_target(s) for s in set(seats)},
-            "log": [self.log_line(k, tr) for k in range(len(self.log))],
+            "log": [
+                self.log_line(k, tr, self.board.SECRET_MOVE if k in secret else None)
+                for k in range(len(self.log))
+            ],
             "problem": said(self.problem, tr) if self.problem else None,
             "game_over": viewer.game_over(
                 final, [said(player_text(p), tr) for p in self.players], tr
             ),
         }
 
-    def _snapshot(self, state, step: int) -> dict:
-        """The board after ``step`` steps as a live page may see it: the last move's name
-        hidden when it put a card face down (Port Royal's coins)."""
+    def _snapshot(self, state, step: int, seats=()) -> dict:
+        """The board after ``step`` steps as a live page of the holder of ``seats`` may see
+        it: the last move's name hidden when it put a card face down (Port Royal's coins),
+        what the board's ``hide`` keeps from those seats (Cuba's secret bids of others)."""
         snap = viewer.snapshot(state, self.name)
-        if step > 0 and self.hidden[step - 1] and not self.state.is_terminal():
+        if self.state.is_terminal():
+            return snap
+        if step > 0 and self.hidden[step - 1]:
             snap["last"] = self.board.FACE_DOWN_LAST
+        hide = getattr(self.board, "hide", None)
+        if hide is not None:
+            hide(snap, state, seats)
         return snap
 
     def summary(self) -> dict:

@@ -420,7 +420,7 @@ let pfhTouched = false;          // the person changed a seat: the defaults stay
 const pfhSeats = () => S[0].scores.length;
 function pfhMover(i) {
   // the seat that decided first from step i on in the record (the new game draws its chance
-  // steps from the state's RNG, as a game played from its seed drew them)
+  // steps afresh, from the server's entropy)
   for (let k = i; k < S.length; k++) if (S[k].to_act >= 0) return S[k].to_act;
   return -1;
 }

@@ -332,7 +332,7 @@ function cuCards(cards, cls, fourth, key) {
   return cards.map(c => `<span class="cu-card ${cls}"${key ? ` data-key="${key}${c}"` : ""}>${c}${c === fourth ? " (4th)" : ""}</span>`).join("") || CU_NONE;
 }
 function cuBoard(s, b, i) {
-  const bid = s.secret_bids.includes(i) ? `bid <span id="cuba-bid-${i}">${b.bid}</span> (secret until all have bid)`
+  const bid = s.secret_bids.includes(i) ? `bid <span id="cuba-bid-${i}">${b.bid === null ? "?" : b.bid}</span> (secret until all have bid)`
     : `bought votes <span id="cuba-bought-${i}">${b.bought}</span>`;
   return `<div class="board cu-board${i === s.to_act ? " active" : ""}" id="board-${i}"
       style="border-top:4px solid ${COLORS[i % 5]}">
@@ -352,8 +352,33 @@ const BOARD = {supply: cuSupply, boards: s => s.boards.map((b, i) => cuBoard(s, 
 
 
 def move_text(before, name: str) -> str:
-    """A step as the page names it: the move's own name (every move is public)."""
+    """A step as the page names it: the move's own name (a bid is kept from the other seats
+    while it is secret: ``secret_steps``)."""
     return name
+
+
+# what a live page says of a bid it may not read (the log's line, the choice's label)
+SECRET_MOVE = "bid (secret until every bid is in)"
+
+
+def secret_steps(state, steps) -> dict:
+    """{step: seat}: each seat's bid while the bids are secret (rules: the bids are revealed
+    together when every bid is in), the last step of each seat whose bid is pending."""
+    out = {}
+    for seat in state.hidden_bids_pending():
+        for k in range(len(steps) - 1, -1, -1):
+            if steps[k]["player"] == seat:
+                out[k] = seat
+                break
+    return out
+
+
+def hide(snap: dict, state, seats) -> None:
+    """Keep from the holder of ``seats`` (a watcher: none) the bids of the other seats while
+    they are secret: their amount becomes None ("?" on the page)."""
+    for seat in snap["secret_bids"]:
+        if seat not in seats:
+            snap["boards"][seat]["bid"] = None
 
 
 def move_targets(state) -> dict:
