@@ -358,8 +358,11 @@ def test_bench_web_move_latency_20_games(benchmark, web_server):
     finally:
         client.close()
     ids = list(client.ids)
-    for gid in ids:  # every game's record, finished or not, replays
-        records.replay(records.load(folder / f"{gid}.json"))
+    from caribsim.web.store import DB_NAME, SQLiteStore
+
+    with SQLiteStore(folder / DB_NAME) as store:
+        for gid in ids:  # every game's stored record, finished or not, replays
+            records.replay(store.export_record(gid))
     ratio = statistics.median(r / c for r, c in zip(rates, calibration_rates))
     ms = [1000 * s for s in latencies]
     p95 = _percentile(ms, 0.95)

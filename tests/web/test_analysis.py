@@ -21,6 +21,7 @@ from selenium.webdriver.support.ui import WebDriverWait
 from caribsim.human import boards, records
 from caribsim.web import analysis
 from caribsim.web.app import create_app
+from tests.web import stored
 from tests.web.conftest import serving, token_of, wait_for
 
 with warnings.catch_warnings():
@@ -69,7 +70,7 @@ def finished(tmp_path_factory):
 
 def test_the_analysis_has_an_estimate_per_decision_of_the_record(finished):
     folder, gid, first, a = finished
-    rec = records.load(folder / f"{gid}.json")
+    rec = stored.record(folder, gid)
     states = records.states(rec)
     board = boards.get(PRY)
     decisions = [(k, s) for k, s in enumerate(rec["steps"]) if s["player"] >= 0]
@@ -98,7 +99,7 @@ def test_the_analysis_has_an_estimate_per_decision_of_the_record(finished):
 
 def test_the_swings_are_the_largest_changes_of_the_movers_estimate(finished):
     folder, gid, _, a = finished
-    rec = records.load(folder / f"{gid}.json")
+    rec = stored.record(folder, gid)
     points = [(e["step"], e["win"]) for e in a["estimates"]] + [
         (a["final"]["step"], a["final"]["returns"])
     ]
@@ -122,7 +123,7 @@ def test_the_swings_are_the_largest_changes_of_the_movers_estimate(finished):
 
 def test_the_analysis_is_deterministic_for_the_game(finished):
     folder, gid, _, a = finished
-    again = analysis.analyse(records.load(folder / f"{gid}.json"), ITERATIONS)
+    again = analysis.analyse(stored.record(folder, gid), ITERATIONS)
     assert json.loads(json.dumps(again)) == json.loads(
         (folder / f"{gid}.analysis.json").read_text()
     )
@@ -135,7 +136,7 @@ def test_progress_is_told_as_the_steps_are_searched(finished):
     folder, gid, _, _ = finished
     told = []
     analysis.analyse(
-        records.load(folder / f"{gid}.json"),
+        stored.record(folder, gid),
         2,
         progress=lambda done, total: told.append((done, total)),
     )
@@ -156,8 +157,9 @@ def test_the_file_is_read_after_a_restart_not_searched_again(finished):
 
 def test_another_budget_analyses_again(finished, tmp_path):
     folder, gid, _, _ = finished
-    for name in (f"{gid}.json", f"{gid}.seats.json", f"{gid}.analysis.json"):
-        (tmp_path / name).write_bytes((folder / name).read_bytes())
+    stored.copy(folder, tmp_path)  # the games and the analysis's file, in another folder
+    name = f"{gid}.analysis.json"
+    (tmp_path / name).write_bytes((folder / name).read_bytes())
     with _client(tmp_path, iterations=ITERATIONS + 1) as c:
         assert c.get(f"/api/games/{gid}/analysis").json()["status"] == "running"
         assert _done(c, gid)["iterations"] == ITERATIONS + 1 and c.app.state.analyses.computed == 1
@@ -240,7 +242,7 @@ def test_an_undo_at_the_end_and_another_ending_get_their_own_analysis(tmp_path):
             assert r.status_code == 200, r.text
             assert c.get(f"/api/games/{gid}/analysis").status_code == 409
             end = _play_to_the_end(c, gid, token, rng)
-            rec = records.load(tmp_path / f"{gid}.json")
+            rec = stored.record(tmp_path, gid)
             if [
                 (k, s["action"]) for k, s in enumerate(rec["steps"]) if s["player"] >= 0
             ] != decided:
@@ -248,7 +250,7 @@ def test_an_undo_at_the_end_and_another_ending_get_their_own_analysis(tmp_path):
         else:
             raise AssertionError("twenty endings after an undo were all the first one")
         again = _done(c, gid)
-        rec = records.load(tmp_path / f"{gid}.json")
+        rec = stored.record(tmp_path, gid)
         assert (
             again["steps"] == len(rec["steps"])
             and again["final"]["returns"] == rec["final"]["returns"]

@@ -22,6 +22,7 @@ from selenium.webdriver.support.ui import WebDriverWait
 
 import caribsim
 from caribsim.human import boards, records
+from tests.web import stored
 from tests.web.conftest import token_of, wait_for
 from tests.web.test_browser import _check_board, _get, _post, _status, _your_turn
 
@@ -122,7 +123,7 @@ def _played(browser, server, gid, step: int, action: int, before, game: str) -> 
     """The click played exactly ``action`` at ``step``: the record's step, the state after it
     (as the rules give it from ``before``) and the page's numbers."""
     wait_for(lambda: int(_status(browser)["step"]) > step, 30, "the move to be played")
-    rec = records.load(server.folder / f"{gid}.json")
+    rec = stored.record(server.folder, gid)
     assert rec["steps"][step]["action"] == action and len(rec["steps"]) > step
     expected = before.clone()
     expected.apply_action(action)
@@ -150,7 +151,7 @@ def _check_numbers(browser, server, gid, game: str) -> None:
     """The numbers of the drawn elements (the supply's copies left, colonists, coins, pesos...),
     at the step the page shows (read at once), against the state the record replays to."""
     page = browser.execute_script(_NUMBERS, game)
-    state = records.replay(records.load(server.folder / f"{gid}.json"), upto=page.pop("step"))
+    state = records.replay(stored.record(server.folder, gid), upto=page.pop("step"))
     d = state.to_dict()
     if game == "puerto_rico":
         assert sorted(page["left"]) == sorted(
@@ -190,7 +191,7 @@ def _nobody_clicks(browser, server, gid, path: str, step: int) -> None:
     browser.execute_script("arguments[0].click()", el)
     time.sleep(0.2)
     assert _status(browser)["step"] == str(step)
-    assert len(records.load(server.folder / f"{gid}.json")["steps"]) == step
+    assert len(stored.record(server.folder, gid)["steps"]) == step
 
 
 @pytest.mark.parametrize(
@@ -221,7 +222,7 @@ def test_a_board_click_plays_exactly_its_move(browser, server, game, seed, share
             lambda v: len({m["target"] for m in v["moves"] if m["target"]}) > 1 and not _shared(v),
         )
     step, seat = v["step"], v["to_act"]
-    before = records.replay(records.load(server.folder / f"{gid}.json"))
+    before = records.replay(stored.record(server.folder, gid))
     other = (seat + 1) % 3
     _nobody_clicks(browser, server, gid, f"/game/{gid}", step)
     _nobody_clicks(browser, server, gid, f"/game/{gid}?token={token_of(made, other)}", step)
@@ -261,7 +262,7 @@ def test_puerto_rico_played_by_board_clicks_only(browser, server):
         s = _your_turn(browser, last)
         assert s.get("over") != "true"
         step = int(s["step"])
-        before = records.replay(records.load(server.folder / f"{gid}.json"), upto=step)
+        before = records.replay(stored.record(server.folder, gid), upto=step)
         by_key = _check_targets(_page(browser), before, "puerto_rico")
         single = sorted(k for k, acts in by_key.items() if len(acts) == 1)
         assert single, f"no single move on the board at step {step}"

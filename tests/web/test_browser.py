@@ -21,6 +21,7 @@ from selenium.webdriver.support.ui import Select, WebDriverWait
 
 import caribsim
 from caribsim.human import boards, records
+from tests.web import stored
 from tests.web.conftest import token_of
 
 
@@ -90,7 +91,7 @@ def _check_board(browser, server, gid: str, game: str) -> None:
     replays to."""
     page = browser.execute_script(_PAGE_NUMBERS)
     step = int(page["status"]["step"])
-    state = records.replay(records.load(server.folder / f"{gid}.json"), upto=step)
+    state = records.replay(stored.record(server.folder, gid), upto=step)
     assert int(page["status"]["toAct"]) == state.current_player()
     assert page["totals"] == [s["total"] if isinstance(s, dict) else s for s in state.scores()]
     seat, board = state.current_player(), boards.get(game)
@@ -130,7 +131,7 @@ def _check_game_over(browser, server, gid) -> dict:
         assert int(row.get_attribute("data-total")) == total
         assert float(row.get_attribute("data-return")) == state.returns()[p]
     assert browser.find_elements(By.CSS_SELECTOR, "#moves button.move") == []
-    assert rec == records.load(server.folder / f"{gid}.json")
+    assert rec == stored.record(server.folder, gid)
     assert (
         browser.find_element(By.ID, "replay-link").get_attribute("href")
         == f"{server.url}/replay/{gid}"
@@ -160,7 +161,7 @@ def _lobby_game(browser, server, game, seats, seed) -> str:
         )
     )
     gid = created.text.split()[1].rstrip(":")
-    rec = records.load(server.folder / f"{gid}.json")
+    rec = stored.record(server.folder, gid)
     assert (rec["game"], rec["seed"], rec["players"]) == (game, seed, seats)
     return gid
 
@@ -179,11 +180,9 @@ def test_one_person_against_two_random_bots_to_the_end(browser, server, game):
 
 
 def _game_files(folder) -> list:
-    """The games' files (not the analyses, which a finished game's open page may still be
-    having written, nor the .tmp of a file another game's bot is writing this instant)."""
-    return sorted(
-        p.name for p in folder.iterdir() if not p.name.endswith((".analysis.json", ".tmp"))
-    )
+    """The stored games' ids (not their moves, which another game's bots may be storing this
+    instant)."""
+    return sorted(stored.everything(folder))
 
 
 def test_the_lobby_says_why_it_refuses_a_game(browser, server):
@@ -316,7 +315,7 @@ def test_undo_and_hint_buttons(browser, server):
     browser.find_element(By.ID, "undo").click()
     WebDriverWait(browser, 30).until(lambda b: _status(b)["step"] == second["step"])
     assert [b.text for b in browser.find_elements(By.CSS_SELECTOR, "#moves button.move")] == labels
-    assert len(records.load(server.folder / f"{gid}.json")["steps"]) == int(second["step"])
+    assert len(stored.record(server.folder, gid)["steps"]) == int(second["step"])
 
 
 def test_a_closed_tab_and_a_restarted_server_lose_nothing(browser, tmp_path):
@@ -366,9 +365,7 @@ def test_a_closed_tab_and_a_restarted_server_lose_nothing(browser, tmp_path):
             last = int(s["step"])
             _click_move(browser, s["actions"][0])
         _check_board(browser, server, gid, "puerto_rico")
-        assert (
-            records.load(folder / f"{gid}.json")["steps"][first]["action"] == before["actions"][0]
-        )
+        assert stored.record(folder, gid)["steps"][first]["action"] == before["actions"][0]
 
 
 def test_a_record_is_played_on_from_a_step_in_the_lobby(browser, server, tmp_path):
@@ -400,7 +397,7 @@ def test_a_record_is_played_on_from_a_step_in_the_lobby(browser, server, tmp_pat
         )
     )
     gid = created.text.split()[1].rstrip(":")
-    saved = records.load(server.folder / f"{gid}.json")
+    saved = stored.record(server.folder, gid)
     assert saved["steps"][:40] == rec["steps"][:40] and saved["seed"] == 23
     browser.find_element(By.CSS_SELECTOR, 'a.seat-link[data-seat="0"]').click()
     s = _your_turn(browser, 39)

@@ -17,6 +17,7 @@ need("web")  # a test of caribsim.web: skips without the extra
 
 from caribsim.human import records
 from caribsim.web.app import create_app
+from tests.web import stored
 from tests.web.conftest import serving
 
 GAMES = [
@@ -69,7 +70,7 @@ def test_twenty_bot_games_at_once_end_and_replay(fast_server):
     seconds = time.perf_counter() - start
     steps = 0
     for gid, (game, seats) in zip(ids, GAMES):
-        rec = records.load(folder / f"{gid}.json")
+        rec = stored.record(folder, gid)
         state = records.replay(rec)
         assert state.is_terminal() and rec["game"] == game and len(rec["players"]) == len(seats)
         assert seen[gid] == sorted(seen[gid]) and seen[gid][-1] == len(rec["steps"])
@@ -122,5 +123,5 @@ def test_moves_sent_at_once_for_the_same_step_play_one(fast_server):
     played = [a for status, a in answers if status == 200]
     assert len(answers) == 8 and len(played) == 1
     assert all(status == 409 and "stale request" in a for status, a in answers if status != 200)
-    steps = records.load(folder / f"{gid}.json")["steps"]
+    steps = stored.record(folder, gid)["steps"]
     assert steps[view["step"]]["action"] == played[0] and steps[view["step"]]["player"] == 0

@@ -18,6 +18,7 @@ from selenium.webdriver.support.ui import WebDriverWait
 
 import caribsim
 from caribsim.human import records, viewer
+from tests.web import stored
 from tests.web.conftest import wait_for
 from tests.web.test_browser import (
     _PAGE_NUMBERS,
@@ -107,7 +108,7 @@ def test_play_from_here_opens_the_game_at_the_viewers_step(browser, server, game
     state = records.replay(finished, upto=step)
     page = browser.execute_script(_PAGE_NUMBERS)
     assert page["totals"] == [x["total"] if isinstance(x, dict) else x for x in state.scores()]
-    assert records.replay(records.load(server.folder / f"{new}.json")).to_dict() == state.to_dict()
+    assert records.replay(stored.record(server.folder, new)).to_dict() == state.to_dict()
     if game == "puerto_rico":
         assert page["pr"] == [
             [b["doubloons"], b["vp_chips"], b["san_juan"]] for b in state.to_dict()["boards"]
@@ -116,12 +117,12 @@ def test_play_from_here_opens_the_game_at_the_viewers_step(browser, server, game
         pesos = [int(browser.find_element(By.ID, f"cuba-pesos-{p}").text) for p in range(3)]
         assert pesos == [b["pesos"] for b in state.to_dict()["boards"]]
     _check_board(browser, server, new, game)
-    saved = records.load(server.folder / f"{new}.json")
+    saved = stored.record(server.folder, new)
     assert saved["players"] == ["human" if p == mover else "random" for p in range(3)]
     # a move works there
     _click_move(browser, s["actions"][-1])
     wait_for(lambda: int(_status(browser)["step"]) > step, 30, "the move")
-    assert records.load(server.folder / f"{new}.json")["steps"][step]["action"] == s["actions"][-1]
+    assert stored.record(server.folder, new)["steps"][step]["action"] == s["actions"][-1]
     # the lobby of this browser can resume the new game
     assert (
         browser.execute_script(
@@ -133,7 +134,7 @@ def test_play_from_here_opens_the_game_at_the_viewers_step(browser, server, game
 
 def test_play_from_here_says_why_it_refuses(browser, server):
     gid = _finished_game(server, "puerto_rico", 14)
-    before = sorted(p.name for p in server.folder.iterdir())
+    before = sorted(stored.everything(server.folder))  # the stored games
     browser.get(server.url + f"/replay/{gid}#step=20")
     WebDriverWait(browser, 30).until(lambda b: b.find_element(By.ID, "pfh-step").text == "20")
     seat = next(s for s in range(3) if _seat_row(browser, s)[0] == "bot")
@@ -144,7 +145,7 @@ def test_play_from_here_says_why_it_refuses(browser, server):
     error = WebDriverWait(browser, 30).until(lambda b: b.find_element(By.ID, "error").text)
     assert error.startswith(f"seat {seat}: unknown bot spec 'genius'")
     assert browser.current_url.startswith(server.url + f"/replay/{gid}")
-    assert sorted(p.name for p in server.folder.iterdir()) == before
+    assert sorted(stored.everything(server.folder)) == before
     # the last step: the game is over there, nothing to play on
     browser.find_element(By.ID, "last").click()
     assert browser.find_element(By.ID, "pfh-play").get_attribute("disabled") is not None
@@ -183,6 +184,6 @@ def test_play_from_here_at_a_chance_step(browser, server):
     new = browser.current_url.split("/game/")[1].split("?")[0]
     s = _your_turn(browser, step)
     assert int(s["toAct"]) == mover
-    steps = records.load(server.folder / f"{new}.json")["steps"]
+    steps = stored.record(server.folder, new)["steps"]
     assert steps[:step] == finished["steps"][:step] and steps[step]["player"] == -1
     _check_board(browser, server, new, "port_royal")

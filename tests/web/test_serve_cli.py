@@ -18,6 +18,7 @@ need("web")  # a test of caribsim.web: skips without the extra
 
 
 from caribsim.human import records
+from tests.web import stored
 from tests.web.conftest import free_socket, wait_for
 
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
@@ -88,7 +89,7 @@ def test_serve_prints_its_address_serves_and_stops_on_ctrl_c(tmp_path):
         out, err = p.communicate(timeout=60)
     assert p.returncode == 0, err
     assert out == f"caribsim: stopped; the games are in {folder}\n" and "Traceback" not in err
-    rec = records.load(folder / f"{gid}.json")
+    rec = stored.record(folder, gid)
     assert records.replay(rec).is_terminal()
     assert analysis["iterations"] == 8 and (folder / f"{gid}.analysis.json").exists()
     assert len(analysis["estimates"]) == sum(s["player"] >= 0 for s in rec["steps"])

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import random
+import sqlite3
 import warnings
 
 import pytest
@@ -20,6 +21,7 @@ from caribsim.human import boards, records, viewer
 from caribsim.search import mcts
 from caribsim.web import page as web_page
 from caribsim.web.app import DEFAULT_BOT, create_app
+from tests.web import stored
 from tests.web.conftest import HINT_ITERATIONS, token_of, wait_for
 
 with warnings.catch_warnings():
@@ -65,11 +67,12 @@ def settled(c, gid, *tokens):
 
 
 def files(folder):
-    return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
+    """Everything the store holds (to see that a refused request stored nothing)."""
+    return stored.everything(folder)
 
 
 def replayed(folder, gid, upto=None):
-    return records.replay(records.load(folder / f"{gid}.json"), upto)
+    return records.replay(stored.record(folder, gid), upto)
 
 
 def move(c, gid, token, step, action):
@@ -81,7 +84,7 @@ def test_a_new_game_is_its_record_and_the_view_is_its_state(client, folder):
     tok = token_of(made, 0)
     v = view(client, made["id"], tok)
     st = replayed(folder, made["id"])
-    assert records.load(folder / f"{made['id']}.json")["players"] == ["human", "random", "random"]
+    assert stored.record(folder, made["id"])["players"] == ["human", "random", "random"]
     assert v["step"] == len(st.history()) and v["to_act"] == st.current_player() == 0
     assert v["snapshot"] == json.loads(json.dumps(viewer.snapshot(st, PR)))
     board = boards.get(PR)
@@ -91,7 +94,7 @@ def test_a_new_game_is_its_record_and_the_view_is_its_state(client, folder):
     assert v["you"] == [0] and not v["over"]
     assert len(v["log"]) == v["step"]  # one line per step (chance outcomes too)
     assert view(client, made["id"])["moves"] == []  # a watcher without a token gets no moves
-    assert tok not in (folder / f"{made['id']}.json").read_text()  # the record holds no secret
+    assert tok not in json.dumps(stored.record(folder, made["id"]))  # the record holds no secret
     # nor is it given before the end: its chance steps would show what the board hides
     for path in (f"/api/games/{made['id']}/record", f"/replay/{made['id']}"):
         r = client.get(path)
@@ -194,19 +197,19 @@ def test_a_record_that_cannot_be_written_plays_nothing(client, folder):
     made = create(client, ["human", "random", "random"], seed=12)
     gid, tok = made["id"], token_of(made, 0)
     v = view(client, gid, tok)
-    path = folder / f"{gid}.json"
-    saved = path.read_bytes()
-    path.unlink()
-    path.mkdir()  # the record's place is taken: writing fails
-    r = move(client, gid, tok, v["step"], v["moves"][0]["action"])
-    assert r.status_code == 500 and "cannot save the game's record" in r.json()["error"]
-    assert view(client, gid, tok) == v
-    assert sorted(p.name for p in folder.iterdir()) == [
-        f"{gid}.json",
-        f"{gid}.seats.json",
-    ]  # no temporary left
-    path.rmdir()
-    path.write_bytes(saved)
+    saved = files(folder)
+    client.app.state.games.store.set_busy_timeout(0.05)
+    blocker = sqlite3.connect(stored.path(folder), isolation_level=None)
+    blocker.execute("BEGIN IMMEDIATE")  # another process holds the write lock: writing fails
+    try:
+        r = move(client, gid, tok, v["step"], v["moves"][0]["action"])
+        assert r.status_code == 500 and "cannot save the game's record" in r.json()["error"]
+        assert "database is locked" in r.json()["error"] and "nothing was played" in r.text
+        assert view(client, gid, tok) == v
+    finally:
+        blocker.execute("ROLLBACK")
+        blocker.close()
+    assert files(folder) == saved
     assert move(client, gid, tok, v["step"], v["moves"][0]["action"]).status_code == 200
     assert replayed(folder, gid).history()[v["step"]] == v["moves"][0]["action"]
 
@@ -253,7 +256,7 @@ def test_refused_new_games_make_no_files(client, folder):
     for body, words in cases:
         r = client.post("/api/games", json=body)
         assert r.status_code == 400 and words in r.json()["error"], (body, r.text)
-    assert not any(folder.iterdir())
+    assert stored.count(folder) == 0
     assert client.get("/api/games").json()["games"] == []
 
 
@@ -261,7 +264,7 @@ def test_options_and_other_games_are_made_as_asked(client, folder):
     made = create(
         client, ["human", "random", "random"], options={"expansion": True}, seed=2**64 - 1
     )
-    rec = records.load(folder / f"{made['id']}.json")
+    rec = stored.record(folder, made["id"])
     assert rec["options"] == caribsim.load_game(PR, players=3, expansion=True).options()
     assert rec["seed"] == 2**64 - 1 and "expansion" in view(client, made["id"])["snapshot"]
     for game in ("port_royal", "cuba"):
@@ -307,7 +310,7 @@ def test_undo_never_takes_back_another_persons_move(client, folder):
         p = v["to_act"]
         assert move(client, gid, tokens[p], v["step"], v["moves"][0]["action"]).status_code == 200
         moved.add(p)
-    players = [s["player"] for s in records.load(folder / f"{gid}.json")["steps"]]
+    players = [s["player"] for s in stored.record(folder, gid)["steps"]]
     last0 = max(i for i, p in enumerate(players) if p == 0)
     assert 1 in players[last0:]  # seat 1 moved since seat 0's last decision
     assert v["undo"]["1"] is not None
@@ -344,7 +347,7 @@ def test_a_bot_game_plays_to_its_end_and_its_record_replays(client, folder):
         timeout=120,
         what="the bot game to end",
     )
-    rec = records.load(folder / f"{gid}.json")
+    rec = stored.record(folder, gid)
     st = records.replay(rec)  # every step checked, the final scores too
     assert st.is_terminal() and rec["final"] == {"scores": st.scores(), "returns": st.returns()}
     assert rec["players"] == ["random", "greedy", "random"]
@@ -384,13 +387,17 @@ def test_a_new_app_over_the_same_folder_resumes_the_games(folder):
 
 
 def test_a_broken_file_in_the_folder_does_not_stop_the_others(folder):
-    with _client(folder) as c:
-        good = create(c, ["human", "random"], seed=1)["id"]
-        bad = create(c, ["human", "random"], seed=2)["id"]
+    """A folder of the files of the server before the store: its good games are imported at
+    the first start (their tokens still act), a broken one is not (and the server starts)."""
+    good, bad = "0123456789ab", "ba9876543210"
+    for gid, seed in ((good, 1), (bad, 2)):
+        state = caribsim.load_game(PR, players=2).new_initial_state(seed=seed)
+        stored.write_legacy(folder, gid, state, seed, ["human", "random"], [f"tok{seed}", None])
     (folder / f"{bad}.json").write_text("{broken")
     with _client(folder) as c:
         assert [g["id"] for g in c.get("/api/games").json()["games"]] == [good]
         assert c.get(f"/api/games/{bad}").status_code == 404
+        assert view(c, good, "tok1")["you"] == [0]
 
 
 def test_a_second_page_sees_the_moves_live(client):
@@ -449,7 +456,7 @@ def test_a_record_is_played_on_from_a_step(client, folder, name):
     assert r.status_code == 201, r.text
     made = r.json()
     v = settled(client, made["id"], token_of(made, 0))
-    saved = records.load(folder / f"{made['id']}.json")
+    saved = stored.record(folder, made["id"])
     assert saved["steps"][:at] == rec["steps"][:at]  # the record's first steps are kept
     assert saved["seed"] == rec["seed"] and saved["options"] == rec["options"]
     now = records.replay(saved)  # and the game goes on from there
@@ -497,7 +504,7 @@ def test_a_bad_record_request_is_refused_and_makes_nothing(client, folder, chang
     body = {"seats": ["human", "random", "random"], **change(rec)}
     r = client.post("/api/games", json=body)
     assert r.status_code == 400 and words in r.json()["error"], r.text
-    assert not folder.exists() or not any(folder.iterdir())
+    assert stored.count(folder) == 0
 
 
 def test_the_record_kept_step_by_step_is_the_replayed_one(client, folder):
@@ -512,7 +519,7 @@ def test_the_record_kept_step_by_step_is_the_replayed_one(client, folder):
             break
         assert move(client, gid, tok, v["step"], v["moves"][-1]["action"]).status_code == 200
         settled(client, gid, tok)  # the bots have moved: the state holds still
-        assert json.loads((folder / f"{gid}.json").read_text()) == records.record_game(
+        assert stored.record(folder, gid) == records.record_game(
             game.state, game.seed, game.players
         )
     v = settled(client, gid, tok)
@@ -520,9 +527,7 @@ def test_the_record_kept_step_by_step_is_the_replayed_one(client, folder):
         client.post(f"/api/games/{gid}/undo", json={"token": tok, "step": v["step"]}).status_code
         == 200
     )
-    assert json.loads((folder / f"{gid}.json").read_text()) == records.record_game(
-        game.state, game.seed, game.players
-    )
+    assert stored.record(folder, gid) == records.record_game(game.state, game.seed, game.players)
 
 
 def test_a_card_put_face_down_is_never_named_to_a_live_page(client, folder):

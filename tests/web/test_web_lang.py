@@ -26,6 +26,7 @@ from selenium.webdriver.support.ui import Select, WebDriverWait
 import caribsim
 from caribsim.human import boards, lang, records, viewer
 from caribsim.web.app import create_app
+from tests.web import stored
 from tests.web.conftest import BOT_DELAY, HINT_ITERATIONS, serving, token_of
 from tests.web.test_browser import _click_move, _your_turn
 from tests.web.test_serve_cli import ENV
@@ -122,11 +123,11 @@ def test_a_czech_game_page_has_czech_words_the_terminals_labels_and_the_states_n
     browser.get(f"{url}/game/{gid}?token={token}")
     first = _your_turn(browser, -1)
     # a click on a Czech button plays its action: the last one, unlike the English tests' first
-    state = records.replay(records.load(folder / f"{gid}.json"), upto=int(first["step"]))
+    state = records.replay(stored.record(folder, gid), upto=int(first["step"]))
     chosen = first["actions"][-1]
     _click_move(browser, chosen)
     s = _your_turn(browser, int(first["step"]))
-    rec = records.load(folder / f"{gid}.json")
+    rec = stored.record(folder, gid)
     played = rec["steps"][int(first["step"])]
     assert (played["player"], played["action"], played["name"]) == (
         0,
@@ -225,7 +226,7 @@ def test_the_hint_the_refusals_and_the_game_over_panel_in_czech(browser, cs, tmp
     over = browser.find_element(By.ID, "game-over")
     heads = [th.text for th in over.find_elements(By.CSS_SELECTOR, "th")]
     assert heads[:2] == [tr.text("seat"), tr.text("total")]
-    final = records.replay(records.load(folder / f"{gid}.json"))
+    final = records.replay(stored.record(folder, gid))
     assert final.is_terminal()
     panel = viewer.game_over(
         {"scores": final.scores(), "returns": final.returns()},
@@ -315,7 +316,7 @@ def test_the_czech_lobby_makes_a_game_and_says_its_refusals_in_czech(browser, cs
             "game {id}: one link per human seat (its token is its key; give each person theirs)"
         ].format(id=gid)
     )
-    rec = records.load(folder / f"{gid}.json")
+    rec = stored.record(folder, gid)
     assert (rec["game"], rec["seed"], rec["players"]) == ("port_royal", 11, ["human", "random"])
     row = WebDriverWait(browser, 30).until(lambda b: b.find_element(By.ID, f"game-{gid}"))
     assert MSG["resume seat {i}"].format(i=0) in row.text and "Port Royal" in row.text

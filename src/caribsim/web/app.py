@@ -127,14 +127,10 @@ def create_app(
         return page_of(request, make)
 
     async def list_games(request):
-        summaries = [g.summary() for g in games.games.values()]
-        return JSONResponse(
-            {
-                "games": [s for s in summaries if not s["over"]],
-                "finished": [s for s in summaries if s["over"]],
-                "choices": list(choices()),
-            }
-        )
+        # a page of each list from the store (?offset=, ?limit= at most 200)
+        q = request.query_params
+        page = games.lobby(q.get("offset", "0"), q.get("limit", "100"))
+        return JSONResponse({**page, "choices": list(choices())})
 
     async def create(request):
         game = games.create(await _body(request))
@@ -220,13 +216,14 @@ def create_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(app):
-        for game in games.games.values():
+        for game in games.live_bot_games():
             game.kick(bot_delay)  # a bot to act when the server stopped moves now
         yield
         for game in games.games.values():
             if game.task is not None:
                 game.task.cancel()
         analyses.close()
+        games.close()
 
     api = "/api/games/{game_id}"
     app = Starlette(

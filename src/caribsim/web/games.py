@@ -1,11 +1,13 @@
 """The games a server holds: each one's state, seats (a person with a secret token, or a bot),
-move log and record on disk, and the checks every request goes through.
+move log and record in the store, and the checks every request goes through.
 
-A game lives in the games folder as two files: ``ID.json``, its game record (docs/records.md,
-rewritten after every move, so a closed tab or a stopped server loses nothing) and
-``ID.seats.json``, who plays each seat (``"human"`` or a bot spec) and the human seats'
-tokens (kept out of the record, which may be shared). Every method here runs on the server's
-event loop; only the bots' and the hints' searches run in threads, on clones.
+A game lives in the games folder's database (``caribsim.web.store``, docs/web.md *Storage*):
+who plays each seat (``"human"`` or a bot spec), the human seats' tokens (kept out of the
+record, which may be shared) and one row per step, each step committed before the request
+that made it is answered, so a closed tab or a stopped server loses nothing. The games are
+loaded when first asked for and a bounded number stay in memory (``Games``). Every method
+here runs on the server's event loop (a store's write too: a few rows); only the bots' and
+the hints' searches run in threads, on clones.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ import os
 import re
 import secrets
 import time
+import weakref
+from collections import OrderedDict
 from pathlib import Path
 
 import caribsim
@@ -27,6 +31,7 @@ from caribsim._common import _read_json_file
 from caribsim.human import boards, lang, records, viewer
 from caribsim.search import bots as bot_specs
 from caribsim.search import mcts
+from caribsim.web import store as stores
 
 HUMAN = "human"
 SEATS_FORMAT = "caribsim-web-seats"
@@ -203,7 +208,10 @@ def _bot(spec, seat: int):
 
 
 class Game:
-    """One game: its state, who plays each seat, the move log and its two files."""
+    """One game: its state, who plays each seat, the move log and where it is stored."""
+
+    store: stores.Store | None = None  # where the game is kept (Games sets it); None: nowhere
+    _kept: list | None = None  # the steps known to be stored (None: read them back first)
 
     def __init__(
         self,
@@ -301,7 +309,7 @@ class Game:
 
     @classmethod
     def _start(cls, folder: Path, state, seed: int, seats: list, fresh: bool = False) -> Game:
-        """A new game of ``state`` (its steps so far kept) with ``seats``; its files written."""
+        """A new game of ``state`` (its steps so far kept) with ``seats``; not stored yet."""
         for s, spec in enumerate(seats):
             if spec != HUMAN:
                 try:
@@ -309,17 +317,8 @@ class Game:
                 except ValueError as e:
                     raise GameError("seat {seat}: {why}", seat=s, why=str(e)) from None
         tokens = [secrets.token_urlsafe(18) if spec == HUMAN else None for spec in seats]
-        game = cls(folder, secrets.token_hex(6), state, seed, list(seats), tokens, fresh)
-        try:
-            game.save(seats=True)
-        except OSError as e:
-            raise GameError(
-                "cannot write the game's files in {folder!r}: {why}",
-                500,
-                folder=str(folder),
-                why=e.strerror or str(e),
-            ) from None
-        return game
+        # stored by Games.create, before the lobby's request is answered
+        return cls(folder, secrets.token_hex(6), state, seed, list(seats), tokens, fresh)
 
     @classmethod
     def _from_record(cls, folder: Path, body) -> Game:
@@ -390,6 +389,51 @@ class Game:
         # been seen before an undo
         return cls(folder, game_id, state, record["seed"], seats["seats"], seats["tokens"], True)
 
+    @classmethod
+    def from_store(cls, store: stores.Store, folder: Path, game_id: str) -> Game | None:
+        """The stored game at its last step, None if there is none (CorruptGame for rows the
+        store does not write, RecordError for steps that do not replay: every step is checked
+        as a record's)."""
+        stored = store.load(game_id)
+        if stored is None:
+            return None
+        state = records.replay(stored.record())
+        meta = stored.meta
+        if len(meta.seats) != state.game.num_players():
+            raise stores.CorruptGame(
+                f"game {game_id}: {len(meta.seats)} seats for a "
+                f"{state.game.num_players()}-player game"
+            )
+        # a restart draws the chance to come afresh, as a game of the files (Game.load)
+        game = cls(
+            folder, game_id, state, meta.seed, list(meta.seats), list(meta.tokens), fresh=True
+        )
+        game.store, game._kept = store, stored.steps
+        return game
+
+    def meta(self) -> stores.Meta:
+        """What the store keeps of the game once: its rules, seed, seats, tokens, players."""
+        return stores.Meta(
+            self.name,
+            self.rules.options(),
+            self.seed,
+            list(self.seats),
+            list(self.tokens),
+            list(self.players),
+        )
+
+    def status(self) -> stores.Status:
+        """Where the game stands, as the store keeps it with each step."""
+        st = self.state
+        over = st.is_terminal()
+        return stores.Status(
+            len(self.steps),
+            over,
+            st.current_player(),
+            self.bot_to_act() is not None,
+            {"scores": st.scores(), "returns": st.returns()} if over else None,
+        )
+
     def record(self) -> dict:
         # from the steps kept as they were played: no replay of the game at every save
         return records.record_of_steps(self.state, self.seed, list(self.steps), self.players)
@@ -406,16 +450,30 @@ class Game:
             )
         return self.record()
 
-    def save(self, seats: bool = False) -> None:
-        """Write the record (and, for a new game, the seats file)."""
-        record = self.record()
-        records.validate(record)
-        if seats:
-            _write_json(
-                self.folder / f"{self.id}.seats.json",
-                {"format": SEATS_FORMAT, "version": 1, "seats": self.seats, "tokens": self.tokens},
+    def save(self) -> None:
+        """Store the steps not stored yet, committed before this returns: one transaction,
+        which after an undo also drops the steps taken back (nothing is rewritten whole). A
+        failure is a StoreError (an OSError) and leaves the stored game as it was."""
+        if self.store is None:
+            return  # a game made outside Games lives in memory only
+        steps, kept = self.steps, self._kept
+        if kept is None:  # a write whose outcome is not known: what is stored, read back
+            stored = self.store.load(self.id)
+            if stored is None:
+                raise stores.StoreError(f"game {self.id} is not in the store")
+            kept = stored.steps
+        n = len(kept)
+        first = n
+        if steps[:n] != kept:  # an undo: from the first step that differs
+            first = next(
+                (k for k, (a, b) in enumerate(zip(kept, steps)) if a != b), min(n, len(steps))
             )
-        _write_json(self.folder / f"{self.id}.json", record)
+        try:
+            self.store.append(self.id, first, steps[first:], self.status(), n)
+        except stores.StoreError:
+            self._kept = None
+            raise
+        self._kept = list(steps)
 
     # --- the state and its log ---------------------------------------------------------------
     @property
@@ -772,29 +830,133 @@ def hint(state, iterations: int, board) -> dict:
 
 
 class Games:
-    """Every game of a games folder: those on disk when the server starts (resumed from their
-    records) and those made since."""
+    """The games of a games folder, kept in its store (``<folder>/games.sqlite3``; docs/web.md,
+    *Storage*) and loaded when first asked for. At most ``max_cached`` stay in memory, the
+    least recently asked for leaving first, except a game whose bots' driver runs or that a
+    page follows (pinned). A game's files of the server before the store (``ID.json`` +
+    ``ID.seats.json``) are imported at the first start."""
 
-    def __init__(self, folder: str | os.PathLike[str]) -> None:
+    IMPORTED = "*"  # the store's note that the folder's files were imported
+
+    def __init__(
+        self,
+        folder: str | os.PathLike[str],
+        max_cached: int = 256,
+        store: stores.Store | None = None,
+    ) -> None:
         self.folder = Path(folder)
         self.folder.mkdir(parents=True, exist_ok=True)
-        self.games: dict[str, Game] = {}
+        self.store = stores.SQLiteStore(self.folder / stores.DB_NAME) if store is None else store
+        self.max_cached = max(1, max_cached)
+        self.games: OrderedDict[str, Game] = OrderedDict()  # the cache, least recent first
+        # every Game object alive (a request or a page may hold one the cache let go): one
+        # object per game, so that no second copy of a game ever writes over the first
+        self._live: weakref.WeakValueDictionary[str, Game] = weakref.WeakValueDictionary()
+        self._import_files()
+
+    def _import_files(self) -> None:
+        """The folder's game files, each pair once (they stay; the store notes each file,
+        imported or why not, and that the folder was done)."""
+        done = self.store.imports()
+        if self.IMPORTED in done:
+            return
+        count = 0
         for path in sorted(self.folder.glob("*.seats.json")):
             game_id = path.name.removesuffix(".seats.json")
-            if not _ID.fullmatch(game_id):
+            if not _ID.fullmatch(game_id) or path.name in done:
                 continue
             try:
-                self.games[game_id] = Game.load(self.folder, game_id)
+                game = Game.load(self.folder, game_id)  # the checks of a record and a seats file
+                self.store.create(game_id, game.meta(), game.steps, game.status(), source=path.name)
+                count += 1
             except (records.RecordError, OSError) as e:  # one bad file does not stop the rest
-                log.warning("game %s not resumed: %s", game_id, e)
+                log.warning("game %s not imported: %s", game_id, e)
+                self.store.note_import(path.name, f"not imported: {e}")
+        self.store.note_import(self.IMPORTED, f"{count} games imported from the folder's files")
+        if count:
+            log.info("%d games imported from the files of %s", count, self.folder)
 
     def create(self, body) -> Game:
+        """A new game (``Game.create``'s request), stored before this returns."""
         game = Game.create(self.folder, body)
-        self.games[game.id] = game
+        try:
+            self.store.create(game.id, game.meta(), game.steps, game.status())
+        except stores.StoreError as e:
+            raise GameError("cannot store the new game: {why}", 500, why=str(e)) from None
+        game.store, game._kept = self.store, list(game.steps)
+        self._keep(game)
         return game
 
     def get(self, game_id: str) -> Game:
-        game = self.games.get(game_id) if _ID.fullmatch(game_id) else None
+        """The game, from memory or loaded from the store (404: none; 500: it cannot be read,
+        which the log says too; the other games go on)."""
+        if not (isinstance(game_id, str) and _ID.fullmatch(game_id)):
+            raise GameError("no game {id!r} on this server", 404, id=str(game_id)[:40])
+        game = self.games.get(game_id)
+        if game is not None:
+            self.games.move_to_end(game_id)
+            return game
+        game = self._live.get(game_id)  # let go by the cache but still held: the same object
         if game is None:
-            raise GameError("no game {id!r} on this server", 404, id=game_id[:40])
+            try:
+                game = Game.from_store(self.store, self.folder, game_id)
+            except (ValueError, TypeError, OSError) as e:  # RecordError, StoreError, a bad seat
+                log.warning("game %s cannot be loaded: %s", game_id, e)
+                raise GameError(
+                    "game {id} cannot be read from the store: {why}", 500, id=game_id, why=str(e)
+                ) from None
+            if game is None:
+                raise GameError("no game {id!r} on this server", 404, id=game_id)
+        self._keep(game)
         return game
+
+    def _keep(self, game: Game) -> None:
+        self.games[game.id] = game
+        self._live[game.id] = game
+        excess = len(self.games) - self.max_cached
+        if excess > 0:
+            for game_id in [k for k, g in self.games.items() if not _pinned(g)][:excess]:
+                del self.games[game_id]
+
+    def lobby(self, offset="0", limit="100") -> dict:
+        """The lobby's lists, a page of each (``offset``, ``limit`` as the query gives them,
+        text or int; limit at most ``store.MAX_LIST``): the unfinished and the finished games,
+        newest first, and how many there are of each."""
+        offset = _int(_query_int(offset), "offset", 0, 2**62)
+        limit = _int(_query_int(limit), "limit", 1, stores.MAX_LIST)
+        try:
+            return {
+                "games": self.store.list(False, offset, limit),
+                "finished": self.store.list(True, offset, limit),
+                "count": {"games": self.store.count(False), "finished": self.store.count(True)},
+                "offset": offset,
+                "limit": limit,
+            }
+        except stores.StoreError as e:
+            raise GameError("cannot read the games: {why}", 500, why=str(e)) from None
+
+    def live_bot_games(self):
+        """The unfinished games whose seat to act is a bot, loaded one by one as the caller
+        goes on (a restarted server kicks each: its driver pins it in the cache); one that
+        cannot be loaded is logged and skipped."""
+        for game_id in self.store.bot_games():
+            try:
+                yield self.get(game_id)
+            except GameError as e:
+                log.warning("game %s not resumed: %s", game_id, e)
+
+    def close(self) -> None:
+        """Release the store (the server stops)."""
+        self.store.close()
+
+
+def _pinned(game: Game) -> bool:
+    """A game the cache keeps: its bots' driver runs or a page follows it."""
+    return (game.task is not None and not game.task.done()) or bool(game.listeners)
+
+
+def _query_int(text):
+    """A query's number as an int (``_int`` says what is wrong with anything else)."""
+    if isinstance(text, str) and text.isascii() and text.isdigit() and len(text) <= 19:
+        return int(text)
+    return text
