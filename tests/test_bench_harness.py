@@ -7,7 +7,8 @@ and fail on a real regression.
 - speed-ups are asserted only on idle cores, and the probe sees a CPU-bound neighbour;
 - a collapse guard says so and still asserts.
 
-The whole short suite beside CPU-bound processes, and slowed by 30%, is tested in
+The whole short suite beside CPU-bound processes, and every floor's distance to its ratio
+(a 30% slowdown must cross it), is tested in
 bench/test_harness_suite.py (it runs every benchmark several times: minutes, so it runs with
 the benchmarks, not with every ``pytest tests``).
 """
