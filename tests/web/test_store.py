@@ -44,8 +44,14 @@ def _status(state, steps: int | None = None) -> Status:
 
 
 def _meta(rec, players=2) -> Meta:
-    return Meta(rec["game"], rec["options"], rec["seed"], ["human"] * players,
-                [f"t{k}" for k in range(players)], ["human"] * players)  # fmt: skip
+    return Meta(
+        rec["game"],
+        rec["options"],
+        rec["seed"],
+        ["human"] * players,
+        [f"t{k}" for k in range(players)],
+        ["human"] * players,
+    )
 
 
 @pytest.fixture
@@ -280,9 +286,14 @@ def test_a_folder_of_files_is_imported_once(tmp_path):
     ):
         state, _ = _played(10 + k, moves, players=len(seats))
         gid = f"{k:012x}"
-        stored.write_legacy(tmp_path, gid, state, 10 + k, seats, [
-            f"tok{k}{s}" if p == "human" else None for s, p in enumerate(seats)
-        ])  # fmt: skip
+        stored.write_legacy(
+            tmp_path,
+            gid,
+            state,
+            10 + k,
+            seats,
+            [f"tok{k}{s}" if p == "human" else None for s, p in enumerate(seats)],
+        )
         ids[gid] = state
     state, _ = _played(20, 10)
     stored.write_legacy(tmp_path, "bad000000000", state, 20, ["human"] * 2, ["a", "b"])
@@ -361,8 +372,13 @@ def test_moves_and_an_undo_are_stored_and_a_restart_goes_on(tmp_path):
     rng = random.Random(1)
     for _ in range(12):
         seat = game.state.current_player()
-        game.move({"token": game.tokens[seat], "step": game.step,
-                   "action": rng.choice(game.state.legal_actions())})  # fmt: skip
+        game.move(
+            {
+                "token": game.tokens[seat],
+                "step": game.step,
+                "action": rng.choice(game.state.legal_actions()),
+            }
+        )
     assert games.store.export_record(game.id)["steps"] == game.steps
     seat = game.state.current_player()
     before = game.step

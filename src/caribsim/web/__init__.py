@@ -1,7 +1,10 @@
 """Play in the browser: ``python -m caribsim serve`` (docs/web.md).
 
-- ``games``: the games a server holds (state, seats and their tokens, bots, the move log, the
-  record on disk written as the game goes) and the checks every request goes through;
+- ``games``: the games a server holds (state, seats and their tokens, bots, the move log, each
+  step stored as the game goes, the bounded cache of loaded games) and the checks every
+  request goes through;
+- ``store``: where the games are kept: the ``Store`` interface and ``SQLiteStore`` (one file,
+  a row per step, committed before the answer), the import of a folder of record files;
 - ``app``: the Starlette app, its pages, the JSON API and the live updates (WebSocket);
 - ``analysis``: the post-game analysis (each seat's win estimate per decision from a search,
   the biggest swings), searched on a thread of its own and kept beside the record;

@@ -32,6 +32,8 @@ SCHEMA_VERSION = 1
 BUSY_TIMEOUT = 5.0  # seconds a write waits for another connection's lock
 MAX_LIST = 200  # games one list() may ask for
 log = logging.getLogger("caribsim.web")
+Lines = list[dict]  # the lobby's lines of games (a Store's method is named list)
+Ids = list[str]
 
 
 class StoreError(OSError):
@@ -166,7 +168,7 @@ class Store(abc.ABC):
         """The game, its rows checked (CorruptGame), or None if there is none."""
 
     @abc.abstractmethod
-    def list(self, over: bool, offset: int = 0, limit: int = 100) -> list:
+    def list(self, over: bool, offset: int = 0, limit: int = 100) -> Lines:
         """The lobby's lines (``id, game, options, players, step, to_act, over``) of the
         unfinished (``over`` False) or finished games, newest first, ``limit`` of them
         (at most ``MAX_LIST``) from ``offset``; a row that cannot be read is left out."""
@@ -176,7 +178,7 @@ class Store(abc.ABC):
         """How many games ``list(over, ...)`` pages through."""
 
     @abc.abstractmethod
-    def bot_games(self) -> list:
+    def bot_games(self) -> Ids:
         """The ids of the unfinished games whose seat to act is a bot (a restart resumes them)."""
 
     @abc.abstractmethod
@@ -490,7 +492,7 @@ class SQLiteStore(Store):
             return None
         return _stored(game_id, row, moves)
 
-    def list(self, over, offset=0, limit=100) -> list:
+    def list(self, over, offset=0, limit=100) -> Lines:
         offset, limit = _page(offset, limit)
         with self._read() as db:
             rows = db.execute(
@@ -512,7 +514,7 @@ class SQLiteStore(Store):
                 "SELECT count(*) FROM games WHERE over = ?", (int(bool(over)),)
             ).fetchone()[0]
 
-    def bot_games(self) -> list:
+    def bot_games(self) -> Ids:
         with self._read() as db:
             rows = db.execute(
                 "SELECT id FROM games WHERE bot_to_act = 1 AND over = 0 ORDER BY created"
