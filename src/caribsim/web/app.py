@@ -5,7 +5,8 @@
 
 Every refused request is answered ``{"error": "..."}`` with its status (400 bad request,
 403 wrong token, 404 no such game, 409 not your turn / stale step / game over, 413 too
-large) and changes nothing.
+large) and changes nothing; an error of the server itself is a 500 with a message too, never
+a traceback (that goes to the server's log).
 
 Languages (``caribsim.human.lang``): the pages speak the server's ``lang`` unless their
 address says ``?lang=cs`` / ``?lang=en``; the API answers (moves' labels, the log, the refusals)
@@ -17,9 +18,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route, WebSocketRoute
@@ -32,20 +35,75 @@ from caribsim.web.analysis import said as analysis_said
 from caribsim.web.games import GameError, Games, choices, hint, hint_said
 
 MAX_BODY = 64 * 1024  # bytes of a request body
+MAX_DEPTH = 32  # nesting of a request body's arrays and objects (a record needs 5)
 DEFAULT_BOT = "mcts:2000"
+log = logging.getLogger("caribsim.web")
 
 
 async def _body(request: Request):
-    """The request's JSON value (GameError for a body too large or not JSON)."""
+    """The request's JSON value (GameError for a body too large, not JSON or nested deeper
+    than ``MAX_DEPTH``)."""
     data = b""
     async for chunk in request.stream():
         data += chunk
         if len(data) > MAX_BODY:
             raise GameError("the request body is larger than {n} bytes", 413, n=MAX_BODY)
     try:
-        return json.loads(data.decode("utf-8"))
+        value = json.loads(data.decode("utf-8"))
+    except RecursionError:  # json's own limit, far deeper than MAX_DEPTH
+        value, deep = None, True
     except (UnicodeDecodeError, ValueError):
         raise GameError("the request body is not valid JSON (send a JSON object)") from None
+    else:
+        deep = _deeper(value, MAX_DEPTH)
+    if deep:
+        raise GameError("the request body nests arrays and objects more than {n} deep", n=MAX_DEPTH)
+    return value
+
+
+def _deeper(value, limit: int) -> bool:
+    """Whether ``value`` nests lists and dicts more than ``limit`` deep (walked without
+    recursion; a value within the limit is safe for every later recursive walk)."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (list, dict)):
+            if depth > limit:
+                return True
+            children = item.values() if isinstance(item, dict) else item
+            stack.extend((x, depth + 1) for x in children)
+    return False
+
+
+class _JSONErrors:
+    """An exception no handler took is a JSON 500 with a message, logged with its traceback
+    on the server, never sent (a WebSocket's is Starlette's, which closes it)."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def sending(message):
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, receive, sending)
+        except Exception:
+            log.exception("%s %s failed", scope.get("method"), str(scope.get("path"))[:80])
+            if started:  # too late for an answer of its own
+                raise
+            answer = JSONResponse(
+                {"error": "the server failed to answer this request (its log says why)"},
+                status_code=500,
+            )
+            await answer(scope, receive, send)
 
 
 def _lang(request, default: str = "en") -> str:
@@ -242,6 +300,7 @@ def create_app(
             WebSocketRoute(api + "/ws", updates),
         ],
         exception_handlers={GameError: _refused, HTTPException: _no_route},
+        middleware=[Middleware(_JSONErrors)],
         lifespan=lifespan,
     )
     app.state.games = games
