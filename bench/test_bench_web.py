@@ -299,6 +299,8 @@ def web_server():
             str(folder),
             "--bot-delay",
             "0",
+            "--creates-per-minute",  # one client makes every game, a new one as each ends
+            "100000",
         ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import socket
 
-from caribsim.cli._args import int_at_least, output_dir, reason
+from caribsim.cli._args import int_at_least, output_dir, reason, shown
 from caribsim.cli.play import language
 
 _WEB_EXTRA = ("starlette", "uvicorn", "websockets", "anyio", "h11")  # the extra and what it brings
@@ -22,6 +23,155 @@ def _delay(text: str) -> float:
             f"bot delay must be a number of seconds in 0..60, got {text!r}"
         )
     return value
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and 0.001 <= value <= 3600):
+        raise argparse.ArgumentTypeError(
+            f"seconds a move must be a number in 0.001..3600, got {shown(text)}"
+        )
+    return value
+
+
+def _kinds(text: str) -> tuple:
+    from caribsim.web.limits import KINDS  # the web extra is not needed to read it
+
+    kinds = tuple(k.strip().lower() for k in text.split(",") if k.strip())
+    unknown = [k for k in kinds if k not in KINDS]
+    if unknown or not kinds:
+        raise argparse.ArgumentTypeError(
+            f"bots must be a comma-separated list of {', '.join(KINDS)}, got {shown(text)}"
+        )
+    return kinds
+
+
+def _folder(what: str):
+    def parse(text: str) -> str:
+        path = os.path.abspath(text)
+        if not os.path.isdir(path):
+            raise argparse.ArgumentTypeError(f"{what} {shown(text)} is not a folder")
+        if ":" in path:
+            raise argparse.ArgumentTypeError(
+                f"{what} {shown(text)}: a folder's path may not hold ':' (a bot spec is split "
+                "at ':')"
+            )
+        return path
+
+    parse.__name__ = what
+    return parse
+
+
+def _add_limits(p) -> None:
+    """What clients may ask for (``caribsim.web.limits.Policy``; docs/web.md)."""
+    from caribsim.web.limits import KINDS, Policy, default_workers
+
+    d = Policy(workers=1)
+    g = p.add_argument_group(
+        "what clients may ask for",
+        "the lobby is anonymous: every bot spec and record is checked against these, and a "
+        "request over them is refused (400) naming what is allowed",
+    )
+    g.add_argument(
+        "--bots",
+        type=_kinds,
+        default=KINDS,
+        metavar="KINDS",
+        help=f"the bot kinds a seat may name, comma-separated (default all: {','.join(KINDS)})",
+    )
+    g.add_argument(
+        "--max-simulations",
+        type=int_at_least(1, "max simulations", 2**40),
+        default=d.max_simulations,
+        metavar="N",
+        help=f"MCTS iterations a bot's move at most (default {d.max_simulations})",
+    )
+    g.add_argument(
+        "--max-guided-simulations",
+        type=int_at_least(1, "max guided simulations", 2**40),
+        default=d.max_guided_simulations,
+        metavar="N",
+        help="a guided bot's (puct, gumbel, alphazero, az) simulations x playouts per leaf a "
+        f"move at most; it runs whole on a worker (default {d.max_guided_simulations})",
+    )
+    g.add_argument(
+        "--max-seconds",
+        type=_seconds,
+        default=d.max_seconds,
+        metavar="SECONDS",
+        help="seconds a bot's move at most, from when it is asked: a spec's seconds= may not "
+        f"be more and every MCTS move stops there (default {d.max_seconds:g})",
+    )
+    g.add_argument(
+        "--max-threads",
+        type=int_at_least(1, "max threads", 256),
+        default=d.max_threads,
+        metavar="N",
+        help=f"an MCTS spec's threads= at most (default {d.max_threads})",
+    )
+    g.add_argument(
+        "--models-dir",
+        type=_folder("--models-dir"),
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="a folder of model files (.npz) a spec may name with model=NAME.npz, besides the "
+        "package's own; repeatable (default: the package's own only)",
+    )
+    g.add_argument(
+        "--cuba-data",
+        type=_folder("--cuba-data"),
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="a folder a Cuba record's data option may name; repeatable (default none: the "
+        "shipped data only)",
+    )
+    g.add_argument(
+        "--max-games",
+        type=int_at_least(1, "max games", 10**6),
+        default=d.max_games,
+        metavar="N",
+        help=f"unfinished games the server holds at most; a create past it is refused "
+        f"(default {d.max_games})",
+    )
+    g.add_argument(
+        "--creates-per-minute",
+        type=int_at_least(1, "creates per minute", 10**6),
+        default=d.creates_per_minute,
+        metavar="N",
+        help="new games per client address and minute, then 429 with Retry-After "
+        f"(default {d.creates_per_minute})",
+    )
+    g.add_argument(
+        "--workers",
+        type=int_at_least(1, "workers", 256),
+        default=None,
+        metavar="N",
+        help="threads that run the bots' searches and the hints, shared fairly by the games "
+        f"(default the cores, at most 4: {default_workers()} here)",
+    )
+
+
+def policy_of(args):
+    """The ``Policy`` the options give."""
+    from caribsim.web.limits import Policy, default_workers
+
+    return Policy(
+        bots=args.bots,
+        max_simulations=args.max_simulations,
+        max_guided_simulations=args.max_guided_simulations,
+        max_seconds=args.max_seconds,
+        max_threads=args.max_threads,
+        models_dirs=tuple(args.models_dir),
+        cuba_data_dirs=tuple(args.cuba_data),
+        max_games=args.max_games,
+        creates_per_minute=args.creates_per_minute,
+        workers=args.workers or default_workers(),
+    )
 
 
 def add_parser(sub):
@@ -76,6 +226,7 @@ def add_parser(sub):
         metavar="N",
         help="simulations per decision of the post-game analysis (default 300)",
     )
+    _add_limits(p)
     p.set_defaults(subparser=p)
     return p
 
@@ -114,6 +265,7 @@ def run(args, out) -> int:
         hint_iterations=args.hint_iterations,
         lang=args.lang,
         analysis_iterations=args.analysis_iterations,
+        policy=policy_of(args),
     )
     host = f"[{args.host}]" if ":" in args.host else args.host
     print(

@@ -8,6 +8,10 @@
 - ``app``: the Starlette app, its pages, the JSON API and the live updates (WebSocket);
 - ``analysis``: the post-game analysis (each seat's win estimate per decision from a search,
   the biggest swings), searched on a thread of its own and kept beside the record;
+- ``limits``: what clients may ask for (the operator's ``Policy``: bot kinds, budgets, model
+  files, data folders, the games' number, creates per client) and its checks;
+- ``workers``: the bounded pool of threads that runs the bots' searches and the hints, the
+  games' slices in turn;
 - ``page``: the HTML and JS of the lobby and of the game page (the board drawn by the replay
   viewer's board modules).
 

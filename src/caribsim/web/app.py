@@ -3,10 +3,15 @@
     from caribsim.web.app import create_app
     app = create_app("games")          # uvicorn.run(app, host="127.0.0.1", port=8000)
 
-Every refused request is answered ``{"error": "..."}`` with its status (400 bad request,
-403 wrong token, 404 no such game, 409 not your turn / stale step / game over, 413 too
-large) and changes nothing; an error of the server itself is a 500 with a message too, never
-a traceback (that goes to the server's log).
+Every refused request is answered ``{"error": "..."}`` with its status (400 bad request or
+one the server's policy refuses, 403 wrong token, 404 no such game, 409 not your turn / stale
+step / game over, 413 too large, 429 too many new games from one address, with Retry-After,
+503 the server holds as many unfinished games as it may) and changes nothing; an error of the
+server itself is a 500 with a message too, never a traceback (that goes to the server's log).
+
+What a client may ask for is the operator's ``limits.Policy`` (``create_app(...,
+policy=...)``); the bots' searches, the hints and the making of new games run on its bounded
+pool of workers (``workers.Pool``), the games' slices in turn, never on the event loop.
 
 Languages (``caribsim.human.lang``): the pages speak the server's ``lang`` unless their
 address says ``?lang=cs`` / ``?lang=en``; the API answers (moves' labels, the log, the refusals)
@@ -17,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import logging
 
@@ -32,7 +38,18 @@ from caribsim.human import lang as languages
 from caribsim.web import page
 from caribsim.web.analysis import DEFAULT_ITERATIONS, Analyses
 from caribsim.web.analysis import said as analysis_said
-from caribsim.web.games import GameError, Games, choices, hint, hint_said
+from caribsim.web.games import (
+    HUMAN,
+    GameError,
+    Games,
+    _bot,
+    choices,
+    hint,
+    hint_said,
+    prepared_bots,
+)
+from caribsim.web.limits import Policy, RateLimiter
+from caribsim.web.workers import Pool
 
 MAX_BODY = 64 * 1024  # bytes of a request body
 MAX_DEPTH = 32  # nesting of a request body's arrays and objects (a record needs 5)
@@ -106,6 +123,11 @@ class _JSONErrors:
             await answer(scope, receive, send)
 
 
+def _client(request: Request) -> str:
+    """The address a request came from (the key of the rate limit)."""
+    return request.client.host if request.client else "?"
+
+
 def _lang(request, default: str = "en") -> str:
     """The language a request asks for (``?lang=``), else ``default``; GameError for one
     that is not known."""
@@ -131,7 +153,9 @@ def _said(exc: GameError, request, default: str = "en") -> str:
 
 def _refused(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, GameError)
-    return JSONResponse({"error": _said(exc, request)}, status_code=exc.status)
+    retry = getattr(exc, "retry_after", None)
+    headers = {"Retry-After": str(retry)} if retry is not None else None
+    return JSONResponse({"error": _said(exc, request)}, status_code=exc.status, headers=headers)
 
 
 def _no_route(request: Request, exc: Exception) -> Response:
@@ -152,12 +176,17 @@ def create_app(
     default_bot: str = DEFAULT_BOT,
     lang: str = "en",
     analysis_iterations: int = DEFAULT_ITERATIONS,
+    policy: Policy | None = None,
 ) -> Starlette:
     """The app over the games folder ``games_dir`` (its unfinished games resume); bots wait
     ``bot_delay`` seconds before each move, a hint searches ``hint_iterations`` iterations,
     the post-game analysis ``analysis_iterations`` simulations per decision; the pages speak
-    ``lang`` (en, cs) unless their address asks for another."""
+    ``lang`` (en, cs) unless their address asks for another; ``policy`` is what clients may
+    ask for (default ``Policy()``; docs/web.md, "What clients may ask for")."""
     page_lang = languages.check(lang)
+    policy = Policy() if policy is None else policy
+    pool = Pool(policy)
+    creates = RateLimiter(policy.creates_per_minute)
     games = Games(games_dir)
     analyses = Analyses(games.folder, analysis_iterations)
 
@@ -188,11 +217,38 @@ def create_app(
         # a page of each list from the store (?offset=, ?limit= at most 200)
         q = request.query_params
         page = games.lobby(q.get("offset", "0"), q.get("limit", "100"))
-        return JSONResponse({**page, "choices": list(choices())})
+        return JSONResponse({**page, "choices": list(choices()), "limits": policy.public()})
+
+    def live() -> int:
+        """The unfinished games (the store's count)."""
+        return games.store.count(False)
+
+    def prepare(body) -> dict:
+        """A new game's bots, made on a worker (a model file is read there): spec -> bot,
+        each within the policy (GameError for one that is not)."""
+        seats = body.get("seats") if isinstance(body, dict) else None
+        made: dict = {}
+        for s, spec in enumerate(seats if isinstance(seats, list) else ()):
+            if spec != HUMAN and spec not in made:
+                made[spec] = _bot(spec, s)
+                policy.check_bot(made[spec], s)
+        return made
 
     async def create(request):
-        game = games.create(await _body(request))
-        game.kick(bot_delay)
+        client = _client(request)
+        creates.refuse(client)  # before the body is read: a flood costs nothing
+        if live() >= policy.max_games:
+            raise GameError(
+                "this server holds {n} unfinished games, as many as it may; try again when "
+                "some have ended",
+                503,
+                n=policy.max_games,
+            )
+        body = policy.check_create(await _body(request))
+        bots = await pool.submit(("create", client), functools.partial(prepare, body))
+        with prepared_bots(bots):
+            game = games.create(body)
+        game.kick(bot_delay, pool)
         links = [
             {"seat": s, "url": f"/game/{game.id}?token={t}"} for s, t in enumerate(game.tokens) if t
         ]
@@ -216,7 +272,7 @@ def create_app(
             code = _lang(request)
             game, body = games.get(request.path_params["game_id"]), await _body(request)
             getattr(game, method)(body)
-            game.kick(bot_delay)
+            game.kick(bot_delay, pool)
             return JSONResponse(game.view([game.seat_of(body["token"])], code))
 
         return handler
@@ -227,9 +283,9 @@ def create_app(
         state = game.hint_request(body)
         # one search per step, however often it is asked for
         task = game.hints.get(game.step)
-        if task is None:
-            task = game.hints[game.step] = asyncio.ensure_future(
-                asyncio.to_thread(hint, state, hint_iterations, game.board)
+        if task is None:  # on the pool, in turn with the game's bot and the other games
+            task = game.hints[game.step] = pool.submit(
+                game.id, functools.partial(hint, state, hint_iterations, game.board)
             )
         found = await asyncio.shield(task)
         return JSONResponse(hint_said(found, languages.translator(game.name, code)))
@@ -275,11 +331,12 @@ def create_app(
     @contextlib.asynccontextmanager
     async def lifespan(app):
         for game in games.live_bot_games():
-            game.kick(bot_delay)  # a bot to act when the server stopped moves now
+            game.kick(bot_delay, pool)  # a bot to act when the server stopped moves now
         yield
         for game in games.games.values():
             if game.task is not None:
                 game.task.cancel()
+        pool.close()
         analyses.close()
         games.close()
 
@@ -304,6 +361,8 @@ def create_app(
         lifespan=lifespan,
     )
     app.state.games = games
+    app.state.policy = policy
+    app.state.pool = pool
     app.state.analyses = analyses
     return app
 

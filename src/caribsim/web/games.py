@@ -13,6 +13,9 @@ the hints' searches run in threads, on clones.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import contextvars
+import copy
 import functools
 import hmac
 import inspect
@@ -32,10 +35,12 @@ from caribsim.human import boards, lang, records, viewer
 from caribsim.search import bots as bot_specs
 from caribsim.search import mcts
 from caribsim.web import store as stores
+from caribsim.web import workers
 
 HUMAN = "human"
 SEATS_FORMAT = "caribsim-web-seats"
 MAX_SPEC = 200  # characters of a bot spec
+_MODEL_PATH = 4096  # characters the server's policy may add to a spec: a model file's full path
 HINT_MOVES = 5  # moves a hint lists
 _ID = re.compile(r"[0-9a-f]{12}")
 _PLAYER_PROBE = range(1, 11)
@@ -184,8 +189,9 @@ def _int(value, what: str, low: int, high: int) -> int:
     return value
 
 
-def _bot(spec, seat: int):
-    if not isinstance(spec, str) or not spec.strip() or len(spec) > MAX_SPEC:
+def _spec_text(spec, seat: int, limit: int = MAX_SPEC) -> None:
+    """GameError unless ``spec`` is a bot spec's text of at most ``limit`` characters."""
+    if not isinstance(spec, str) or not spec.strip() or len(spec) > limit:
         raise GameError(
             'seat {seat}: give "human" or a bot spec (random, greedy, mcts:N, ...) '
             "of at most {n} characters, got {got}",
@@ -193,8 +199,18 @@ def _bot(spec, seat: int):
             n=MAX_SPEC,
             got=json.dumps(spec)[:60],
         )
+
+
+def _bot(spec, seat: int):
+    """The bot of a seat's spec (GameError saying why not). A client's spec reaches here
+    checked by the server's policy (``limits.Policy.check_spec``), which may have put a model's
+    full path in it: the bot's name shows the file's name only."""
+    _spec_text(spec, seat, MAX_SPEC + _MODEL_PATH)
+    made = (_PREPARED.get() or {}).get(spec)
+    if made is not None:  # made on a worker (a model read there): a copy of it, no file read
+        return copy.deepcopy(made)
     try:
-        return bot_specs.parse_bot(spec)
+        bot = bot_specs.parse_bot(spec)
     except (ValueError, TypeError) as e:
         unknown = f"unknown bot spec {spec!r}; use {bot_specs._KINDS}"  # the common slip, said in the page's language
         if str(e) == unknown:
@@ -205,6 +221,46 @@ def _bot(spec, seat: int):
                 kinds=bot_specs._KINDS,
             ) from None
         raise GameError("seat {seat}: {why}", seat=seat, why=str(e)) from None
+    if isinstance(bot, bot_specs.AlphaZeroBot) and bot.model and os.path.isabs(bot.model):
+        bot.model = os.path.basename(bot.model)  # the server's folders stay off the pages
+    return bot
+
+
+_PREPARED: contextvars.ContextVar[dict | None] = contextvars.ContextVar(
+    "caribsim_web_bots", default=None
+)
+
+
+@contextlib.contextmanager
+def prepared_bots(bots: dict):
+    """Within it, ``_bot(spec)`` of a spec of ``bots`` (spec -> a bot ``_bot`` made) is a copy
+    of that bot: a new game's bots are made on a worker (``app``'s create), off the event loop,
+    and the game made on the loop copies them."""
+    token = _PREPARED.set(bots)
+    try:
+        yield
+    finally:
+        _PREPARED.reset(token)
+
+
+def _made_bot(spec, seat: int):
+    """The seat's bot, or an ``_Unavailable`` one saying why it cannot be made."""
+    try:
+        return _bot(spec, seat)
+    except GameError as e:
+        return _Unavailable(str(spec)[:MAX_SPEC], str(e))
+
+
+class _Unavailable(bot_specs.Bot):
+    """A seat whose bot cannot be made any more (a resumed game whose model is gone): the
+    game shows why when that seat is to act, instead of the server not starting."""
+
+    def __init__(self, spec: str, why: str):
+        super().__init__()
+        self.name, self.why = spec, why
+
+    def step(self, state) -> int:
+        raise ValueError(self.why)
 
 
 class Game:
@@ -227,7 +283,7 @@ class Game:
         self.seats, self.tokens = seats, tokens  # per seat: "human"/a spec, a token/None
         self.rules, self.name = state.game, type(state.game).name
         self.board = boards.get(self.name)
-        self.bots = {s: _bot(spec, s) for s, spec in enumerate(seats) if spec != HUMAN}
+        self.bots = {s: _made_bot(spec, s) for s, spec in enumerate(seats) if spec != HUMAN}
         for s, bot in self.bots.items():
             bot.restart((seed + s + 1 + len(state.history())) % 2**64)
         self.players = [
@@ -762,39 +818,77 @@ class Game:
         }
 
     # --- the bots --------------------------------------------------------------------------
-    def kick(self, delay: float) -> None:
-        """Start the bots' driver if a bot is to act and none runs."""
+    def kick(self, delay: float, pool=None) -> None:
+        """Start the bots' driver if a bot is to act and none runs; the bots' searches run on
+        ``pool`` (a ``workers.Pool``; None: the default policy's shared one)."""
         if (
             self.bot_to_act() is not None
             and not self.problem
             and (self.task is None or self.task.done())
         ):
-            self.task = asyncio.get_running_loop().create_task(self._drive(delay))
+            if pool is None:
+                pool = workers.shared()
+            self.task = asyncio.get_running_loop().create_task(self._drive(delay, pool))
 
-    async def _drive(self, delay: float) -> None:
+    async def _drive(self, delay: float, pool) -> None:
         """Bots move one by one, each after ``delay`` seconds (a person sees them move); a
-        bot's search runs in a thread on a clone, and its move is dropped if the game moved
-        on meanwhile (an undo)."""
-        while (seat := self.bot_to_act()) is not None and not self.problem:
-            await asyncio.sleep(delay)
-            step = self.step
-            if self.bot_to_act() != seat:
-                continue
-            bot = self.bots[seat]  # a bot's seat: bot_to_act() names only those
-            try:
-                action = await asyncio.to_thread(bot.step, self.state.clone())
-            except Exception as e:  # a bot's failure stops the game, not the server
-                log.exception("game %s: seat %d (%s) failed", self.id, seat, bot.name)
-                self._stop(
-                    Text("seat {seat} ({bot}) failed: {why}", seat=seat, bot=bot.name, why=str(e))
-                )
-                return
-            if self.step == step:
+        bot's search runs on the pool's workers on a clone. A move belongs to the position it
+        was found for: it is played only if the game's ``version`` is still the one it was
+        asked at (an undo and another move since, even to the same step count, drop it, and
+        its search stops at its next slice). A bot that fails, or answers a move that is not
+        legal, stops the bots with the game's ``problem`` said (an undo lets them go on);
+        nothing a bot does ends the driver otherwise, and the game never shows a bot thinking
+        that no driver runs."""
+        seat = None
+        try:
+            while (seat := self.bot_to_act()) is not None and not self.problem:
+                await asyncio.sleep(delay)
+                if self.bot_to_act() != seat or self.problem:
+                    continue
+                bot, version = self.bots[seat], self.version  # bot_to_act() names bots only
+                try:
+                    action = await pool.move(
+                        self.id, bot, self.state.clone(), stale=lambda v=version: self.version != v
+                    )
+                except Exception as e:  # a bot's failure stops the game, not the server
+                    log.exception("game %s: seat %d (%s) failed", self.id, seat, bot.name)
+                    self._stop(self._failed(seat, e))
+                    return
+                if self.version != version or action is workers.STALE:
+                    continue  # the position changed while the bot thought: its move is dropped
+                if action not in self.state.legal_actions():
+                    log.warning("game %s: seat %d (%s) chose %r", self.id, seat, bot.name, action)
+                    self._stop(
+                        Text(
+                            "seat {seat} ({bot}) chose {action}, which is not a legal move here",
+                            seat=seat,
+                            bot=bot.name,
+                            action=str(action)[:40],
+                        )
+                    )
+                    return
                 try:
                     self._commit(functools.partial(self._apply, action))
                 except GameError as e:  # the disk: the bot tries again after an undo
                     self._stop(e.text)
                     return
+        except asyncio.CancelledError:
+            raise
+        except Exception as e:  # anything else: said, never a bot thinking for good
+            log.exception("game %s: the bots' driver failed", self.id)
+            self._stop(self._failed(seat, e))
+        finally:
+            pool.forget(self.bots.values())  # a waiting game holds no search tree
+
+    def _failed(self, seat, e: Exception) -> Text:
+        bot = self.bots.get(seat) if seat is not None else None
+        name = bot.name if bot is not None else "bot"
+        return Text(
+            "seat {seat} ({bot}) failed: {why}",
+            seat=seat,
+            bot=name,
+            why=(str(e) or type(e).__name__)[:300],
+        )
 
     def _stop(self, problem: Text) -> None:
         """The bots wait (an undo lets them try again); the pages say why."""
