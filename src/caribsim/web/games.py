@@ -847,8 +847,12 @@ class Game:
                     continue
                 bot, version = self.bots[seat], self.version  # bot_to_act() names bots only
                 try:
+                    # the bot searches what its seat knows, as a hint does (searched_state)
                     action = await pool.move(
-                        self.id, bot, self.state.clone(), stale=lambda v=version: self.version != v
+                        self.id,
+                        bot,
+                        searched_state(self.state, seat, self.step),
+                        stale=lambda v=version: self.version != v,
                     )
                 except Exception as e:  # a bot's failure stops the game, not the server
                     log.exception("game %s: seat %d (%s) failed", self.id, seat, bot.name)
