@@ -4,7 +4,10 @@ client helpers."""
 from __future__ import annotations
 
 import contextlib
+import os
 import socket
+import subprocess
+import sys
 import threading
 import time
 from dataclasses import dataclass
@@ -30,6 +33,32 @@ def free_socket(port: int = 0) -> socket.socket:
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", port))
     return sock
+
+
+# a `caribsim serve` process imports caribsim as the tests do (the checkout's, not another)
+SERVE_ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+
+
+def serve_process(port: int, folder, *options: str, stdout=subprocess.PIPE, stderr=subprocess.PIPE):
+    """``python -m caribsim serve --port PORT --games-dir FOLDER *options`` as a real process
+    (text pipes unless told otherwise)."""
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "caribsim",
+            "serve",
+            "--port",
+            str(port),
+            "--games-dir",
+            str(folder),
+            *options,
+        ],
+        stdout=stdout,
+        stderr=stderr,
+        text=True,
+        env=SERVE_ENV,
+    )
 
 
 @contextlib.contextmanager

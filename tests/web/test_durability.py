@@ -25,7 +25,6 @@ import signal
 import sqlite3
 import statistics
 import subprocess
-import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -39,8 +38,7 @@ httpx = need("web", "httpx")
 
 from caribsim.human import records
 from caribsim.web.store import DB_NAME, SQLiteStore
-from tests.web.conftest import free_socket, wait_for
-from tests.web.test_serve_cli import ENV
+from tests.web.conftest import free_socket, serve_process, wait_for
 
 ROUNDS = 10
 BOT_DELAY = 0.05  # seconds: the bots move nearly at once, but leave the clients their turn
@@ -96,24 +94,15 @@ class Serve:
     def start(self) -> float:
         began = time.monotonic()
         with open(self.log, "a") as err:
-            self.proc = subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "caribsim",
-                    "serve",
-                    "--port",
-                    str(self.port),
-                    "--games-dir",
-                    str(self.folder),
-                    "--bot-delay",
-                    str(BOT_DELAY),
-                    "--analysis-iterations",
-                    "4",
-                ],
+            self.proc = serve_process(
+                self.port,
+                str(self.folder),
+                "--bot-delay",
+                str(BOT_DELAY),
+                "--analysis-iterations",
+                "4",
                 stdout=subprocess.DEVNULL,
                 stderr=err,
-                env=ENV,
             )
         with httpx.Client(base_url=self.url, timeout=5) as c:
 

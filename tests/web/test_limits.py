@@ -14,8 +14,6 @@ import http.client
 import json
 import os
 import shutil
-import subprocess
-import sys
 import threading
 import time
 import warnings
@@ -31,14 +29,13 @@ need("web")  # a test of caribsim.web: skips without the extra
 from caribsim.human import records
 from caribsim.web.app import DEFAULT_BOT, create_app
 from caribsim.web.limits import PACKAGE_MODELS, Policy, RateLimiter
-from tests.web.conftest import free_socket, serving, wait_for
+from tests.web.conftest import free_socket, serve_process, serving, wait_for
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")  # starlette's note on httpx
     from starlette.testclient import TestClient
 
 PR = "puerto_rico"
-ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
 
 
 def _client(folder, policy=None, bot_delay=0.0, **kw):
@@ -322,26 +319,7 @@ def _answers(port) -> bool:
 def test_a_flood_of_creates_is_429s_and_the_servers_memory_stays_flat(tmp_path):
     with free_socket() as sock:
         port = sock.getsockname()[1]
-    p = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "caribsim",
-            "serve",
-            "--port",
-            str(port),
-            "--games-dir",
-            str(tmp_path),
-            "--bot-delay",
-            "30",
-            "--creates-per-minute",
-            "5",
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=ENV,
-    )
+    p = serve_process(port, str(tmp_path), "--bot-delay", "30", "--creates-per-minute", "5")
     try:
         assert p.stdout.readline().startswith("caribsim: play at"), p.stderr.read()
         wait_for(lambda: _answers(port), what="the server")

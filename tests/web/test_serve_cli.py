@@ -5,7 +5,6 @@ it says what to install."""
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -19,9 +18,7 @@ need("web")  # a test of caribsim.web: skips without the extra
 
 from caribsim.human import records
 from tests.web import stored
-from tests.web.conftest import free_socket, wait_for
-
-ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+from tests.web.conftest import SERVE_ENV, free_socket, serve_process, wait_for
 
 
 def _free_port() -> int:
@@ -36,26 +33,7 @@ def _get(url):
 
 def test_serve_prints_its_address_serves_and_stops_on_ctrl_c(tmp_path):
     port, folder = _free_port(), tmp_path / "games"
-    p = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "caribsim",
-            "serve",
-            "--port",
-            str(port),
-            "--games-dir",
-            str(folder),
-            "--bot-delay",
-            "0",
-            "--analysis-iterations",
-            "8",
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=ENV,
-    )
+    p = serve_process(port, str(folder), "--bot-delay", "0", "--analysis-iterations", "8")
     try:
         line = p.stdout.readline()
         url = f"http://127.0.0.1:{port}/"
@@ -110,7 +88,7 @@ def test_without_the_web_extra_serve_says_what_to_install(tmp_path, module):
         f"sys.exit(main(['serve', '--games-dir', {str(tmp_path)!r}]))\n"
     )
     r = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=ENV
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=SERVE_ENV
     )
     assert r.returncode == 2 and r.stdout == ""
     assert r.stderr == (

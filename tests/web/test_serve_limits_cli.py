@@ -5,9 +5,6 @@ from __future__ import annotations
 
 import http.client
 import json
-import os
-import subprocess
-import sys
 
 import pytest
 from extras import need
@@ -18,9 +15,8 @@ need("web")  # a test of caribsim.web: skips without the extra
 from caribsim.__main__ import main
 from caribsim.cli import serve
 from caribsim.web.limits import KINDS, Policy, default_workers
-from tests.web.conftest import free_socket, wait_for
+from tests.web.conftest import free_socket, serve_process, wait_for
 
-ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
 OPTIONS = {
     "--bots": "(default all: random,greedy,mcts,puct,gumbel,alphazero,az)",
     "--max-simulations": "(default 10000)",
@@ -172,31 +168,19 @@ def _post(port, body):
 def test_a_server_keeps_to_its_options(tmp_path):
     with free_socket() as sock:
         port = sock.getsockname()[1]
-    p = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "caribsim",
-            "serve",
-            "--port",
-            str(port),
-            "--games-dir",
-            str(tmp_path),
-            "--bot-delay",
-            "30",
-            "--bots",
-            "random,mcts",
-            "--max-simulations",
-            "300",
-            "--creates-per-minute",
-            "3",
-            "--max-games",
-            "2",
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=ENV,
+    p = serve_process(
+        port,
+        str(tmp_path),
+        "--bot-delay",
+        "30",
+        "--bots",
+        "random,mcts",
+        "--max-simulations",
+        "300",
+        "--creates-per-minute",
+        "3",
+        "--max-games",
+        "2",
     )
     try:
         assert p.stdout.readline().startswith("caribsim: play at"), p.stderr.read()
