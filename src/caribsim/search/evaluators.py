@@ -28,6 +28,8 @@ An evaluator is any callable with the protocol
 - ``TorchEvaluator``: the protocol over a PyTorch module (the optional extra
   ``pip install 'caribsim[nn]'``); ``torch_mlp`` builds a small residual MLP module, and
   ``MLPEvaluator.to_torch`` / ``MLPEvaluator.from_torch`` convert the numpy MLP;
+- ``CompiledMLP`` (``MLPEvaluator.compiled()``): the MLP's network in C; the guided search
+  evaluates it without a Python call (``guided.BatchSearch``'s ``compiled`` option);
 - ``CachedEvaluator``: an LRU cache over any evaluator, keyed by the bytes of (obs, mask);
 - ``check_input`` / ``check_output``: the protocol's checks, with clear errors.
 """
@@ -47,6 +49,7 @@ import numpy as np
 
 from caribsim import _shards
 from caribsim._common import _int_in, _number
+from caribsim.search._mlp import CompiledMLP
 from caribsim.search.mcts import _Exclusive
 
 FORMAT = "caribsim-mlp"  # the "format" array of an MLPEvaluator file
@@ -305,6 +308,10 @@ class MLPEvaluator:
     He-normal trunk weights and 1/sqrt(fan-in) head weights from ``numpy.random.default_rng(seed)``,
     zero biases; ``MLPEvaluator.for_game(game, ...)`` takes the sizes from a game.
 
+    ``compiled()`` is the same network in C (a ``CompiledMLP``, made once per set of weights):
+    the guided search (``guided.BatchSearch``, ``AlphaZeroBot``) evaluates an MLPEvaluator
+    through it, inside its nogil loop, unless told ``compiled=False``.
+
     Threads: a call (the forward pass) only reads the weights and may run on any number of
     threads at once; ``fit`` changes the weights and refuses a second concurrent ``fit``
     (RuntimeError). Calls during a ``fit`` see the weights before or after an epoch, never a
@@ -349,6 +356,7 @@ class MLPEvaluator:
 
     def _init(self, obs_size, num_actions, num_players, hidden, params):
         self._sizes = (obs_size, num_actions, num_players, hidden)
+        self._compiled = None  # (the _state it was made from, its CompiledMLP)
         self._fit_guard = _Exclusive(
             "MLPEvaluator",
             "this MLPEvaluator is being trained by another "
@@ -400,6 +408,17 @@ class MLPEvaluator:
         logits = np.ascontiguousarray(out[:, :A])
         values = _softmax(out[:, A:])
         return check_output(logits, values, L, A, self.num_players)
+
+    def compiled(self) -> CompiledMLP:
+        """This network in C (``CompiledMLP``): the same function within float32 rounding,
+        evaluated without the GIL. Made once for the current weights (a copy of them) and
+        made again after ``fit`` changes them; any thread may call this."""
+        state = self._state
+        made = self._compiled
+        if made is None or made[0] is not state:
+            made = (state, CompiledMLP(_Weights(self._sizes, state[0])))
+            self._compiled = made
+        return made[1]
 
     # files -----------------------------------------------------------------------------------
     def save(self, path) -> None:
@@ -704,6 +723,14 @@ class MLPEvaluator:
             f"MLPEvaluator(obs_size={self.obs_size}, num_actions={self.num_actions}, "
             f"num_players={self.num_players}, hidden={self.hidden})"
         )
+
+
+class _Weights:
+    """What CompiledMLP reads: the sizes and the published (read-only) parameter arrays."""
+
+    def __init__(self, sizes, params):
+        self.obs_size, self.num_actions, self.num_players, self.hidden = sizes
+        self.parameters = params
 
 
 def _make_mlp(sizes, params):
