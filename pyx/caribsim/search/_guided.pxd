@@ -81,6 +81,9 @@ ctypedef struct GTree:
     int64 inflight             # simulations walked and waiting for their evaluation
     int m                      # Gumbel: actions considered at the root
     int n_root                 # legal actions at the root
+    float* ref_obs             # with a compiled network: the root's observation, the reference
+    #                            its leaves' first-layer sums start from (NULL without one)
+    float* ref_pre             # the root's first-layer sums (mlp_reference)
 
 
 ctypedef struct Leaves:
@@ -97,7 +100,12 @@ ctypedef struct Leaves:
     int32 paths_size           # entries in use
     int32 paths_capacity       # entries allocated
     float* obs                 # [capacity, O] observations (the numpy array's buffer)
-    uint8* mask                # [capacity, A] legal masks (the numpy array's buffer)
+    uint8* mask                # [capacity, A] legal masks (the numpy array's buffer); NULL with a
+    #                            compiled network (it reads the legal lists, not the masks)
     int obs_size               # O
     int num_actions            # A
     double* rollout            # [capacity, P] the leaves' random-playout values (mix > 0), else NULL
+    const float** ref_obs      # [capacity] per leaf: its tree's ref_obs (a compiled network), else NULL
+    const float** ref_pre      # [capacity] per leaf: its tree's ref_pre
+    float* logits              # [capacity, A] a compiled network's logits, else NULL
+    double* values             # [capacity, P] a compiled network's values, else NULL

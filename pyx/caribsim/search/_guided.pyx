@@ -8,7 +8,10 @@ One Engine holds B trees, one per game of a batch. A step walks every tree to k 
 (virtual loss keeps the k paths of a tree apart) without the GIL, writes their
 observations and legal masks into preallocated numpy arrays, makes ONE Python call of
 the evaluator for all of them, then expands and backs up in C. The C rollout evaluator
-(rollouts > 0) needs no Python call at all: each simulation is evaluated where it ends.
+(rollouts > 0) needs no Python call at all: each simulation is evaluated where it ends. A
+compiled network (_mlp.CompiledMLP, an MLPEvaluator's network in C) needs none either: the
+steps run without the GIL, each batch of leaves evaluated by mlp_forward in place of the
+Python call.
 
 Chance nodes are sampled by their weights with the search's own RNG (no evaluation
 there); games with hidden information are searched from a fresh determinisation of the
@@ -25,6 +28,8 @@ from caribsim._types cimport int16, int32, int64, uint8, uint64, PLAYER_CHANCE, 
 from caribsim._rng cimport Rng, rng_seed, rng_next
 from caribsim._game cimport GameVTable, GameState
 from caribsim.search._pool cimport grow_pool
+from caribsim.search._mlp cimport (CompiledMLP, MLPNet, MLPScratch, mlp_forward, mlp_now,
+                                   mlp_reference, mlp_scratch_free, mlp_scratch_init)
 
 import time
 
@@ -41,6 +46,9 @@ cdef long long C_MAX_LEAVES = 2147483647
 # simulations of one tree between two looks at the signals in the C evaluator's path (a few
 # milliseconds of random playouts)
 cdef int INLINE_SLICE = 64
+# leaves evaluated by a compiled network between two looks at the signals (a millisecond or
+# two: one step of a large batch, or some 256 steps of a single tree)
+cdef int NETWORK_SLICE = 256
 MAX_LEAVES = C_MAX_LEAVES
 
 
@@ -112,6 +120,8 @@ cdef void tree_free(GTree* t) noexcept nogil:
     free(t.child_of)
     free(t.kids)
     free(t.work)
+    free(t.ref_obs)
+    free(t.ref_pre)
     memset(t, 0, sizeof(GTree))
 
 
@@ -582,11 +592,15 @@ cdef int collect(GTree* trees, int n_trees, const GParams* p, Leaves* lv) except
                 lv.n_legal[li] = n
                 memcpy(lv.legal + <Py_ssize_t>li * lv.num_actions, t.legal, n * sizeof(int16))
                 vt.observation(t.scratch, t.observer, lv.obs + <Py_ssize_t>li * lv.obs_size)
+                if lv.ref_obs != NULL:            # a compiled network starts from the root's sums
+                    lv.ref_obs[li] = t.ref_obs
+                    lv.ref_pre[li] = t.ref_pre
                 if p.mix > 0:                     # the playouts start from this leaf's state
                     rollout_value(t, p.mix_rollouts, lv.rollout + <Py_ssize_t>li * t.n_players)
-                memset(lv.mask + <Py_ssize_t>li * lv.num_actions, 0, lv.num_actions)
-                for i in range(n):
-                    lv.mask[<Py_ssize_t>li * lv.num_actions + t.legal[i]] = 1
+                if lv.mask != NULL:
+                    memset(lv.mask + <Py_ssize_t>li * lv.num_actions, 0, lv.num_actions)
+                    for i in range(n):
+                        lv.mask[<Py_ssize_t>li * lv.num_actions + t.legal[i]] = 1
                 add_vloss(t, lv.paths + start, lv.path_len[li], 1)
                 t.nodes[leaf].pending = 1
                 if leaf == 0:                     # the root's own evaluation: no simulation
@@ -672,6 +686,44 @@ cdef void drop_leaves(GTree* trees, Leaves* lv) noexcept nogil:
     lv.paths_size = 0
 
 
+cdef int run_network(GTree* trees, int n_trees, const GParams* p, Leaves* lv, const MLPNet* net,
+                     MLPScratch* scratch, int players, int64* where, double* seconds) except -1 nogil:
+    """Steps of the search with a compiled network, until the trees are done (0) or some
+    NETWORK_SLICE leaves were evaluated (3: the caller looks at its signals and calls again):
+    walk, the network on the step's leaves, the checks of its outputs, expansion and backup.
+    A bad output returns 1 (a logit) or 2 (a value) with its place in `where`, the step's
+    leaves still waiting (the caller names the number, then drops them). Wall seconds are
+    added to seconds[0] (walks), [3] (the network) and [2] (checks, expansion, backup)."""
+    cdef int64 evaluated = 0
+    cdef double t0, t1, t2
+    cdef int i, code
+    cdef bint finished
+    while evaluated < NETWORK_SLICE:
+        t0 = mlp_now()
+        collect(trees, n_trees, p, lv)
+        t1 = mlp_now()
+        seconds[0] += t1 - t0
+        if lv.count == 0:
+            finished = True
+            for i in range(n_trees):
+                if trees[i].done < p.simulations:
+                    finished = False
+            if finished:
+                return 0
+            evaluated += 1                        # a step of duplicates only: still a step
+            continue
+        mlp_forward(net, scratch, lv.count, lv.obs, lv.ref_obs, lv.ref_pre, lv.logits, lv.values)
+        t2 = mlp_now()
+        seconds[3] += t2 - t1
+        code = check_outputs(lv, lv.logits, lv.values, players, where)
+        if code != 0:
+            return code
+        evaluated += lv.count
+        apply_outputs(trees, p, lv, lv.logits, lv.values, players)
+        seconds[2] += mlp_now() - t2
+    return 3
+
+
 # ---------------------------------------------------------------------------
 # Python-facing: B trees searched together
 # ---------------------------------------------------------------------------
@@ -698,7 +750,8 @@ cdef class Engine:
     """B trees of one game searched together (the engine of caribsim.search.guided).
 
     run(states, seeds) searches each state with its own tree and seed; with a Python
-    evaluator every step makes one call evaluator(obs, mask) for the leaves of all trees.
+    evaluator every step makes one call evaluator(obs, mask) for the leaves of all trees;
+    with `network` (a CompiledMLP) the steps evaluate their leaves in C, without the GIL.
     One run at a time: a second concurrent call (another thread, or the evaluator calling
     back) raises RuntimeError. The arguments are checked here too (guided.py checks them
     first, with friendlier messages).
@@ -710,12 +763,16 @@ cdef class Engine:
     cdef Leaves lv
     cdef int players
     cdef object evaluator
+    cdef CompiledMLP net            # the compiled network evaluated in C, or None
+    cdef MLPScratch scratch         # its rows of activations (this engine's own)
+    cdef int ref_trees              # trees whose ref_obs / ref_pre are allocated for the network
     cdef int16* probe               # legal actions of a state being checked (vt.num_actions)
     cdef object obs_array           # float32 [capacity, O]: lv.obs
     cdef object mask_array          # bool [capacity, A]: lv.mask
     cdef readonly bint busy         # a run is going on (set and cleared with the GIL held)
     cdef readonly double temperature
-    cdef double seconds[3]          # wall time of the last run: C walks, the Python step, C expansion
+    cdef double seconds[4]          # wall time of the last run: C walks, the Python step, C
+    #                                 expansion, the compiled network
     cdef int n_last                 # trees of the last run
 
     def __cinit__(self):
@@ -723,13 +780,14 @@ cdef class Engine:
         self.probe = NULL
         self.n_trees = 0
         memset(&self.lv, 0, sizeof(Leaves))
+        memset(&self.scratch, 0, sizeof(MLPScratch))
         self.busy = True            # unusable until fully set up
 
     def __init__(self, GameState state, evaluator, long long simulations, int leaves_per_tree,
                  double c_puct, double fpu_reduction, double dirichlet_alpha,
                  double dirichlet_fraction, double temperature, bint gumbel, str interior,
                  int max_considered, double gumbel_scale, double c_visit, double c_scale,
-                 int rollouts, double mix=0.0, int mix_rollouts=1):
+                 int rollouts, double mix=0.0, int mix_rollouts=1, CompiledMLP network=None):
         if self.vt != NULL:
             raise RuntimeError("an Engine is initialised once")
         check_state(state)
@@ -759,8 +817,11 @@ cdef class Engine:
                              "the C rollout evaluator (rollouts > 0) has no value to mix")
         if not 1 <= mix_rollouts <= 10_000:
             raise ValueError(f"mix_rollouts must be in 1..10000, got {mix_rollouts}")
-        if rollouts == 0 and not callable(evaluator):
+        if rollouts == 0 and network is None and not callable(evaluator):
             raise TypeError(f"the evaluator must be callable, got {type(evaluator).__name__}")
+        if network is not None and rollouts > 0:
+            raise ValueError("a compiled network and the C rollout evaluator (rollouts > 0) "
+                             "are two evaluators: give one")
         self.vt = state.vtable
         if self.vt.max_players > G_MAX_PLAYERS:
             raise ValueError(f"the search supports up to {G_MAX_PLAYERS} seats, "
@@ -785,6 +846,10 @@ cdef class Engine:
         self.evaluator = evaluator
         self.lv.obs_size = self.vt.observation_size(state.c_state())
         self.lv.num_actions = self.vt.num_actions
+        if network is not None:
+            self._check_network(network)
+            mlp_scratch_init(&self.scratch, &network.net)
+            self.net = network
         self.lv.paths_capacity = 1024
         self.lv.paths = <int32*>malloc(self.lv.paths_capacity * sizeof(int32))
         self.probe = <int16*>malloc(self.vt.num_actions * sizeof(int16))
@@ -801,6 +866,60 @@ cdef class Engine:
         self._free_leaves()
         free(self.lv.paths)
         free(self.probe)
+        mlp_scratch_free(&self.scratch)
+
+    cdef int _check_network(self, CompiledMLP network) except -1:
+        cdef const MLPNet* net = &network.net
+        if (net.obs_size, net.num_actions, net.num_players) != (
+                self.lv.obs_size, self.lv.num_actions, self.players):
+            raise ValueError(
+                f"the network does not fit this game: obs must have O = {net.obs_size} "
+                f"columns for it, with {net.num_actions} actions and {net.num_players} seats; "
+                f"this game has {self.lv.obs_size} observation numbers, "
+                f"{self.lv.num_actions} actions and {self.players} seats")
+        return 0
+
+    @property
+    def network(self):
+        """The compiled network this engine evaluates in C, or None (a Python evaluator)."""
+        return self.net
+
+    def set_network(self, CompiledMLP network not None):
+        """Evaluate with `network` from the next run on (an engine made with a network only,
+        and one of the same sizes: e.g. the same MLP compiled again after training)."""
+        if self.net is None:
+            raise ValueError("this engine calls a Python evaluator; make one with network=")
+        if self.busy:
+            raise RuntimeError("this search is in use by another thread")
+        self._check_network(network)
+        mlp_scratch_free(&self.scratch)
+        mlp_scratch_init(&self.scratch, &network.net)
+        self.net = network
+        self._free_refs()                 # its first layer may be of another width
+
+    cdef void _free_refs(self) noexcept:
+        cdef int i
+        for i in range(self.ref_trees):
+            free(self.trees[i].ref_obs)
+            free(self.trees[i].ref_pre)
+            self.trees[i].ref_obs = NULL
+            self.trees[i].ref_pre = NULL
+        self.ref_trees = 0
+
+    cdef int _alloc_refs(self, int n) except -1:
+        """The root references of trees 0 .. n - 1 for the network."""
+        cdef GTree* t
+        while self.ref_trees < n:
+            t = &self.trees[self.ref_trees]
+            t.ref_obs = <float*>malloc(self.lv.obs_size * sizeof(float))
+            t.ref_pre = <float*>malloc(self.net.net.first_width * sizeof(float))
+            if t.ref_obs == NULL or t.ref_pre == NULL:
+                free(t.ref_obs)
+                free(t.ref_pre)
+                t.ref_obs = t.ref_pre = NULL
+                raise MemoryError("guided search: cannot allocate the trees' references")
+            self.ref_trees += 1
+        return 0
 
     cdef void _free_leaves(self) noexcept:
         free(self.lv.tree)
@@ -811,7 +930,14 @@ cdef class Engine:
         free(self.lv.n_legal)
         free(self.lv.legal)
         free(self.lv.rollout)
+        free(self.lv.logits)
+        free(self.lv.values)
+        free(self.lv.ref_obs)
+        free(self.lv.ref_pre)
         self.lv.rollout = NULL
+        self.lv.logits = NULL
+        self.lv.values = NULL
+        self.lv.ref_obs = self.lv.ref_pre = NULL
         self.lv.tree = self.lv.node = self.lv.seat = NULL
         self.lv.path_start = self.lv.path_len = self.lv.n_legal = NULL
         self.lv.legal = NULL
@@ -825,10 +951,12 @@ cdef class Engine:
 
     @property
     def profile(self):
-        """Wall seconds of the last run with a Python evaluator: {"walk": C walks, observations
-        and masks; "python": the evaluator call with the checks of its outputs' types and
-        shapes; "expand": C checks of the values, expansion and backup}."""
-        return {"walk": self.seconds[0], "python": self.seconds[1], "expand": self.seconds[2]}
+        """Wall seconds of the last run with a Python evaluator or a compiled network: {"walk":
+        C walks, observations and masks; "python": the evaluator call with the checks of its
+        outputs' types and shapes; "network": the compiled network; "expand": C checks of the
+        values, expansion and backup}."""
+        return {"walk": self.seconds[0], "python": self.seconds[1],
+                "network": self.seconds[3], "expand": self.seconds[2]}
 
     def audit(self):
         """The trees of the last run checked (for tests): {"vloss": visits in flight left on
@@ -900,10 +1028,18 @@ cdef class Engine:
         self.lv.legal = <int16*>malloc(<Py_ssize_t>cap * self.lv.num_actions * sizeof(int16))
         if self.params.mix > 0:
             self.lv.rollout = <double*>malloc(<Py_ssize_t>cap * self.players * sizeof(double))
+        if self.net is not None:
+            self.lv.logits = <float*>malloc(<Py_ssize_t>cap * self.lv.num_actions * sizeof(float))
+            self.lv.values = <double*>malloc(<Py_ssize_t>cap * self.players * sizeof(double))
+            self.lv.ref_obs = <const float**>malloc(cap * sizeof(float*))
+            self.lv.ref_pre = <const float**>malloc(cap * sizeof(float*))
         if (self.lv.tree == NULL or self.lv.node == NULL or self.lv.seat == NULL
                 or self.lv.path_start == NULL or self.lv.path_len == NULL
                 or self.lv.n_legal == NULL or self.lv.legal == NULL
-                or (self.params.mix > 0 and self.lv.rollout == NULL)):
+                or (self.params.mix > 0 and self.lv.rollout == NULL)
+                or (self.net is not None and (self.lv.logits == NULL or self.lv.values == NULL
+                                              or self.lv.ref_obs == NULL
+                                              or self.lv.ref_pre == NULL))):
             self._free_leaves()
             raise MemoryError(f"guided search: cannot allocate the buffers of {cap} leaves")
         obs = np.zeros((cap, self.lv.obs_size), dtype=np.float32)
@@ -911,7 +1047,7 @@ cdef class Engine:
         self.obs_array = obs
         self.mask_array = mask
         self.lv.obs = <float*>cnp.PyArray_DATA(obs)
-        self.lv.mask = <uint8*>cnp.PyArray_DATA(mask)
+        self.lv.mask = <uint8*>cnp.PyArray_DATA(mask) if self.net is None else NULL
         self.lv.capacity = cap
         return 0
 
@@ -965,7 +1101,7 @@ cdef class Engine:
         for i in range(n):
             set_root(&trees[i], (<GameState>states[i]).c_state(), seeds[i])
         t0 = time.perf_counter()
-        self.seconds[0] = self.seconds[1] = self.seconds[2] = 0.0
+        self.seconds[0] = self.seconds[1] = self.seconds[2] = self.seconds[3] = 0.0
         if p.rollouts > 0:
             while True:
                 finished = True
@@ -976,6 +1112,36 @@ cdef class Engine:
                 PyErr_CheckSignals()                # Ctrl-C between the slices
                 if finished:
                     break
+        elif self.net is not None:
+            self._alloc_refs(n)
+            with nogil:                             # each tree's root: its leaves' reference
+                for i in range(n):
+                    self.vt.observation(trees[i].root_state, trees[i].observer, trees[i].ref_obs)
+                    mlp_reference(&self.net.net, &self.scratch, trees[i].ref_obs,
+                                  trees[i].ref_pre)
+            while True:
+                PyErr_CheckSignals()                # Ctrl-C between the slices
+                with nogil:
+                    code = run_network(trees, n, p, lv, &self.net.net, &self.scratch,
+                                       self.players, where, self.seconds)
+                if code == 0:
+                    break
+                if code == 3:
+                    continue
+                leaves = lv.count
+                if code == 1:
+                    bad = lv.logits[where[0] * lv.num_actions + where[1]]
+                else:
+                    bad = lv.values[where[0] * self.players + where[1]]
+                drop_leaves(trees, lv)
+                if code == 1:
+                    raise ValueError(
+                        f"the compiled network's logits must be finite at legal actions: row "
+                        f"{where[0]} (of {leaves}) has {bad!r} at legal action {where[1]} "
+                        "(an observation too large for float32?)")
+                raise ValueError(
+                    f"the compiled network's values must be finite and in [0, 1]: row "
+                    f"{where[0]} (of {leaves}) has {bad!r} for seat {where[1]}")
         else:
             while True:
                 PyErr_CheckSignals()                # Ctrl-C between the batches

@@ -6,6 +6,7 @@ from typing import Any, Callable
 import numpy as np
 
 from caribsim._game import GameState
+from caribsim.search._mlp import CompiledMLP
 
 MAX_PLAYERS: int
 NODE_BYTES: int
@@ -35,7 +36,13 @@ class Engine:
         c_visit: float,
         c_scale: float,
         rollouts: int,
+        mix: float = 0.0,
+        mix_rollouts: int = 1,
+        network: CompiledMLP | None = None,
     ) -> None: ...
+    @property
+    def network(self) -> CompiledMLP | None: ...
+    def set_network(self, network: CompiledMLP) -> None: ...
     def accepts(self, state: GameState) -> bool: ...
     def audit(self) -> dict[str, int]: ...
     @property

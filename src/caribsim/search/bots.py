@@ -179,6 +179,7 @@ _GUIDED_OPTIONS = (
     "interior",
     "mix",
     "mix_rollouts",
+    "compiled",
 )
 
 
@@ -458,6 +459,7 @@ _GUIDED_TYPES = {
     "interior": str,
     "mix": float,
     "mix_rollouts": int,
+    "compiled": bool,
 }
 
 _KINDS = (

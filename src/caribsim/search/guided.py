@@ -16,8 +16,11 @@
 The engine (``caribsim.search._guided``, ``pyx/caribsim/search/_guided.pyx``) holds one
 tree per game of a batch and walks them all in C without the GIL; each step makes one
 call ``evaluator(obs, mask) -> (logits, values)`` for the leaves of every tree.
-``RolloutEvaluator`` is evaluated in C (uniform priors, random playouts). See
-``docs/search.md``, section "Guided search".
+``RolloutEvaluator`` is evaluated in C (uniform priors, random playouts), and so is an
+``evaluators.MLPEvaluator`` (or its ``CompiledMLP``): its network runs in C inside the
+search's nogil loop, with no Python call (``compiled=False`` calls it from Python instead).
+A search that calls a Python evaluator holds OpenBLAS on one thread while it runs
+(``caribsim._blas.one_thread``). See ``docs/search.md``, section "Guided search".
 """
 
 from __future__ import annotations
@@ -26,9 +29,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from caribsim import _blas
 from caribsim._common import _int_in, _number
 from caribsim.search._guided import INTERIORS, MAX_PLAYERS, Engine
 from caribsim.search._mcts import check_game_state
+from caribsim.search.evaluators import CompiledMLP, MLPEvaluator
 from caribsim.search.mcts import _Exclusive, _guard_of
 
 __all__ = ["BatchSearch", "GuidedResult", "RolloutEvaluator", "UniformEvaluator", "search"]
@@ -120,6 +125,7 @@ _OPTIONS = (
     "interior",
     "mix",
     "mix_rollouts",
+    "compiled",
     "seed",
 )
 
@@ -141,6 +147,7 @@ def _check_options(
     interior,
     mix,
     mix_rollouts,
+    compiled,
     seed,
 ):
     if not isinstance(evaluator, RolloutEvaluator) and not callable(evaluator):
@@ -165,6 +172,7 @@ def _check_options(
         "c_scale": _number(c_scale, "c_scale", 0.0, MAX_COEFFICIENT),
         "mix": _number(mix, "mix", 0.0, 1.0),
         "mix_rollouts": _int_in(mix_rollouts, "mix_rollouts", 1, 10_000),
+        "compiled": _bool(compiled, "compiled"),
         "seed": _int_in(seed, "seed", 0, 2**64 - 1),
     }
     if interior is None:
@@ -253,6 +261,12 @@ class BatchSearch:
                       uniformly random playouts from the leaf, played in C (0: the
                       evaluator's alone; not with a RolloutEvaluator).
     mix_rollouts:     playouts per leaf for ``mix`` (1..10000).
+    compiled:         True (default): an ``evaluators.MLPEvaluator`` (one whose ``__call__``
+                      is MLPEvaluator's own) or a ``CompiledMLP`` is evaluated in C inside
+                      the search (``MLPEvaluator.compiled()``: the same function within
+                      float32 rounding, no Python call, no GIL; compiled again when ``fit``
+                      changes the weights); False: called from Python as any evaluator.
+                      Other evaluators are called from Python either way.
     seed:             tree i of a run uses seed + i (mod 2**64) unless ``run(seeds=...)``.
 
     The options are read-only attributes (``batch.simulations``, ...). A copy (copy,
@@ -282,6 +296,7 @@ class BatchSearch:
     interior: str
     mix: float
     mix_rollouts: int
+    compiled: bool
     seed: int
 
     def __init__(
@@ -303,6 +318,7 @@ class BatchSearch:
         interior=None,
         mix=0.0,
         mix_rollouts=1,
+        compiled=True,
         seed=0,
     ):
         options = _check_options(
@@ -322,6 +338,7 @@ class BatchSearch:
             interior,
             mix,
             mix_rollouts,
+            compiled,
             seed,
         )
         guard = self.__dict__.get("_guard") or _Exclusive("BatchSearch")
@@ -338,13 +355,30 @@ class BatchSearch:
 
     @property
     def profile(self):
-        """Where the wall time of the last run with a Python evaluator went, in seconds:
-        ``{"walk": C walks with the observations and masks, "python": the evaluator call
-        and the checks of its outputs' types and shapes, "expand": the C checks of the
-        values, expansion and backup}``; None before the first run."""
+        """Where the wall time of the last run with a Python evaluator or a compiled network
+        went, in seconds: ``{"walk": C walks with the observations and masks, "python": the
+        evaluator call and the checks of its outputs' types and shapes, "network": the
+        compiled network's forward passes, "expand": the C checks of the values, expansion
+        and backup}``; None before the first run."""
         return None if self._engine is None else self._engine.profile
 
-    def _make_engine(self, state):
+    @property
+    def network(self):
+        """The ``CompiledMLP`` the search evaluates in C (that of the evaluator's current
+        weights), or None when the evaluator is called from Python (or is the rollout one)."""
+        return self._network()
+
+    def _network(self):
+        if not self._options[_OPTIONS.index("compiled")]:
+            return None
+        ev = self._evaluator
+        if isinstance(ev, CompiledMLP):
+            return ev
+        if isinstance(ev, MLPEvaluator) and type(ev).__call__ is MLPEvaluator.__call__:
+            return ev.compiled()
+        return None
+
+    def _make_engine(self, state, network):
         o = dict(zip(_OPTIONS, self._options))
         ev = self._evaluator
         rollouts = ev.rollouts if isinstance(ev, RolloutEvaluator) else 0
@@ -367,6 +401,7 @@ class BatchSearch:
             rollouts,
             o["mix"],
             o["mix_rollouts"],
+            network,
         )
 
     def run(self, states, seeds=None) -> list:
@@ -387,15 +422,22 @@ class BatchSearch:
                         f"give one seed per state: {len(states)} states, {len(seeds)} seeds"
                     )
             first = states[0]
+            network = self._network()
             if self._engine is None or not self._engine.accepts(first):
-                self._engine = self._make_engine(first)
+                self._engine = self._make_engine(first, network)
+            elif network is not None and network is not self._engine.network:
+                self._engine.set_network(network)  # the MLP was trained: its new weights
             for i, state in enumerate(states):
                 if not self._engine.accepts(state):
                     raise ValueError(
                         f"states[{i}] is not of the game and number of players of "
                         "states[0]: a batch holds one game"
                     )
-            out = self._engine.run(states, seeds)
+            if network is None and not isinstance(self._evaluator, RolloutEvaluator):
+                with _blas.one_thread():  # a Python evaluator's small products: one thread
+                    out = self._engine.run(states, seeds)
+            else:
+                out = self._engine.run(states, seeds)
         return [
             GuidedResult(int(a), v, p, q, val, int(sims), float(sec), int(nodes))
             for a, v, p, q, val, sims, sec, nodes in out
