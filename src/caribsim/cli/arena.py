@@ -101,12 +101,16 @@ def run(args, out) -> int:
     )
     print_result_run(result, out)
     width = max(16, *(len(b.name) for b in result.bots))
-    print(f"  {'bot':<{width}} win rate   95% interval      mean score   ms/move", file=out)
+    print(
+        f"  {'bot':<{width}} win rate   95% interval      mean score   cpu ms/move  wall ms/move",
+        file=out,
+    )
     for b in result.bots:
+        cpu = "-" if b.cpu_seconds_per_move is None else f"{1000 * b.cpu_seconds_per_move:.2f}"
         ms = "-" if b.seconds_per_move is None else f"{1000 * b.seconds_per_move:.2f}"
         print(
             f"  {b.name:<{width}} {b.win_rate:>8.3f}   [{b.ci95[0]:.3f}, {b.ci95[1]:.3f}]  {b.mean_score:>10.2f}"
-            f"  {ms:>8}",
+            f"  {cpu:>11}  {ms:>12}",
             file=out,
         )
     return 0

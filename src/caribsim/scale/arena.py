@@ -64,6 +64,9 @@ class BotResult:
     seconds_per_move: float | None = (
         None  # mean wall time of its step() (its thinking) per decision
     )
+    cpu_seconds_per_move: float | None = (
+        None  # mean CPU time of the process during its step() per decision
+    )
 
 
 @dataclass
@@ -122,15 +125,17 @@ def play_game(game, bots, seed: int, rotation: int = 0, record_path=None, names=
     state = game.new_initial_state(seed=seed)
     decisions = 0
     think = [0.0] * len(bots)  # each bot's wall time in step(), and its decisions
+    cpu = [0.0] * len(bots)  # the process's CPU time in each bot's step()
     moves = [0] * len(bots)
     while not state.is_terminal():
         if state.is_chance_node():
             state.resolve_chance()
             continue
         b = seat_bot[state.current_player()]
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         action = bots[b].step(state)
         think[b] += time.perf_counter() - start
+        cpu[b] += time.process_time() - start_cpu
         moves[b] += 1
         state.apply_action(action)
         decisions += 1
@@ -150,6 +155,7 @@ def play_game(game, bots, seed: int, rotation: int = 0, record_path=None, names=
         "scores": totals,
         "length": decisions,
         "think": think,
+        "cpu": cpu,
         "moves": moves,
     }
 
@@ -205,6 +211,7 @@ def match_chunk(spec: dict) -> dict:
         "scores": np.array([r["scores"] for r in rows], dtype=np.int64),
         "lengths": np.array([r["length"] for r in rows], dtype=np.int32),
         "think": np.array([r["think"] for r in rows], dtype=np.float64),
+        "cpu": np.array([r["cpu"] for r in rows], dtype=np.float64),
         "moves": np.array([r["moves"] for r in rows], dtype=np.int64),
     }
 
@@ -327,6 +334,10 @@ def play_match(
         # thinking time: wall time, so it depends on the machine and its load (never in `games`)
         think = sum(float(c["think"][:, b].sum()) for c in chunks if "think" in c)
         moves = sum(int(c["moves"][:, b].sum()) for c in chunks if "moves" in c)
+        # CPU time: what the bot costs, whatever else the machine runs (chunks saved before
+        # it was measured have none: then None)
+        cpu_known = all("cpu" in c for c in chunks)
+        cpu = sum(float(c["cpu"][:, b].sum()) for c in chunks) if cpu_known else None
         bot_results.append(
             BotResult(
                 names[b],
@@ -337,6 +348,7 @@ def play_match(
                 score,
                 seat_games,
                 think / moves if moves else None,
+                cpu / moves if moves and cpu is not None else None,
             )
         )
     result = MatchResult(
