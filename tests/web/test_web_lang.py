@@ -27,9 +27,8 @@ import caribsim
 from caribsim.human import boards, lang, records, viewer
 from caribsim.web.app import create_app
 from tests.web import stored
-from tests.web.conftest import BOT_DELAY, HINT_ITERATIONS, serving, token_of
+from tests.web.conftest import BOT_DELAY, HINT_ITERATIONS, SERVE_ENV, serving, token_of
 from tests.web.test_browser import _click_move, _your_turn
-from tests.web.test_serve_cli import ENV
 
 MSG = {r["key"]: r["text"] for r in lang.rows() if r["kind"] == "msg"}
 # English words that are Czech words too (indigo, rum, seed, San Juan, ...) are not "left over"
@@ -366,7 +365,7 @@ def test_a_bad_language_is_refused_clearly(cs, tmp_path):
         capture_output=True,
         text=True,
         timeout=120,
-        env=ENV,
+        env=SERVE_ENV,
     )
     assert r.returncode == 2 and r.stdout == ""
     assert (
