@@ -82,10 +82,10 @@ def test_an_error_inside_the_server_is_a_json_500_without_its_traceback(client, 
     made = _made(client)
     games = client.app.state.games
 
-    def broken(game_id):
+    async def broken(game_id):
         raise ZeroDivisionError("division by zero in the store")
 
-    games.get = broken
+    games.aget = broken  # what every request about a game calls first
     with caplog.at_level(logging.ERROR, logger="caribsim.web"):
         for method, path, body in (
             ("GET", f"/api/games/{made['id']}", None),

@@ -190,11 +190,16 @@ def create_app(
     games = Games(games_dir)
     analyses = Analyses(games.folder, analysis_iterations)
 
-    def page_of(request, make):
+    async def page_of(request, make, of_game: bool = False):
         """An HTML page in the language of the request (``?lang=``, default the server's),
-        or the notice of a refusal."""
+        ``make(code)`` (``of_game``: ``make(code, game)``, the game of the address), or the
+        notice of a refusal."""
         try:
-            return HTMLResponse(make(_lang(request, page_lang)))
+            code = _lang(request, page_lang)
+            if not of_game:
+                return HTMLResponse(make(code))
+            game = await games.aget(request.path_params["game_id"])
+            return HTMLResponse(make(code, game))
         except GameError as e:
             return HTMLResponse(
                 page.notice(_said(e, request, page_lang), page_lang), status_code=e.status
@@ -204,24 +209,18 @@ def create_app(
         return [game.seat_of(t) for t in tokens]
 
     async def lobby(request):
-        return page_of(request, lambda code: page.lobby(default_bot, code))
+        return await page_of(request, lambda code: page.lobby(default_bot, code))
 
     async def game_page(request):
-        def make(code):
-            game = games.get(request.path_params["game_id"])
-            return page.game(game.id, game.name, code)
-
-        return page_of(request, make)
+        return await page_of(
+            request, lambda code, game: page.game(game.id, game.name, code), of_game=True
+        )
 
     async def list_games(request):
         # a page of each list from the store (?offset=, ?limit= at most 200)
         q = request.query_params
-        page = games.lobby(q.get("offset", "0"), q.get("limit", "100"))
+        page = await games.alobby(q.get("offset", "0"), q.get("limit", "100"))
         return JSONResponse({**page, "choices": list(choices()), "limits": policy.public()})
-
-    def live() -> int:
-        """The unfinished games (the store's count)."""
-        return games.store.count(False)
 
     def prepare(body) -> dict:
         """A new game's bots, made on a worker (a model file is read there): spec -> bot,
@@ -237,7 +236,7 @@ def create_app(
     async def create(request):
         client = _client(request)
         creates.refuse(client)  # before the body is read: a flood costs nothing
-        if live() >= policy.max_games:
+        if await games.acount(False) >= policy.max_games:
             raise GameError(
                 "this server holds {n} unfinished games, as many as it may; try again when "
                 "some have ended",
@@ -246,8 +245,8 @@ def create_app(
             )
         body = policy.check_create(await _body(request))
         bots = await pool.submit(("create", client), functools.partial(prepare, body))
-        with prepared_bots(bots):
-            game = games.create(body)
+        with prepared_bots(bots):  # the game is made here, its bots copied; stored on io
+            game = await games.acreate(body)
         game.kick(bot_delay, pool)
         links = [
             {"seat": s, "url": f"/game/{game.id}?token={t}"} for s, t in enumerate(game.tokens) if t
@@ -264,14 +263,14 @@ def create_app(
 
     async def view(request):
         code = _lang(request)
-        game = games.get(request.path_params["game_id"])
+        game = await games.aget(request.path_params["game_id"])
         return JSONResponse(game.view(seats_of(game, request.query_params.getlist("token")), code))
 
     def acting(method):
         async def handler(request):
             code = _lang(request)
-            game, body = games.get(request.path_params["game_id"]), await _body(request)
-            getattr(game, method)(body)
+            game, body = await games.aget(request.path_params["game_id"]), await _body(request)
+            await game.act(method, body)  # answered once stored
             game.kick(bot_delay, pool)
             return JSONResponse(game.view([game.seat_of(body["token"])], code))
 
@@ -279,7 +278,7 @@ def create_app(
 
     async def hint_route(request):
         code = _lang(request)
-        game, body = games.get(request.path_params["game_id"]), await _body(request)
+        game, body = await games.aget(request.path_params["game_id"]), await _body(request)
         state = game.hint_request(body)
         # one search per step, however often it is asked for
         task = game.hints.get(game.step)
@@ -291,31 +290,28 @@ def create_app(
         return JSONResponse(hint_said(found, languages.translator(game.name, code)))
 
     async def record(request):
-        return JSONResponse(games.get(request.path_params["game_id"]).finished_record())
+        game = await games.aget(request.path_params["game_id"])
+        return JSONResponse(game.finished_record())
 
     async def analysis(request):
         code = _lang(request)
-        game = games.get(request.path_params["game_id"])
+        game = await games.aget(request.path_params["game_id"])
         return JSONResponse(
             analysis_said(analyses.answer(game), languages.translator(game.name, code))
         )
 
     async def replay(request):
-        return page_of(
+        return await page_of(
             request,
-            lambda code: page.replay(
-                games.get(request.path_params["game_id"]).finished_record(),
-                request.path_params["game_id"],
-                default_bot,
-                code,
-            ),
+            lambda code, game: page.replay(game.finished_record(), game.id, default_bot, code),
+            of_game=True,
         )
 
     async def updates(ws: WebSocket):
         await ws.accept()
         try:
             code = _lang(ws)
-            game = games.get(ws.path_params["game_id"])
+            game = await games.aget(ws.path_params["game_id"])
             seats = seats_of(game, ws.query_params.getlist("token"))
         except GameError as e:
             await ws.send_json({"error": _said(e, ws), "status": e.status})

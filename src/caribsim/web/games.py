@@ -13,6 +13,7 @@ the hints' searches run in threads, on clones.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import contextvars
 import copy
@@ -267,6 +268,9 @@ class Game:
     """One game: its state, who plays each seat, the move log and where it is stored."""
 
     store: stores.Store | None = None  # where the game is kept (Games sets it); None: nowhere
+    # the thread the store's writes run on when the event loop asks (Games sets it; None: the
+    # caller's thread): an fsync never holds the loop
+    io: concurrent.futures.Executor | None = None
     _kept: list | None = None  # the steps known to be stored (None: read them back first)
 
     def __init__(
@@ -296,6 +300,7 @@ class Game:
             int, asyncio.Future
         ] = {}  # step -> the hint's search (a task) at that step
         self.version = _now()  # grows with every change, across restarts too
+        self.lock = asyncio.Lock()  # one change at a time: checked, stored, installed
         self._reset(state, fresh)
 
     # --- making, loading, saving ---------------------------------------------------------
@@ -506,13 +511,18 @@ class Game:
             )
         return self.record()
 
-    def save(self) -> None:
-        """Store the steps not stored yet, committed before this returns: one transaction,
-        which after an undo also drops the steps taken back (nothing is rewritten whole). A
-        failure is a StoreError (an OSError) and leaves the stored game as it was."""
+    def save(self, steps: list | None = None, status: stores.Status | None = None) -> None:
+        """Store the steps not stored yet (``steps``, ``status``: those of a change made on the
+        side, default the game's), committed before this returns: one transaction, which after
+        an undo also drops the steps taken back (nothing is rewritten whole). A failure is a
+        StoreError (an OSError) and leaves the stored game as it was."""
         if self.store is None:
             return  # a game made outside Games lives in memory only
-        steps, kept = self.steps, self._kept
+        if steps is None:
+            steps = self.steps
+        if status is None:
+            status = self.status()
+        kept = self._kept
         if kept is None:  # a write whose outcome is not known: what is stored, read back
             stored = self.store.load(self.id)
             if stored is None:
@@ -525,7 +535,7 @@ class Game:
                 (k for k, (a, b) in enumerate(zip(kept, steps)) if a != b), min(n, len(steps))
             )
         try:
-            self.store.append(self.id, first, steps[first:], self.status(), n)
+            self.store.append(self.id, first, steps[first:], status, n)
         except stores.StoreError:
             self._kept = None
             raise
@@ -611,29 +621,53 @@ class Game:
         while self.state.is_chance_node():
             self._apply()
 
-    def _commit(self, change) -> None:
-        """Make a change (a move, an undo), resolve chance and write the record, then tell the
-        pages; a record that cannot be written leaves the game as it was."""
-        kept = (
-            self.state.clone(),
-            list(self.log),
-            list(self.steps),
-            list(self.hidden),
-            self.previous,
-        )
+    def _made(self, change) -> tuple:
+        """``change`` (a move, an undo) made on the side with the chance after it resolved:
+        (the game's new parts, their status). The game stays as it was, its pages showing the
+        stored position, until ``_install``."""
+        kept: tuple = (self.state.clone(), list(self.log), list(self.steps), list(self.hidden))
+        kept += (self.previous,)
         try:
             change()
             self._settle()
-            self.save()
-        except OSError as e:
+            made = (self.state, self.log, self.steps, self.hidden, self.previous)
+            return made, self.status()
+        finally:
             self.state, self.log, self.steps, self.hidden, self.previous = kept
+
+    def _saved(self, made: tuple, status: stores.Status) -> None:
+        """Store a change made on the side; GameError (500) when it cannot be written, and
+        then nothing was played."""
+        try:
+            self.save(made[2], status)
+        except OSError as e:
             raise GameError(
                 "cannot save the game's record: {why}; nothing was played",
                 500,
                 why=e.strerror or str(e),
             ) from None
+
+    def _install(self, made: tuple) -> None:
+        self.state, self.log, self.steps, self.hidden, self.previous = made
         self.hints.clear()
         self._tell()
+
+    def _commit(self, change) -> None:
+        """Make a change (a move, an undo), resolve chance and write the record, then tell the
+        pages; a record that cannot be written leaves the game as it was."""
+        made, status = self._made(change)
+        self._saved(made, status)
+        self._install(made)
+
+    async def _commit_on_io(self, change) -> None:
+        """``_commit`` with the write on the store's thread (``io``): the event loop serves the
+        other games while it is committed. The caller holds ``lock``."""
+        if self.io is None:
+            self._commit(change)
+            return
+        made, status = self._made(change)
+        await asyncio.get_running_loop().run_in_executor(self.io, self._saved, made, status)
+        self._install(made)
 
     def _tell(self) -> None:
         """A new version for the pages, each told once however many changes came since."""
@@ -694,8 +728,20 @@ class Game:
                 seat=seat,
             )
 
+    async def act(self, method: str, body) -> None:
+        """A request that changes the game (``method``: "move", "undo"), checked at the
+        position it finds once the changes before it are stored, its write off the loop."""
+        async with self.lock:
+            change = {"move": self._move, "undo": self._undo}[method](body)
+            await self._commit_on_io(change)
+            if method == "undo":
+                self.problem = None
+
     def move(self, body) -> None:
         """``{"token", "step", "action"}``: the seat of the token plays ``action``."""
+        self._commit(self._move(body))
+
+    def _move(self, body):
         seat = self._check(body, {"token", "step", "action"})
         self._to_act(seat)
         action, legal = body["action"], self.state.legal_actions()
@@ -705,7 +751,7 @@ class Game:
                 action=json.dumps(action)[:40],
                 legal=", ".join(map(str, legal)),
             )
-        self._commit(lambda: self._apply(action))
+        return functools.partial(self._apply, action)
 
     def undo_target(self, seat: int):
         """The step of ``seat``'s previous decision, if only bots and chance moved since (an
@@ -720,6 +766,10 @@ class Game:
 
     def undo(self, body) -> None:
         """``{"token", "step"}``: back to the seat's previous decision."""
+        self._commit(self._undo(body))
+        self.problem = None
+
+    def _undo(self, body):
         seat = self._check(body, {"token", "step"})
         target = self.undo_target(seat)
         if target is None:
@@ -729,8 +779,7 @@ class Game:
                 409,
                 seat=seat,
             )
-        self._commit(lambda: self._reset(self.state_at(target)))
-        self.problem = None
+        return lambda: self._reset(self.state_at(target))
 
     def hint_request(self, body):
         """``{"token", "step"}`` of the seat to act: the state to search, drawn from that
@@ -872,7 +921,10 @@ class Game:
                     )
                     return
                 try:
-                    self._commit(functools.partial(self._apply, action))
+                    async with self.lock:  # a person's change may be stored meanwhile
+                        if self.version != version:
+                            continue
+                        await self._commit_on_io(functools.partial(self._apply, action))
                 except GameError as e:  # the disk: the bot tries again after an undo
                     self._stop(e.text)
                     return
@@ -946,6 +998,10 @@ class Games:
         self.folder.mkdir(parents=True, exist_ok=True)
         self.store = stores.SQLiteStore(self.folder / stores.DB_NAME) if store is None else store
         self.max_cached = max(1, max_cached)
+        # the store's calls the event loop makes run here, one at a time in the order asked
+        # (``aget``, ``acreate``, ``alobby``, ``acount``, and ``Game.act``'s writes)
+        self.io = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="caribsim-store")
+        self._loading: dict[str, asyncio.Future] = {}  # game id -> its load on ``io``
         self.games: OrderedDict[str, Game] = OrderedDict()  # the cache, least recent first
         # every Game object alive (a request or a page may hold one the cache let go): one
         # object per game, so that no second copy of a game ever writes over the first
@@ -977,35 +1033,72 @@ class Games:
     def create(self, body) -> Game:
         """A new game (``Game.create``'s request), stored before this returns."""
         game = Game.create(self.folder, body)
+        self._store_new(game)
+        self._keep(game)
+        return game
+
+    async def acreate(self, body) -> Game:
+        """``create`` with the store's write on ``io``; the game is made on the caller's
+        thread (within ``prepared_bots``, whose bots it copies)."""
+        game = Game.create(self.folder, body)
+        await asyncio.get_running_loop().run_in_executor(self.io, self._store_new, game)
+        self._keep(game)
+        return game
+
+    def _store_new(self, game: Game) -> None:
         try:
             self.store.create(game.id, game.meta(), game.steps, game.status())
         except stores.StoreError as e:
             raise GameError("cannot store the new game: {why}", 500, why=str(e)) from None
-        game.store, game._kept = self.store, list(game.steps)
-        self._keep(game)
-        return game
+        game.store, game.io, game._kept = self.store, self.io, list(game.steps)
 
     def get(self, game_id: str) -> Game:
         """The game, from memory or loaded from the store (404: none; 500: it cannot be read,
         which the log says too; the other games go on)."""
+        game = self._held(game_id)
+        if game is None:
+            game = self._load(game_id)
+        self._keep(game)
+        return game
+
+    async def aget(self, game_id: str) -> Game:
+        """``get`` with a load from the store on ``io`` (the replay of a long game too): one
+        load however many requests ask for the game meanwhile."""
+        game = self._held(game_id)
+        if game is None:
+            loading = self._loading.get(game_id)
+            if loading is None:
+                loop = asyncio.get_running_loop()
+                loading = self._loading[game_id] = loop.run_in_executor(
+                    self.io, self._load, game_id
+                )
+                loading.add_done_callback(lambda _f: self._loading.pop(game_id, None))
+            loaded: Game = await asyncio.shield(loading)
+            game = self._live.get(game_id) or loaded  # one object per game, whoever came first
+        self._keep(game)
+        return game
+
+    def _held(self, game_id: str) -> Game | None:
+        """The game if this process holds it (404 for an id no game can have)."""
         if not (isinstance(game_id, str) and _ID.fullmatch(game_id)):
             raise GameError("no game {id!r} on this server", 404, id=str(game_id)[:40])
         game = self.games.get(game_id)
         if game is not None:
             self.games.move_to_end(game_id)
             return game
-        game = self._live.get(game_id)  # let go by the cache but still held: the same object
+        return self._live.get(game_id)  # let go by the cache but still held: the same object
+
+    def _load(self, game_id: str) -> Game:
+        try:
+            game = Game.from_store(self.store, self.folder, game_id)
+        except (ValueError, TypeError, OSError) as e:  # RecordError, StoreError, a bad seat
+            log.warning("game %s cannot be loaded: %s", game_id, e)
+            raise GameError(
+                "game {id} cannot be read from the store: {why}", 500, id=game_id, why=str(e)
+            ) from None
         if game is None:
-            try:
-                game = Game.from_store(self.store, self.folder, game_id)
-            except (ValueError, TypeError, OSError) as e:  # RecordError, StoreError, a bad seat
-                log.warning("game %s cannot be loaded: %s", game_id, e)
-                raise GameError(
-                    "game {id} cannot be read from the store: {why}", 500, id=game_id, why=str(e)
-                ) from None
-            if game is None:
-                raise GameError("no game {id!r} on this server", 404, id=game_id)
-        self._keep(game)
+            raise GameError("no game {id!r} on this server", 404, id=game_id)
+        game.io = self.io
         return game
 
     def _keep(self, game: Game) -> None:
@@ -1033,6 +1126,14 @@ class Games:
         except stores.StoreError as e:
             raise GameError("cannot read the games: {why}", 500, why=str(e)) from None
 
+    async def alobby(self, offset="0", limit="100") -> dict:
+        """``lobby`` with its queries on ``io``."""
+        return await asyncio.get_running_loop().run_in_executor(self.io, self.lobby, offset, limit)
+
+    async def acount(self, over: bool) -> int:
+        """The store's count of the unfinished (``over`` False) or finished games, on ``io``."""
+        return await asyncio.get_running_loop().run_in_executor(self.io, self.store.count, over)
+
     def live_bot_games(self):
         """The unfinished games whose seat to act is a bot, loaded one by one as the caller
         goes on (a restarted server kicks each: its driver pins it in the cache); one that
@@ -1044,7 +1145,8 @@ class Games:
                 log.warning("game %s not resumed: %s", game_id, e)
 
     def close(self) -> None:
-        """Release the store (the server stops)."""
+        """Release the store (the server stops), after the writes asked for before."""
+        self.io.shutdown(wait=True)
         self.store.close()
 
 
