@@ -219,13 +219,19 @@ def _cuba_record(data, folder=None):
     return record
 
 
-def test_a_records_cuba_data_folder_is_refused_unless_the_operator_lists_it(tmp_path):
+def _cuba_data(tmp_path):
+    """A copy of the shipped Cuba data in a folder of its own."""
     data = tmp_path / "cuba-data"
     data.mkdir()
-    shipped = os.path.join(os.path.dirname(PACKAGE_MODELS))
+    shipped = os.path.dirname(PACKAGE_MODELS)
     for name in os.listdir(shipped):
         if name.startswith("cuba_") and name.endswith(".csv"):
             shutil.copy(os.path.join(shipped, name), data / name)
+    return data
+
+
+def test_a_records_cuba_data_folder_is_refused_unless_the_operator_lists_it(tmp_path):
+    data = _cuba_data(tmp_path)
     with _client(tmp_path / "a") as c:
         for folder in ("/etc", str(data), "relative", 7):
             r = c.post(
@@ -248,6 +254,62 @@ def test_a_records_cuba_data_folder_is_refused_unless_the_operator_lists_it(tmp_
         assert r.status_code == 201, r.text
         gid = r.json()["id"]
         assert c.get(f"/api/games/{gid}").json()["options"]["data"] == str(data)
+
+
+def test_a_stored_game_is_loaded_only_within_the_servers_policy(tmp_path, monkeypatch):
+    """A game stored while the operator allowed its data folder (or by a server before there
+    was a policy) is not loaded by a server that does not allow it: its folder is not read,
+    the game answers why, and the other games go on."""
+    data = _cuba_data(tmp_path)
+    folder = tmp_path / "games"
+    with _client(folder, Policy(cuba_data_dirs=(str(data),)), bot_delay=30) as c:
+        r = c.post(
+            "/api/games",
+            json={"record": _cuba_record(str(data), str(data)), "seats": ["human", "human"]},
+        )
+        assert r.status_code == 201, r.text
+        gid = r.json()["id"]
+        other = _create(c, ["human", "human"]).json()["id"]
+    read: list = []
+    load_game = caribsim.load_game
+    monkeypatch.setattr(
+        caribsim, "load_game", lambda *a, **kw: read.append(kw.get("data")) or load_game(*a, **kw)
+    )
+    with _client(folder, bot_delay=30) as c:  # the default policy: no data folder allowed
+        r = c.get(f"/api/games/{gid}")
+        assert r.status_code == 500
+        assert r.json()["error"] == (
+            f"game {gid} cannot be read from the store: cuba: the data folder {str(data)!r} "
+            "is not one this server allows; allowed: none"
+        )
+        assert str(data) not in read  # refused before the rules were made
+        assert c.get(f"/api/games/{other}").status_code == 200
+    with _client(folder, Policy(cuba_data_dirs=(str(data),)), bot_delay=30) as c:
+        assert c.get(f"/api/games/{gid}").json()["options"]["data"] == str(data)
+
+
+def _steps(c, game_id):
+    return c.app.state.games.get(game_id).steps
+
+
+def test_a_stored_bot_over_the_servers_budget_waits_saying_why(tmp_path):
+    """A seat's bot stored under a larger budget is not run by a server with a smaller one:
+    the game waits when that seat is to act, with the policy's refusal said."""
+    folder = tmp_path / "games"
+    spec = "mcts:20000"
+    with _client(folder, Policy(max_simulations=20000), bot_delay=30) as c:
+        made = _create(c, [spec, spec]).json()  # its bots wait 30 s: none moves here
+    with _client(folder, bot_delay=0.0) as c:  # the default: 10000 iterations a move at most
+        view = wait_for(
+            lambda: (v := c.get(f"/api/games/{made['id']}").json())["problem"] and v,
+            what="the game's problem",
+        )
+        seat = view["to_act"]
+        assert view["problem"].startswith(
+            f"seat {seat} ({spec}) failed: seat {seat}: {spec} asks for iterations 20000; "
+            "this server allows at most 10000 a move ("
+        )
+        assert view["step"] == 0 or all(e["player"] < 0 for e in _steps(c, made["id"]))
 
 
 # --- creates per client, games held -----------------------------------------------------

@@ -187,7 +187,7 @@ def create_app(
     policy = Policy() if policy is None else policy
     pool = Pool(policy)
     creates = RateLimiter(policy.creates_per_minute)
-    games = Games(games_dir)
+    games = Games(games_dir, policy=policy)
     analyses = Analyses(games.folder, analysis_iterations)
 
     async def page_of(request, make, of_game: bool = False):

@@ -35,8 +35,8 @@ from caribsim._common import _read_json_file
 from caribsim.human import boards, lang, records, viewer
 from caribsim.search import bots as bot_specs
 from caribsim.search import mcts
+from caribsim.web import limits, workers
 from caribsim.web import store as stores
-from caribsim.web import workers
 
 HUMAN = "human"
 SEATS_FORMAT = "caribsim-web-seats"
@@ -427,10 +427,12 @@ class Game:
         return cls._start(folder, state, record["seed"], seats, fresh=True)
 
     @classmethod
-    def load(cls, folder: Path, game_id: str) -> Game:
+    def load(cls, folder: Path, game_id: str, policy: limits.Policy | None = None) -> Game:
         """The game of ``ID.json`` and ``ID.seats.json`` at its last step (RecordError if
-        either is malformed or the record does not replay)."""
+        either is malformed or the record does not replay; ``policy``: see ``within``)."""
         record = records.load(folder / f"{game_id}.json")
+        if policy is not None:  # before the rules are made: Cuba's data folder is read then
+            policy.check_options(record["game"], record.get("options") or {})
         seats = _read_json_file(folder / f"{game_id}.seats.json", "seats file", records.RecordError)
         if not (
             isinstance(seats, dict)
@@ -448,18 +450,23 @@ class Game:
             )
         # a restart draws the chance to come afresh: what the seed would draw next may have
         # been seen before an undo
-        return cls(folder, game_id, state, record["seed"], seats["seats"], seats["tokens"], True)
+        game = cls(folder, game_id, state, record["seed"], seats["seats"], seats["tokens"], True)
+        return game.within(policy)
 
     @classmethod
-    def from_store(cls, store: stores.Store, folder: Path, game_id: str) -> Game | None:
+    def from_store(
+        cls, store: stores.Store, folder: Path, game_id: str, policy: limits.Policy | None = None
+    ) -> Game | None:
         """The stored game at its last step, None if there is none (CorruptGame for rows the
         store does not write, RecordError for steps that do not replay: every step is checked
-        as a record's)."""
+        as a record's; ``policy``: see ``within``)."""
         stored = store.load(game_id)
         if stored is None:
             return None
-        state = records.replay(stored.record())
         meta = stored.meta
+        if policy is not None:  # before the rules are made: Cuba's data folder is read then
+            policy.check_options(meta.game, meta.options)
+        state = records.replay(stored.record())
         if len(meta.seats) != state.game.num_players():
             raise stores.CorruptGame(
                 f"game {game_id}: {len(meta.seats)} seats for a "
@@ -470,7 +477,21 @@ class Game:
             folder, game_id, state, meta.seed, list(meta.seats), list(meta.tokens), fresh=True
         )
         game.store, game._kept = store, stored.steps
-        return game
+        return game.within(policy)
+
+    def within(self, policy: limits.Policy | None) -> Game:
+        """This game (stored under another server's policy, or before there was one) under
+        ``policy``, as a new game is: a seat whose bot the policy refuses (its kind, its model
+        file, its budget) waits, saying why, when it is to act; the game's options were
+        checked before it was made (GameError: it is not loaded). None: as it is."""
+        if policy is not None:
+            for s, bot in list(self.bots.items()):
+                try:
+                    policy.check_spec(self.seats[s], s)
+                    policy.check_bot(bot, s)
+                except GameError as e:
+                    self.bots[s] = _Unavailable(str(self.seats[s])[:MAX_SPEC], str(e))
+        return self
 
     def meta(self) -> stores.Meta:
         """What the store keeps of the game once: its rules, seed, seats, tokens, players."""
@@ -993,8 +1014,11 @@ class Games:
         folder: str | os.PathLike[str],
         max_cached: int = 256,
         store: stores.Store | None = None,
+        policy: limits.Policy | None = None,
     ) -> None:
         self.folder = Path(folder)
+        # what a stored game may use, as a new one (Game.within); None: the default Policy()
+        self.policy = limits.Policy() if policy is None else policy
         self.folder.mkdir(parents=True, exist_ok=True)
         self.store = stores.SQLiteStore(self.folder / stores.DB_NAME) if store is None else store
         self.max_cached = max(1, max_cached)
@@ -1020,10 +1044,11 @@ class Games:
             if not _ID.fullmatch(game_id) or path.name in done:
                 continue
             try:
-                game = Game.load(self.folder, game_id)  # the checks of a record and a seats file
+                # the checks of a record and a seats file, and the server's policy
+                game = Game.load(self.folder, game_id, self.policy)
                 self.store.create(game_id, game.meta(), game.steps, game.status(), source=path.name)
                 count += 1
-            except (records.RecordError, OSError) as e:  # one bad file does not stop the rest
+            except (ValueError, OSError) as e:  # one bad file does not stop the rest
                 log.warning("game %s not imported: %s", game_id, e)
                 self.store.note_import(path.name, f"not imported: {e}")
         self.store.note_import(self.IMPORTED, f"{count} games imported from the folder's files")
@@ -1090,7 +1115,7 @@ class Games:
 
     def _load(self, game_id: str) -> Game:
         try:
-            game = Game.from_store(self.store, self.folder, game_id)
+            game = Game.from_store(self.store, self.folder, game_id, self.policy)
         except (ValueError, TypeError, OSError) as e:  # RecordError, StoreError, a bad seat
             log.warning("game %s cannot be loaded: %s", game_id, e)
             raise GameError(
