@@ -22,7 +22,7 @@ from selenium.webdriver.support.ui import Select, WebDriverWait
 import caribsim
 from caribsim.human import boards, records
 from tests.web import stored
-from tests.web.conftest import token_of
+from tests.web.conftest import serving, token_of
 
 
 def _get(server, path):
@@ -197,6 +197,54 @@ def test_the_lobby_says_why_it_refuses_a_game(browser, server):
     assert error.startswith("seat 1: unknown bot spec 'genius'")
     assert not browser.find_element(By.ID, "created").is_displayed()
     assert _game_files(server.folder) == before
+
+
+def test_the_lobby_pages_through_the_games(browser, tmp_path):
+    """Past a page of games the lobby shows the lists a page at a time (``?limit=``), newest
+    first, with newer/older buttons that turn the pages of both lists."""
+    from caribsim.web.app import create_app
+    from caribsim.web.limits import Policy
+
+    app = create_app(tmp_path / "games", bot_delay=30, policy=Policy(creates_per_minute=100))
+    with serving(app) as address:
+        here = type("Here", (), {"url": f"http://{address}"})
+        for seed in range(7):
+            _post(
+                here,
+                "/api/games",
+                {"game": "port_royal", "seats": ["human", "human"], "seed": seed},
+            )
+        newest_first = [g["id"] for g in _get(here, "/api/games")["games"]]
+        assert len(newest_first) == 7
+
+        def shown():  # read in one script: the table is redrawn whole
+            return browser.execute_script(
+                "return [...document.querySelectorAll('#games tbody tr[id]')]"
+                ".map(r => r.id.slice(5))"
+            )
+
+        def page(expected_ids, label):
+            WebDriverWait(browser, 30).until(
+                lambda b: shown() == expected_ids and b.find_element(By.ID, "page-of").text == label
+            )
+            return (
+                browser.find_element(By.ID, "newer").is_enabled(),
+                browser.find_element(By.ID, "older").is_enabled(),
+            )
+
+        browser.get(here.url + "/?limit=3")
+        assert page(newest_first[:3], "page 1 of 3") == (False, True)
+        browser.save_screenshot(str(tmp_path / "lobby-pages.png"))
+        browser.find_element(By.ID, "older").click()
+        assert page(newest_first[3:6], "page 2 of 3") == (True, True)
+        browser.find_element(By.ID, "older").click()
+        assert page(newest_first[6:], "page 3 of 3") == (True, False)
+        browser.find_element(By.ID, "newer").click()
+        assert page(newest_first[3:6], "page 2 of 3") == (True, True)
+        # one page: no pager
+        browser.get(here.url + "/")
+        WebDriverWait(browser, 30).until(lambda b: len(shown()) == 7)
+        assert not browser.find_element(By.ID, "pages").is_displayed()
 
 
 def test_a_second_tab_joins_by_its_link_sees_the_moves_live_and_a_wrong_token_is_refused(

@@ -140,6 +140,7 @@ step <input id="record-step" inputmode="numeric" size="6" placeholder="last" ari
 <h2 data-t>finished games</h2>
 <div data-t>their replay, and from any of its steps: play from here</div>
 <table id="finished"><tbody></tbody></table>
+<div id="pages" hidden><button id="newer" data-t>newer</button> <span id="page-of"></span> <button id="older" data-t>older</button></div>
 <script>
 """
     + _COMMON_JS
@@ -213,8 +214,17 @@ async function fromRecord() {
   if (stepText !== "") body.step = Number(stepText);
   await start(body);
 }
+// the lists come a page at a time, newest first (the page's address may say ?limit=, 1..200)
+const LIMIT = Math.min(200, Math.max(1, parseInt(new URLSearchParams(location.search).get("limit"), 10) || 100));
+let OFFSET = 0;
 async function listGames() {
-  const j = await api("/api/games"), mine = known();
+  const j = await api(`/api/games?offset=${OFFSET}&limit=${LIMIT}`), mine = known();
+  const total = Math.max(j.count.games, j.count.finished), pages = Math.max(1, Math.ceil(total / LIMIT));
+  if (OFFSET > 0 && OFFSET >= total) { OFFSET = (pages - 1) * LIMIT; return listGames(); }  // games ended meanwhile
+  $("pages").hidden = pages < 2;
+  $("page-of").textContent = t("page {p} of {n}", {p: OFFSET / LIMIT + 1, n: pages});
+  $("newer").disabled = OFFSET === 0;
+  $("older").disabled = OFFSET + LIMIT >= total;
   if (!CHOICES.length) {
     CHOICES = j.choices;
     $("game").innerHTML = CHOICES.map(c => `<option value="${c.game}"${c.game === "puerto_rico" ? " selected" : ""}>${t(label(c.game))}</option>`).join("");
@@ -233,6 +243,9 @@ $("game").onchange = gameChanged;
 $("players").onchange = seatRows;
 $("create").onclick = create;
 $("from-record").onclick = fromRecord;
+const turnPage = by => () => { OFFSET = Math.max(0, OFFSET + by * LIMIT); listGames().catch(e => showError(e.message)); };
+$("newer").onclick = turnPage(-1);
+$("older").onclick = turnPage(1);
 translatePage();
 listGames().catch(e => showError(e.message));
 </script></body></html>
