@@ -42,13 +42,19 @@ def percentile(values, q: float) -> float:
 
 class Connection:
     """One kept-alive HTTP/1.1 connection to the server: ``request`` answers (status, body,
-    the round trip's seconds)."""
+    the round trip's seconds). A connection left idle for ``IDLE`` seconds is opened anew
+    before its next request, as an HTTP client does: uvicorn closes one idle for 5 s."""
+
+    IDLE = 4.0
 
     def __init__(self, port: int):
         self.port = port
         self.reader = self.writer = None
+        self.used = 0.0
 
     async def request(self, method: str, path: str, body=None):
+        if self.writer is not None and time.monotonic() - self.used > self.IDLE:
+            self.close()
         if self.writer is None:
             self.reader, self.writer = await asyncio.open_connection("127.0.0.1", self.port)
         data = b"" if body is None else json.dumps(body).encode()
@@ -66,11 +72,19 @@ class Connection:
         )
         payload = await self.reader.readexactly(length)
         seconds = time.perf_counter() - t0
+        self.used = time.monotonic()
         return int(header.split(b" ", 2)[1]), json.loads(payload), seconds
 
     def close(self):
         if self.writer is not None:
             self.writer.close()
+            self.reader = self.writer = None
+
+
+def child_env() -> dict:
+    """The environment of a child process that imports caribsim as this one does (the
+    checkout's, not another)."""
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
 
 
 def free_port() -> int:
@@ -86,7 +100,6 @@ def serve(*options: str):
     exit code 0 and no traceback in its log."""
     folder = Path(tempfile.mkdtemp(prefix="caribsim-bench-web-"))
     port = free_port()
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
     p = subprocess.Popen(
         [
             *(sys.executable, "-m", "caribsim", "serve", "--port", str(port)),
@@ -95,7 +108,7 @@ def serve(*options: str):
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env=env,
+        env=child_env(),
     )
     try:
         assert p.stdout.readline().startswith("caribsim: play at"), p.stderr.read()
@@ -215,23 +228,28 @@ class SeatClient:
         finally:
             http.close()
 
-    def play(self, moves: int) -> list[float]:
-        """Let the seats play until ``moves`` more moves are timed; their latencies."""
+    def play(self, moves: int | None = None, seconds: float | None = None) -> list[float]:
+        """Let the seats play until ``moves`` more moves are timed, or for ``seconds``; their
+        latencies."""
 
         async def run():
             start = len(self.latencies)
-            self.wanted = start + moves
+            self.wanted = start + moves if moves is not None else math.inf
             self.enough.clear()
             self.playing.set()
-            enough = asyncio.ensure_future(self.enough.wait())
+            enough = asyncio.ensure_future(
+                self.enough.wait() if seconds is None else asyncio.sleep(seconds)
+            )
             await asyncio.wait(
                 [enough, *self.tasks], timeout=300, return_when=asyncio.FIRST_COMPLETED
             )
+            self.playing.clear()
+            reached = enough.done()
             enough.cancel()
             failed = [t for t in self.tasks if t.done()]  # they stop only on an error
             assert not failed and not self.refused, (self.refused, [t.exception() for t in failed])
-            assert self.enough.is_set(), f"{moves} moves were not played in 300 s"
-            return self.latencies[start : start + moves]
+            assert reached, f"{moves} moves were not played in 300 s"
+            return self.latencies[start : len(self.latencies) if moves is None else start + moves]
 
         return self._call(run())
 
