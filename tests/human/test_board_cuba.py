@@ -222,7 +222,7 @@ def test_page_draws_the_state_of_the_step(browser, record, page, steps, which):
     assert _text(b, "counter") == f"step {n} / {len(record['steps'])}"
     assert _text(b, "cuba-round") == str(d["round"])
     assert _text(b, "cuba-phase") == d["phase"].replace("_", " ")
-    assert _text(b, "cuba-bank") == str(d["bank"])
+    assert _text(b, "cuba-bank") == "unlimited"  # the default bank (CU-2.3)
     fields = {f"{r['row']},{r['col']}": r["field"] for r in _csv("cuba_plantation.csv")}
     names = {r["id"]: r["name"] for r in _csv("cuba_buildings.csv")}
     for seat, (pb, sc) in enumerate(zip(d["boards"], scores)):
@@ -266,3 +266,43 @@ def test_page_draws_the_state_of_the_step(browser, record, page, steps, which):
         assert _text(b, f"cuba-votes-{seat}") == str(pb["votes"])
         shown = ("cuba-bid", pb["bid"]) if seat in secret else ("cuba-bought", pb["bought"])
         assert _text(b, f"{shown[0]}-{seat}") == str(shown[1])
+
+
+def _supply_shown(browser, rec, n, tmp_path):
+    path = tmp_path / f"cuba_supply_{n}.html"
+    viewer.write_html(rec, path)
+    b = _open(browser, path, n)
+    return b, _text(b, "cuba-supply")
+
+
+def test_cu_2_3_an_unlimited_supply_shows_unlimited_never_a_count(browser, tmp_path):
+    """CU-2.3, CU-11.1: by default the supply and the bank are unlimited. The engine keeps a
+    count that goes below zero then; the page says "unlimited" and shows no count, and each
+    item's tag is still there (the setup's and the Trader's moves name it)."""
+    rec = _random_record(caribsim.load_game("cuba", players=4), seed=12)  # water -2 at one step
+    n = _first_step(rec, 0, lambda d: min(d["supply"].values()) < 0)
+    d = records.replay(rec, upto=n).to_dict()
+    b, shown = _supply_shown(browser, rec, n, tmp_path)
+    assert "unlimited" in shown and "-" not in shown, shown
+    assert not any(ch.isdigit() for ch in shown.split("|")[0]), shown
+    keys = {
+        e.get_attribute("data-key") for e in b.find_elements("css selector", "#cuba-supply .tag")
+    }
+    assert keys == {f"supply-{k}" for k in d["supply"]}
+    assert _text(b, "cuba-bank") == "unlimited"
+
+
+def test_cu_11_1_a_limited_supply_shows_its_counts(browser, tmp_path):
+    """CU-11.1: with the physical counts (supply_limited, pesos_limited) the page shows what
+    is left of each item and in the bank, and no "unlimited"."""
+    game = caribsim.load_game("cuba", players=3, supply_limited=True, pesos_limited=True)
+    rec = _random_record(game)
+    n = len(rec["steps"]) // 2
+    d = records.replay(rec, upto=n).to_dict()
+    b, shown = _supply_shown(browser, rec, n, tmp_path)
+    assert "unlimited" not in shown
+    for item, left in d["supply"].items():
+        if left:
+            tag = b.find_element("css selector", f'#cuba-supply [data-key="supply-{item}"]')
+            assert tag.text == f"{item} {left}"
+    assert _text(b, "cuba-bank") == str(d["bank"])

@@ -318,8 +318,14 @@ function cuPool(s) {
 function cuSupply(s) {
   return cuRound(s) + `<div class="row">market: ${s.market.map(cuTrack).join("")}</div>` + cuHarbour(s)
     + `<div class="row">${s.laws.map(cuLaw).join("")}</div>` + cuParliament(s) + cuPool(s)
-    + `<div class="row">supply${s.supply_limited ? "" : " (unlimited)"}: ${tags(s.supply, "", k => "supply-" + k)}
-      | bank <b id="cuba-bank">${s.bank}</b>${s.pesos_limited ? "" : " (unlimited)"}</div>`;
+    + `<div class="row" id="cuba-supply">supply: ${s.supply_limited ? tags(s.supply, "", k => "supply-" + k) : cuUnlimited(s.supply)}
+      | bank <b id="cuba-bank">${s.pesos_limited ? s.bank : "unlimited"}</b></div>`;
+}
+function cuUnlimited(supply) {
+  // an unlimited supply has no count to show (the engine's would go below zero, CU-2.3):
+  // "unlimited", then each item's tag, which the setup's and the Trader's moves name
+  const items = Object.keys(supply).map(k => `<span class="tag ${k}" data-key="supply-${k}">${label(k)}</span>`);
+  return `<b id="cuba-supply-unlimited">unlimited</b> ${items.join("")}`;
 }
 function cuCell([field, rc], i, b) {
   const pawn = rc === b.pawn, bld = b.buildings[rc];
