@@ -366,6 +366,53 @@ def test_undo_and_hint_buttons(browser, server):
     assert len(stored.record(server.folder, gid)["steps"]) == int(second["step"])
 
 
+def _last_decision_record(name, players, seed):
+    """A random game's record and the step of its last decision (a person's move ends it)."""
+    rng = random.Random(seed)
+    state = caribsim.load_game(name, players=players).new_initial_state(seed=seed)
+    while not state.is_terminal():
+        if state.is_chance_node():
+            state.resolve_chance()
+        else:
+            state.apply_action(rng.choice(state.legal_actions()))
+    record = records.record_game(state, seed)
+    last = max(i for i, step in enumerate(record["steps"]) if step["player"] >= 0)
+    return record, last
+
+
+@pytest.mark.parametrize("name", ["puerto_rico", "port_royal", "cuba"])
+def test_an_undo_at_game_over_asks_before_it_reopens_the_game(browser, server, name):
+    """A finished game is reopened only after a second, explicit click: the undo button asks
+    first, "keep the game finished" leaves it over and stored as it was, "undo and play on"
+    takes the last move back."""
+    record, last = _last_decision_record(name, 2, seed=21)
+    seats = ["random", "random"]
+    seat = record["steps"][last]["player"]
+    seats[seat] = "human"
+    made = _post(server, "/api/games", {"record": record, "step": last, "seats": seats})
+    gid, tok = made["id"], token_of(made, seat)
+    browser.get(server.url + f"/game/{gid}?token={tok}")
+    s = _your_turn(browser, last - 1)
+    assert record["steps"][last]["action"] in s["actions"]
+    _click_move(browser, record["steps"][last]["action"])  # the move that ended the game
+    WebDriverWait(browser, 30).until(lambda b: _status(b)["over"] == "true")
+    ended = len(stored.record(server.folder, gid)["steps"])
+    confirm = browser.find_element(By.ID, "undo-confirm")
+    assert not confirm.is_displayed()
+    browser.find_element(By.ID, "undo").click()
+    assert confirm.is_displayed() and "game is over" in confirm.text
+    assert _status(browser)["over"] == "true"  # the click alone undid nothing
+    browser.find_element(By.ID, "undo-no").click()
+    assert not confirm.is_displayed() and _status(browser)["over"] == "true"
+    assert len(stored.record(server.folder, gid)["steps"]) == ended
+    browser.find_element(By.ID, "undo").click()
+    browser.find_element(By.ID, "undo-yes").click()
+    WebDriverWait(browser, 30).until(lambda b: _status(b)["over"] == "false")
+    assert int(_status(browser)["step"]) == last
+    assert len(stored.record(server.folder, gid)["steps"]) == last
+    assert not confirm.is_displayed()
+
+
 def test_a_closed_tab_and_a_restarted_server_lose_nothing(browser, tmp_path):
     """The tab is closed and opened again, then the server stops and a new one starts over the
     same folder on the same port: the open page reconnects by itself and the game goes on."""

@@ -272,6 +272,8 @@ __VIEWER_CSS__
 <div id="error" role="alert" hidden></div>
 <div id="moves"></div>
 <div><button id="undo" disabled data-t>undo</button> <button id="hint" disabled data-t>hint</button></div>
+<div id="undo-confirm" role="alertdialog" hidden><span data-t>the game is over: undo your last move and play on from there?</span>
+ <button id="undo-yes" data-t>undo and play on</button> <button id="undo-no" data-t>keep the game finished</button></div>
 <div id="hint-panel" hidden></div>
 <div id="scores"></div>
 <div id="game-over" hidden></div>
@@ -310,7 +312,7 @@ function render(v) {
   st.textContent = status(v);
   st.dataset.step = v.step; st.dataset.toAct = v.to_act; st.dataset.over = v.over;
   $("moves").innerHTML = v.moves.map(m => `<button class="move" data-action="${m.action}"${m.target ? ` data-target="${esc(m.target)}"` : ""}>${esc(m.label)}</button>`).join("");
-  if (moved) $("hint-panel").hidden = true;
+  if (moved) $("hint-panel").hidden = $("undo-confirm").hidden = true;
   $("undo").disabled = !Object.values(v.undo).some(t => t !== null);
   $("hint").disabled = !v.moves.length;
   const s = v.snapshot;
@@ -372,11 +374,15 @@ for (const id of ["supply", "boards"]) {
   $(id).addEventListener("click", boardClick);
   $(id).addEventListener("keydown", e => { if (e.key === "Enter" || e.key === " ") { if (e.target.closest(".target")) e.preventDefault(); boardClick(e); } });
 }
-$("undo").onclick = () => {
+function undo() {
   // the held seat whose previous decision is the latest (hot-seat: the last person to move)
   const [seat] = Object.entries(view.undo).filter(([, t]) => t !== null).sort((a, b) => b[1] - a[1])[0] || [];
   if (seat !== undefined) act("undo", {token: tokenOf(+seat), step: view.step});
-};
+}
+// an undo of a finished game reopens it: asked first, one click must not undo a result
+$("undo").onclick = () => { if (view.over) { $("undo-confirm").hidden = false; $("undo-no").focus(); } else undo(); };
+$("undo-yes").onclick = () => { $("undo-confirm").hidden = true; undo(); };
+$("undo-no").onclick = () => { $("undo-confirm").hidden = true; };
 $("hint").onclick = async () => {
   const panel = $("hint-panel"), step = view.step;
   panel.hidden = false; panel.textContent = t("searching...");
