@@ -20,7 +20,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
 import caribsim
-from caribsim.human import boards, records
+from caribsim.human import boards, records, viewer
 from tests.web import stored
 from tests.web.conftest import serving, token_of
 
@@ -518,3 +518,36 @@ def test_the_lobby_says_why_a_record_is_refused(browser, server, tmp_path):
     WebDriverWait(browser, 10).until(
         lambda b: "record must be a game record" in b.find_element(By.ID, "error").text
     )
+
+
+@pytest.mark.parametrize("lang", ["en", "cs"])
+def test_titles_and_the_lobby_name_the_games_as_printed(browser, server, lang, tmp_path):
+    """Every name a person reads is the game's printed name ("Puerto Rico", in Czech "Kuba"
+    for Cuba), never its id ("puerto_rico") nor the id in lower-case words ("puerto rico"):
+    the lobby's lists and its game menu, a game page's and a replay's title."""
+    printed = {
+        "en": {"puerto_rico": "Puerto Rico", "port_royal": "Port Royal", "cuba": "Cuba"},
+        "cs": {"puerto_rico": "Puerto Rico", "port_royal": "Port Royal", "cuba": "Kuba"},
+    }[lang]
+    made = {
+        g: _post(server, "/api/games", {"game": g, "players": 2, "seats": ["human", "human"]})
+        for g in printed
+    }
+    browser.get(server.url + f"/?lang={lang}")
+    WebDriverWait(browser, 30).until(
+        lambda b: all(b.find_elements(By.ID, f"game-{m['id']}") for m in made.values())
+    )
+    for g, m in made.items():
+        cell = browser.find_element(By.CSS_SELECTOR, f"#game-{m['id']} td")
+        assert cell.text == printed[g]
+    menu = [o.text for o in Select(browser.find_element(By.ID, "game")).options]
+    assert sorted(menu) == sorted(printed.values())
+    for g, m in made.items():
+        browser.get(server.url + f"/game/{m['id']}?lang={lang}")
+        assert browser.title == f"caribsim: {printed[g]}"
+    for g in printed:  # a replay (the server's shows finished games only: the viewer's own)
+        record, _ = _last_decision_record(g, 2, seed=3)
+        page = tmp_path / f"{g}.html"
+        page.write_text(viewer.render(record, lang), encoding="utf-8")
+        browser.get(page.as_uri())
+        assert printed[g] in browser.title and g not in browser.title, browser.title

@@ -99,6 +99,10 @@ def czech_form(n: int, forms: list) -> str:
     return forms[0] if n == 1 else forms[1] if 2 <= n <= 4 else forms[2]
 
 
+# the games' names as their boxes print them: what a title and the lobby say, never the id
+GAME_NAMES = {"puerto_rico": "Puerto Rico", "port_royal": "Port Royal", "cuba": "Cuba"}
+
+
 class Translator:
     """Turns the English a board writes into the language ``lang`` (English: unchanged)."""
 
@@ -150,6 +154,10 @@ class Translator:
     def msg(self, template: str, **values) -> str:
         """A message: its template in the language, filled with ``values``."""
         return self.messages.get(template, template).format(**values)
+
+    def game_name(self, game: str) -> str:
+        """The game's printed name (``GAME_NAMES``) in the language."""
+        return self.msg(GAME_NAMES[game])
 
     def page_table(self) -> dict:
         """What the page's ``tr()`` needs: the two regex sources and their replacements."""

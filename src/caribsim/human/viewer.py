@@ -169,7 +169,7 @@ def render(record: dict, lang_code: str = "en") -> str:
     title = _html.escape(
         tr.msg(
             "caribsim replay: {game} (seed {seed})",
-            game=tr.text(record["game"]),
+            game=tr.game_name(record["game"]),
             seed=record["seed"],
         )
     )

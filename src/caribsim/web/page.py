@@ -34,9 +34,9 @@ def _in(page: str, tr) -> str:
 def lobby(default_bot: str, lang_code: str = "en") -> str:
     tr = lang.translator(None, lang.check(lang_code))
     return _in(
-        _LOBBY.replace("__DEFAULT_BOT__", _json(default_bot)).replace(
-            "__TITLE__", html.escape(tr.msg("caribsim: new game"))
-        ),
+        _LOBBY.replace("__DEFAULT_BOT__", _json(default_bot))
+        .replace("__GAME_NAMES__", _json({g: tr.game_name(g) for g in lang.GAME_NAMES}))
+        .replace("__TITLE__", html.escape(tr.msg("caribsim: new game"))),
         tr,
     )
 
@@ -47,7 +47,7 @@ def game(game_id: str, game_name: str, lang_code: str = "en") -> str:
         _GAME.replace("__VIEWER_CSS__", viewer.page_css(game_name))
         .replace("__VIEWER_JS__", viewer.page_js(game_name, lang_code))
         .replace("__GAME_ID__", _json(game_id))
-        .replace("__TITLE__", html.escape(f"caribsim: {tr.text(game_name)}")),
+        .replace("__TITLE__", html.escape(f"caribsim: {tr.game_name(game_name)}")),
         tr,
     )
 
@@ -152,6 +152,8 @@ const label = s => s.replace(/_/g, " ");
 // the seat links this browser made: a game is resumed from its token, which only its maker holds
 const known = () => JSON.parse(localStorage.getItem("caribsim-links") || "{}");
 let CHOICES = [];
+const GAME_NAMES = __GAME_NAMES__;   // id -> the printed name, in the page's language
+const gameName = g => esc(GAME_NAMES[g] || g);
 const choice = () => CHOICES.find(c => c.game === $("game").value);
 function seatRows() {
   const n = +$("players").value, old = [...document.querySelectorAll(".seat")].map(r =>
@@ -227,16 +229,16 @@ async function listGames() {
   $("older").disabled = OFFSET + LIMIT >= total;
   if (!CHOICES.length) {
     CHOICES = j.choices;
-    $("game").innerHTML = CHOICES.map(c => `<option value="${c.game}"${c.game === "puerto_rico" ? " selected" : ""}>${t(label(c.game))}</option>`).join("");
+    $("game").innerHTML = CHOICES.map(c => `<option value="${c.game}"${c.game === "puerto_rico" ? " selected" : ""}>${gameName(c.game)}</option>`).join("");
     gameChanged();
   }
   $("games").tBodies[0].innerHTML = j.games.map(g => {
     const links = mine[g.id] ? mine[g.id].links.map(l => `<a class="resume" href="${esc(keepLang(l.url))}">${t("resume seat {i}", {i: l.seat})}</a>`).join(" ") : "";
-    return `<tr id="game-${g.id}"><td>${esc(t(label(g.game)))}</td><td>${g.players.map(p => esc(p === "human" ? t(p) : p)).join(", ")}</td><td>${t("step {n}", {n: g.step})}</td>
+    return `<tr id="game-${g.id}"><td>${gameName(g.game)}</td><td>${g.players.map(p => esc(p === "human" ? t(p) : p)).join(", ")}</td><td>${t("step {n}", {n: g.step})}</td>
       <td>${links} <a href="${keepLang(`/game/${g.id}`)}">${t("watch")}</a></td></tr>`;
   }).join("") || `<tr><td>${t("none")}</td></tr>`;
   $("finished").tBodies[0].innerHTML = j.finished.map(g =>
-    `<tr id="finished-${g.id}"><td>${esc(t(label(g.game)))}</td><td>${g.players.map(p => esc(p === "human" ? t(p) : p)).join(", ")}</td><td>${t("{n} steps", {n: g.step})}</td>
+    `<tr id="finished-${g.id}"><td>${gameName(g.game)}</td><td>${g.players.map(p => esc(p === "human" ? t(p) : p)).join(", ")}</td><td>${t("{n} steps", {n: g.step})}</td>
       <td><a class="replay" href="${keepLang(`/replay/${g.id}`)}">${t("replay, play from a step")}</a></td></tr>`).join("") || `<tr><td>${t("none")}</td></tr>`;
 }
 $("game").onchange = gameChanged;
