@@ -576,8 +576,8 @@ def test_pettingzoo_env_spaces_contain_every_observation(mode):
     from caribsim.envs import pettingzoo_env
 
     with warnings.catch_warnings():
-        # "Observation is not a NumPy array": the {"observation", "action_mask"} dict of
-        # PettingZoo's own classic games (as in test_envs.py)
+        # api_test's two warnings of the {"observation", "action_mask"} dict: test_envs.py
+        # checks that they are exactly those (docs/embedding.md says why they stay)
         warnings.simplefilter("ignore")
         api_test(pettingzoo_env("port_royal", players=3, observation=mode), num_cycles=200)
     env = pettingzoo_env("puerto_rico", players=3, observation=mode)
