@@ -20,7 +20,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
 import caribsim
-from caribsim.human import boards, records, viewer
+from caribsim.human import boards, lang, records, viewer
 from tests.web import stored
 from tests.web.conftest import serving, token_of
 
@@ -393,10 +393,13 @@ def test_an_undo_at_game_over_asks_before_it_reopens_the_game(browser, server, n
     gid, tok = made["id"], token_of(made, seat)
     browser.get(server.url + f"/game/{gid}?token={tok}")
     s = _your_turn(browser, last - 1)
+    title = f"caribsim: {lang.GAME_NAMES[name]}"
+    assert browser.title == f"your move, seat {seat} (human) | {title}"  # the tab says so
     assert record["steps"][last]["action"] in s["actions"]
     _click_move(browser, record["steps"][last]["action"])  # the move that ended the game
     WebDriverWait(browser, 30).until(lambda b: _status(b)["over"] == "true")
     ended = len(stored.record(server.folder, gid)["steps"])
+    assert browser.title == title
     confirm = browser.find_element(By.ID, "undo-confirm")
     assert not confirm.is_displayed()
     browser.find_element(By.ID, "undo").click()

@@ -295,6 +295,7 @@ const QUERY = TOKENS.map(t => "token=" + encodeURIComponent(t)).join("&");
 const DATA = {players: null, snapshots: [], final: null};
 __VIEWER_JS__
 let view = null;
+const TITLE = document.title;
 const tokenOf = seat => view && TOKENS[view.you.indexOf(seat)];
 function status(v) {
   const p = v.to_act, who = p >= 0 ? seatName(p) : "";
@@ -312,6 +313,8 @@ function render(v) {
                        snapshots: v.previous ? [v.previous, v.snapshot] : [v.snapshot]});
   const st = $("status");
   st.textContent = status(v);
+  // the tab says when it is this browser's move: a person who looked away sees it there
+  document.title = (!v.over && v.you.includes(v.to_act) ? st.textContent + " | " : "") + TITLE;
   st.dataset.step = v.step; st.dataset.toAct = v.to_act; st.dataset.over = v.over;
   $("moves").innerHTML = v.moves.map(m => `<button class="move" data-action="${m.action}"${m.target ? ` data-target="${esc(m.target)}"` : ""}>${esc(m.label)}</button>`).join("");
   if (moved) $("hint-panel").hidden = $("undo-confirm").hidden = true;
