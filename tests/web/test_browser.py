@@ -554,3 +554,26 @@ def test_titles_and_the_lobby_name_the_games_as_printed(browser, server, lang, t
         page.write_text(viewer.render(record, lang), encoding="utf-8")
         browser.get(page.as_uri())
         assert printed[g] in browser.title and g not in browser.title, browser.title
+
+
+@pytest.mark.parametrize("name", ["puerto_rico", "port_royal", "cuba"])
+def test_your_board_comes_first_and_is_marked_you(browser, server, name):
+    """Four players, this browser holds the last seat: its board is drawn first (before seat
+    0's, on the first row) and says "you"; no other board does."""
+    seats = ["random", "random", "random", "human"]
+    made = _post(server, "/api/games", {"game": name, "players": 4, "seats": seats, "seed": 4})
+    browser.get(server.url + f"/game/{made['id']}?token={token_of(made, 3)}")
+    WebDriverWait(browser, 30).until(
+        lambda b: b.find_elements(By.CSS_SELECTOR, "#boards > .board[data-you]")
+    )
+    boards = browser.find_elements(By.CSS_SELECTOR, "#boards > .board")
+    assert len(boards) == 4
+    assert [b.get_attribute("data-you") for b in boards] == [None, None, None, "1"]
+    assert [("you" in b.find_element(By.TAG_NAME, "h3").text.split()) for b in boards] == [
+        False,
+        False,
+        False,
+        True,
+    ]
+    first = min(boards, key=lambda b: (b.rect["y"], b.rect["x"]))
+    assert first == boards[3]

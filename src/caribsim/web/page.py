@@ -267,6 +267,8 @@ __VIEWER_CSS__
 #log{max-height:16em;overflow-y:auto;background:#fff;border:1px solid #bbb;font-size:.85em;padding:.3em 2.5em}
 .target{outline:2px solid #e07000;outline-offset:1px;cursor:pointer}
 .target:hover,.target:focus{outline-width:3px;box-shadow:0 0 0 4px #ffd9a8}
+.board.yours{order:-1;box-shadow:0 0 0 3px #e07000}
+.you-badge{background:#e07000;color:#fff;border-radius:3px;padding:0 .35em;font-size:.8em}
 #moves button.picked{outline:3px solid #e07000;background:#ffe4c0}
 </style></head><body>
 <h1>__TITLE__ <a id="lobby-link" href="/" style="font-size:.6em" data-t>lobby</a></h1>
@@ -327,6 +329,12 @@ function render(v) {
   const supply = trHtml(BOARD.supply(s));
   $("supply").innerHTML = supply; $("supply").hidden = !supply;
   $("boards").innerHTML = trHtml(BOARD.boards(s));
+  // the seats this browser holds: their boards first and marked, not found by scrolling
+  const drawn = [...document.querySelectorAll("#boards > .board")];
+  for (const i of v.you) if (drawn[i]) {
+    drawn[i].classList.add("yours"); drawn[i].dataset.you = "1";
+    drawn[i].querySelector("h3")?.insertAdjacentHTML("beforeend", ` <span class="you-badge">${esc(t("you"))}</span>`);
+  }
   markTargets(v.moves);
   const log = $("log"), atEnd = log.scrollTop + log.clientHeight >= log.scrollHeight - 4;
   log.innerHTML = v.log.map(line => `<li>${esc(line.replace(/^\d+\. /, ""))}</li>`).join("");
