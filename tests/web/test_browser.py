@@ -335,14 +335,19 @@ def test_undo_and_hint_buttons(browser, server):
     browser.get(server.url + f"/game/{gid}?token={tok}")
     s = _your_turn(browser, -1)
     assert browser.find_element(By.ID, "undo").get_attribute("disabled")  # no decision yet
+    where = {e: browser.find_element(By.ID, e).rect["y"] for e in ("moves", "scores", "boards")}
     browser.find_element(By.ID, "hint").click()
     rows = WebDriverWait(browser, 60).until(
         lambda b: b.find_elements(By.CSS_SELECTOR, "#hint-panel tr.hint-move")
     )
+    # the hint opens over the page's corner: nothing of the board moves down
+    assert {e: browser.find_element(By.ID, e).rect["y"] for e in where} == where
     hint = _post(server, f"/api/games/{gid}/hint", {"token": tok, "step": int(s["step"])})
     assert [
         (int(r.get_attribute("data-action")), float(r.get_attribute("data-share"))) for r in rows
     ] == [(m["action"], m["share"]) for m in hint["moves"]]
+    browser.find_element(By.ID, "hint-close").click()
+    assert not browser.find_element(By.ID, "hint-panel").is_displayed()
     # two decisions, then undo: back to the second one, with the same buttons
     s = _your_turn(browser, -1)
     _click_move(

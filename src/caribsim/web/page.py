@@ -264,6 +264,9 @@ __VIEWER_CSS__
 #moves{display:flex;flex-wrap:wrap;gap:.3em;margin:.4em 0}
 #moves button{text-align:left}
 #hint-panel table{border-collapse:collapse}#hint-panel td{padding:0 .5em}
+#hint-panel{position:fixed;right:.6em;bottom:.6em;z-index:20;max-width:min(36em,94vw);max-height:45vh;overflow:auto;
+  background:#fff;border:2px solid #e07000;border-radius:4px;padding:.4em .6em;box-shadow:0 2px 10px #0004}
+#hint-close{float:right;margin-left:.5em}
 #log{max-height:16em;overflow-y:auto;background:#fff;border:1px solid #bbb;font-size:.85em;padding:.3em 2.5em}
 .target{outline:2px solid #e07000;outline-offset:1px;cursor:pointer}
 .target:hover,.target:focus{outline-width:3px;box-shadow:0 0 0 4px #ffd9a8}
@@ -398,15 +401,18 @@ $("undo-yes").onclick = () => { $("undo-confirm").hidden = true; undo(); };
 $("undo-no").onclick = () => { $("undo-confirm").hidden = true; };
 $("hint").onclick = async () => {
   const panel = $("hint-panel"), step = view.step;
-  panel.hidden = false; panel.textContent = t("searching...");
+  // a panel over the page's corner: opening it moves nothing of the board
+  const close = `<button id="hint-close" aria-label="${esc(t("close"))}">&times;</button>`;
+  panel.hidden = false; panel.innerHTML = close + esc(t("searching..."));
   try {
     const h = await api(`/api/games/${GAME}/hint`, {token: tokenOf(view.to_act), step});
     if (view.step !== step) return;
-    panel.innerHTML = t("hint ({n} iterations; win estimate of the best move {win}%):", {n: h.iterations, win: (100 * h.win).toFixed(0)}) + `
+    panel.innerHTML = close + t("hint ({n} iterations; win estimate of the best move {win}%):", {n: h.iterations, win: (100 * h.win).toFixed(0)}) + `
       <table>${h.moves.map(m => `<tr class="hint-move" data-action="${m.action}" data-share="${m.share}" data-win="${m.win}">
       <td>${esc(m.label)}</td><td>${t("{share}% of visits", {share: (100 * m.share).toFixed(0)})}</td><td>${t("win {win}%", {win: (100 * m.win).toFixed(0)})}</td></tr>`).join("")}</table>`;
   } catch (e) { panel.hidden = true; showError(e.message); }
 };
+$("hint-panel").addEventListener("click", e => { if (e.target.id === "hint-close") $("hint-panel").hidden = true; });
 async function refresh() {
   try { render(await api(`/api/games/${GAME}?${QUERY}`)); }
   catch (e) { showError(e.message); }
