@@ -17,6 +17,7 @@ from selenium.webdriver.support.ui import WebDriverWait
 
 import caribsim
 from caribsim import records, viewer
+from caribsim.human import boards, lang
 
 NAMES = ["random-a", "greedy-b", "mcts-c", "random-d", "greedy-e"]
 WINDOW = (1280, 1000)  # the browser fixture's size, restored by tests that change it
@@ -225,6 +226,9 @@ def check_game_over(browser, rec):
         assert ("winner" in row.get_attribute("class").split()) == (final["returns"][seat] == best)
     heads = [th.text for th in panel.find_elements("tag name", "th")]
     assert heads == ["seat", "total"] + [viewer.part_label(k) for k in parts] + ["tie-break"]
+    # why it ended (§7.1), the board's end_reason over the record's states
+    ended = boards.get(rec["game"]).end_reason(records.states(rec), lang.translator(rec["game"]))
+    assert panel.find_element("id", "ended").text == ended and "ended after the round" in ended
     return panel.find_element("id", "verdict").text
 
 
@@ -259,7 +263,7 @@ def test_game_over_panel_names_the_tie_break(browser, tmp_path):
     top = scores[winner]["total"]
     tied = [i for i, s in enumerate(scores) if s["total"] == top]
     assert winner in tied and len(tied) > 1
-    assert "tie-break" in verdict and f"tied on {top} points" in verdict
+    assert "tie-break (doubloons + goods)" in verdict and f"tied on {top} points" in verdict
     assert f"{scores[winner]['tiebreak']} against" in verdict
     used = browser.execute_script(
         "return [...document.querySelectorAll('#game-over td.used')].map(td => td.parentElement.id)"

@@ -130,6 +130,9 @@ def _check_game_over(browser, server, gid) -> dict:
         row = browser.find_element(By.ID, f"final-{p}")
         assert int(row.get_attribute("data-total")) == total
         assert float(row.get_attribute("data-return")) == state.returns()[p]
+    # why it ended: the board's end_reason over the game's states (tests/human/test_end_reason)
+    why = boards.get(rec["game"]).end_reason(records.states(rec), lang.translator(rec["game"]))
+    assert browser.find_element(By.ID, "ended").text == why
     assert browser.find_elements(By.CSS_SELECTOR, "#moves button.move") == []
     assert rec == stored.record(server.folder, gid)
     assert (

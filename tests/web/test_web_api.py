@@ -17,7 +17,7 @@ need("web")  # a test of caribsim.web: skips without the extra
 
 
 import caribsim
-from caribsim.human import boards, records, viewer
+from caribsim.human import boards, lang, records, viewer
 from caribsim.search import mcts
 from caribsim.web import page as web_page
 from caribsim.web.app import DEFAULT_BOT, create_app
@@ -351,7 +351,11 @@ def test_a_bot_game_plays_to_its_end_and_its_record_replays(client, folder):
     st = records.replay(rec)  # every step checked, the final scores too
     assert st.is_terminal() and rec["final"] == {"scores": st.scores(), "returns": st.returns()}
     assert rec["players"] == ["random", "greedy", "random"]
-    assert end["game_over"] == viewer.game_over(rec["final"], rec["players"])
+    board = boards.get(rec["game"])
+    why = board.end_reason(records.states(rec), lang.translator(rec["game"]))
+    assert end["game_over"] == viewer.game_over(
+        rec["final"], rec["players"], None, why, board.TIEBREAK
+    )
     assert [r["total"] for r in end["game_over"]["rows"]] == [s["total"] for s in st.scores()]
     assert client.get(f"/api/games/{gid}/record").json() == rec
     page = client.get(f"/replay/{gid}")

@@ -57,7 +57,13 @@ def steps_data(record: dict, lang_code: str = "en") -> dict:
         "seed": record["seed"],
         "players": record.get("players"),
         "final": record.get("final"),
-        "game_over": game_over(record.get("final"), record.get("players"), tr),
+        "game_over": game_over(
+            record.get("final"),
+            record.get("players"),
+            tr,
+            board.end_reason(states, tr) if states[-1].is_terminal() else None,
+            board.TIEBREAK,
+        ),
         "snapshots": snaps,
     }
 
@@ -74,12 +80,14 @@ def _seat(i: int, players, tr) -> str:
     return tr.msg("seat {i} ({name})", i=i, name=players[i]) if players else tr.msg("seat {i}", i=i)
 
 
-def game_over(final, players=None, tr=None):
+def game_over(final, players=None, tr=None, ended=None, tiebreak=None):
     """The game-over panel of a record's ``final`` (None while the game is not over): one row
     per seat with its total, the parts of its score (every key of ``scores()`` but total and
     tiebreak) and its tie-break value (``tied``: a seat the tie-break decided between); the
     winners (the seats of the best return, all of them in a draw) and a sentence saying how
-    the game was won (in the words of ``tr``, a ``lang.Translator``; default English)."""
+    the game was won (in the words of ``tr``, a ``lang.Translator``; default English);
+    ``ended``: why the game ended (the board's ``end_reason``), ``tiebreak``: what the
+    tie-break counts (the board's ``TIEBREAK``), said in the sentence when it decided."""
     if final is None:
         return None
     tr = tr or lang.translator(None)
@@ -107,7 +115,8 @@ def game_over(final, players=None, tr=None):
         "rows": rows,
         "winners": winners,
         "tiebreak_used": used,
-        "verdict": _verdict(scores, winners, players, tr),
+        "verdict": _verdict(scores, winners, players, tr, tiebreak),
+        "ended": ended,
     }
 
 
@@ -118,7 +127,7 @@ def _tiebreak_used(scores, winners) -> bool:
     return any(totals.count(totals[w]) > 1 for w in winners) and "tiebreak" in scores[0]
 
 
-def _verdict(scores, winners, players, tr) -> str:
+def _verdict(scores, winners, players, tr, tiebreak=None) -> str:
     names = ", ".join(_seat(w, players, tr) for w in winners)
     if len(winners) > 1:
         kind = tr.msg("draw" if len(winners) == len(scores) else "shared win")
@@ -137,6 +146,15 @@ def _verdict(scores, winners, players, tr) -> str:
         tr.msg("{tiebreak} of {seat}", tiebreak=scores[i]["tiebreak"], seat=_seat(i, players, tr))
         for i in others
     )
+    if tiebreak:  # what the numbers count: "on the tie-break (doubloons + goods): 11 ..."
+        return tr.msg(
+            "winner: {names}, tied on {total} points, on the tie-break ({what}): {tiebreak} against {beaten}",
+            names=names,
+            total=scores[w]["total"],
+            what=tr.text(tiebreak),
+            tiebreak=scores[w]["tiebreak"],
+            beaten=beaten,
+        )
     return tr.msg(
         "winner: {names}, tied on {total} points, on the tie-break: {tiebreak} against {beaten}",
         names=names,
@@ -324,7 +342,7 @@ function gameOver(g = DATA.game_over, shown = cur === N) {
   const head = [tr("seat"), tr("total"), ...g.parts.map(p => p[1])].concat(g.has_tiebreak ? [tr("tie-break")] : []);
   const rows = g.rows.map(r => `<tr id="final-${r.seat}" class="${r.winner ? "winner" : ""}" data-total="${r.total}" data-return="${r["return"]}"${g.has_tiebreak ? ` data-tiebreak="${r.tiebreak}"` : ""}>
     <td>${seatName(r.seat)}${r.winner ? " &#9733;" : ""}</td><td>${r.total}</td>${r.parts.map(v => `<td>${v}</td>`).join("")}${g.has_tiebreak ? `<td class="${r.tied ? "used" : ""}">${r.tiebreak}</td>` : ""}</tr>`).join("");
-  return `<h2>${tr("Game over")}</h2><div class="row" id="verdict">${esc(g.verdict)}</div>
+  return `<h2>${tr("Game over")}</h2>${g.ended ? `<div class="row" id="ended">${esc(g.ended)}</div>` : ""}<div class="row" id="verdict">${esc(g.verdict)}</div>
     <table><tr>${head.map(h => `<th>${esc(h)}</th>`).join("")}</tr>${rows}</table>`;
 }
 /* end of game over */

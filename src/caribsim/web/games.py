@@ -581,6 +581,7 @@ class Game:
             bool
         ] = []  # per step: it put a card face down (its name kept off the pages)
         self.previous = None  # the state before the last step
+        self._ended: tuple = (None, None, {})  # (version, the states, {lang: why it ended})
         for action in state.history():
             self._apply(action)
         if fresh:
@@ -857,9 +858,23 @@ class Game:
             ],
             "problem": said(self.problem, tr) if self.problem else None,
             "game_over": viewer.game_over(
-                final, [said(player_text(p), tr) for p in self.players], tr
+                final,
+                [said(player_text(p), tr) for p in self.players],
+                tr,
+                self.end_reason(tr) if final else None,
+                self.board.TIEBREAK,
             ),
         }
+
+    def end_reason(self, tr) -> str:
+        """Why the finished game ended, in ``tr``'s language: the board's ``end_reason`` over
+        the game's states, replayed once per version (a few ms, at the end only)."""
+        if self._ended[0] != self.version:
+            self._ended = (self.version, records.states(self.record()), {})
+        _, states, said_in = self._ended
+        if tr.lang not in said_in:
+            said_in[tr.lang] = self.board.end_reason(states, tr)
+        return said_in[tr.lang]
 
     def _snapshot(self, state, step: int, seats=()) -> dict:
         """The board after ``step`` steps as a live page of the holder of ``seats`` may see

@@ -610,3 +610,12 @@ def events(before, after) -> list[str]:
             lines.append(f"  {name}")
         state.apply_action(action)
     return lines
+
+
+TIEBREAK = "pesos"  # CU-12.3
+
+
+def end_reason(states, tr) -> str:
+    """Why the game ended (CU-12.1): the last round's phase 5 is over."""
+    rounds = _tables(states[-1].game)["setup"]["rounds"]
+    return tr.msg("the game ended after round {n} of {n}", n=rounds)

@@ -16,6 +16,8 @@ import re
 from importlib.resources import files
 from typing import Any
 
+from caribsim.human.boards import end_triggered
+
 _DECK = "port_royal_deck.csv"
 _INTS = ("swords", "coins", "cost", "vp", "count", "min_players")
 
@@ -518,3 +520,27 @@ def _landing(d, card, nd) -> list[str]:
     if c["category"] == "tax":
         return []  # its coin lines follow
     return ["  it goes to the harbour"]
+
+
+END_VP = 12  # §9.1: 12 VP in a display ends the game when the round is played out
+TIEBREAK = "coins"  # §10.2
+
+
+def end_reason(states, tr) -> str:
+    """Why the game ended (§9): the seats with 12 VP or more (§9.2: and an expedition) at
+    the step that triggered the end, the round then played out so that everyone had as many
+    turns."""
+    _, at = end_triggered(states)
+    expedition = at.to_dict()["options"]["require_expedition"]
+    reached = [
+        i
+        for i, s in enumerate(at.scores())
+        if s["total"] >= END_VP and (not expedition or s["expeditions"] > 0)
+    ]
+    seats = ", ".join(tr.msg("seat {i}", i=i) for i in reached)
+    return tr.msg(
+        "{seats} reached {vp} VP{and_expedition}; the round was played to its end",
+        seats=seats,
+        vp=END_VP,
+        and_expedition=tr.msg(" and an expedition") if expedition else "",
+    )

@@ -10,6 +10,8 @@ import io
 import json
 from importlib.resources import files
 
+from caribsim.human.boards import end_triggered
+
 _DROP = ("history", "rng", "turn", "options", "game", "version", "player")
 _VIOLET = ("small_violet", "large_violet")
 
@@ -280,3 +282,28 @@ def events(before, after) -> list[str]:
             lines.append(f"  plantation {state.action_to_string(action)}")
         state.apply_action(action)
     return lines
+
+
+CITY_SPACES = 12  # §7.1: a city has 12 spaces (the engine's CITY_SPACES)
+TIEBREAK = "doubloons + goods"  # §7.5: 1 good counts as 1 doubloon
+
+
+def _city_full(board) -> bool:
+    return sum(2 if BUILDINGS[b]["large"] else 1 for b in board["buildings"]) >= CITY_SPACES
+
+
+def end_reason(states, tr) -> str:
+    """Why the game ended (§7.1): what the step that triggered the end did (a city filled,
+    the last VP chip taken, else the colonist supply short at the Mayor phase's end); the
+    round was then played out (§7.2)."""
+    before, after = (s.to_dict() for s in end_triggered(states))
+    why = [
+        tr.msg("the city of seat {i} was filled", i=seat)
+        for seat, (old, new) in enumerate(zip(before["boards"], after["boards"]))
+        if _city_full(new) and not _city_full(old)
+    ]
+    if after["vp_chips"] <= 0 < before["vp_chips"]:
+        why.append(tr.msg("the last VP chip was taken"))
+    if not why:
+        why.append(tr.msg("the colonist supply could not refill the colonist ship"))
+    return tr.msg("the game ended after the round in which {why}", why=", ".join(why))
