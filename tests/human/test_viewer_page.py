@@ -460,3 +460,55 @@ def test_screenshots_of_a_finished_game(browser, tmp_path, game_name):
             assert 600 <= width <= WINDOW[0] and height >= 600
             colours = {px for row in rows[::16] for px in row[::16]}
             assert len(colours) > 8, f"{shot} is nearly one flat colour: {sorted(colours)[:8]}"
+
+
+def _rounds(rec):
+    """Each state's round number, counted here by the rules' own marks: Puerto Rico's
+    Governor, Port Royal's turns per player, Cuba's round."""
+    mark = {
+        "puerto_rico": lambda d: d["governor"],
+        "port_royal": lambda d: d["turns"] // d["options"]["players"],
+        "cuba": lambda d: d["round"],
+    }[rec["game"]]
+    marks = [mark(s.to_dict()) for s in records.states(rec)]
+    return [sum(a != b for a, b in zip(marks[:i], marks[1 : i + 1])) for i in range(len(marks))]
+
+
+@pytest.mark.parametrize("name", ["puerto_rico", "port_royal", "cuba"])
+def test_the_replay_jumps_by_round_and_by_decision(browser, tmp_path, name):
+    """Hundreds of steps (Port Royal's draws are steps) are read by round and by decision:
+    "round >>" (Page Down) goes to the next round's first step, "<< round" (Page Up) to the
+    start of this round or, at a start, the one before; the decision buttons skip chance."""
+    rng = random.Random(2)
+    state = caribsim.load_game(name, players=2).new_initial_state(seed=2)
+    while not state.is_terminal():
+        if state.is_chance_node():
+            state.resolve_chance()
+        else:
+            state.apply_action(rng.choice(state.legal_actions()))
+    rec = records.record_game(state, 2)
+    path = tmp_path / f"{name}.html"
+    viewer.write_html(rec, path)
+    rounds, n = _rounds(rec), len(rec["steps"])
+    starts = [i for i in range(n + 1) if i == 0 or rounds[i] != rounds[i - 1]]
+    decisions = [i for i in range(1, n + 1) if rec["steps"][i - 1]["player"] >= 0]
+    assert len(starts) > 3 and len(decisions) < n
+    open_page(browser, path, 0)
+    at = lambda: int(counter(browser).split()[1])  # noqa: E731  "step K / N"
+    for k in starts[1:4]:
+        browser.find_element("id", "next-round").click()
+        assert at() == k
+    mid = starts[3] + 1
+    open_page(browser, path, mid)
+    browser.find_element("id", "prev-round").click()
+    assert at() == starts[3]
+    browser.find_element("tag name", "body").send_keys(Keys.PAGE_UP)
+    assert at() == starts[2]
+    browser.find_element("tag name", "body").send_keys(Keys.PAGE_DOWN)
+    assert at() == starts[3]
+    open_page(browser, path, 0)
+    for k in decisions[:5]:
+        browser.find_element("id", "next-decision").click()
+        assert at() == k
+    browser.find_element("id", "prev-decision").click()
+    assert at() == decisions[3]

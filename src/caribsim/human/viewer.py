@@ -40,9 +40,16 @@ def steps_data(record: dict, lang_code: str = "en") -> dict:
     tr = lang.translator(record["game"], lang.check(lang_code))
     states = records.states(record)
     board = boards.get(record["game"])
-    snaps = []
+    snaps, rnd, mark = [], 0, None
     for i, st in enumerate(states):
         snap = _snapshot(st, record["game"])
+        # the jumps by round and by decision: a round's number (the board's round_mark
+        # changed), and whether the step was a player's decision rather than chance
+        now = board.round_mark(st.to_dict())
+        rnd += i > 0 and now != mark
+        mark = now
+        snap["nav_round"] = rnd  # (a board's own snapshot may have a "round" of its own)
+        snap["nav_decision"] = i > 0 and record["steps"][i - 1]["player"] >= 0
         if i == 0:
             snap["move"] = tr.msg("start of the game")
         else:
@@ -268,7 +275,8 @@ svg text{font-size:11px}
 <div id="controls">
 <button id="first" title="first (Home)">|&lt;</button><button id="prev" title="previous (Left)">&lt;</button>
 <input id="slider" type="range" min="0" value="0" aria-label="step"><button id="next" title="next (Right)">&gt;</button>
-<button id="last" title="last (End)">&gt;|</button><span id="counter"></span></div>
+<button id="last" title="last (End)">&gt;|</button><span id="counter"></span>
+<span class="jumps"><button id="prev-round" title="previous round (Page Up)">&lt;&lt; round</button><button id="prev-decision" title="previous decision (chance steps skipped)">&lt; decision</button><button id="next-decision" title="next decision (chance steps skipped)">decision &gt;</button><button id="next-round" title="next round (Page Down)">round &gt;&gt;</button></span></div>
 <div id="move"></div>
 <div id="scores"></div>
 <div id="game-over" hidden></div>
@@ -372,7 +380,19 @@ $("chart").setAttribute("aria-label", tr("score over the game"));
 $("slider").addEventListener("input", e => show(+e.target.value));
 $("first").onclick = () => show(0); $("last").onclick = () => show(N);
 $("prev").onclick = () => show(cur - 1); $("next").onclick = () => show(cur + 1);
-const KEYS = {ArrowLeft: () => cur - 1, ArrowRight: () => cur + 1, Home: () => 0, End: () => N};
+// a game of hundreds of steps (Port Royal's draws are steps) is read by round and by decision
+function find(from, dir, ok) { for (let i = from + dir; i >= 0 && i <= N; i += dir) if (ok(i)) return i; return dir > 0 ? N : 0; }
+const roundStart = i => i === 0 || S[i].nav_round !== S[i - 1].nav_round;
+const nextRound = () => find(cur, 1, roundStart);
+const prevRound = () => find(cur, -1, roundStart);  // mid-round: its start; at a start: the one before
+const nextDecision = () => find(cur, 1, i => S[i].nav_decision), prevDecision = () => find(cur, -1, i => S[i].nav_decision);
+$("next-round").onclick = () => show(nextRound()); $("prev-round").onclick = () => show(prevRound());
+$("next-decision").onclick = () => show(nextDecision()); $("prev-decision").onclick = () => show(prevDecision());
+for (const id of ["prev-round", "prev-decision", "next-decision", "next-round"]) {
+  $(id).title = tr($(id).title); $(id).textContent = tr($(id).textContent);
+}
+const KEYS = {ArrowLeft: () => cur - 1, ArrowRight: () => cur + 1, Home: () => 0, End: () => N,
+              PageUp: prevRound, PageDown: nextRound};
 document.addEventListener("keydown", e => {
   if (!KEYS[e.key] || e.altKey || e.ctrlKey || e.metaKey) return;   // Alt+Left is the browser's back
   e.preventDefault();            // a focused slider would take a second step of its own

@@ -619,3 +619,8 @@ def end_reason(states, tr) -> str:
     """Why the game ended (CU-12.1): the last round's phase 5 is over."""
     rounds = _tables(states[-1].game)["setup"]["rounds"]
     return tr.msg("the game ended after round {n} of {n}", n=rounds)
+
+
+def round_mark(d: dict):
+    """The round (CU-4: six rounds of five phases)."""
+    return d["round"]

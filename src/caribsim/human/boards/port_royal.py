@@ -544,3 +544,9 @@ def end_reason(states, tr) -> str:
         vp=END_VP,
         and_expedition=tr.msg(" and an expedition") if expedition else "",
     )
+
+
+def round_mark(d: dict):
+    """What changes when a new round begins: every player has had a turn as the active one
+    (§9.1 counts rounds so)."""
+    return d["turns"] // d["options"]["players"]

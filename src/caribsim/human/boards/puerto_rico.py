@@ -307,3 +307,8 @@ def end_reason(states, tr) -> str:
     if not why:
         why.append(tr.msg("the colonist supply could not refill the colonist ship"))
     return tr.msg("the game ended after the round in which {why}", why=", ".join(why))
+
+
+def round_mark(d: dict):
+    """What changes when a new round begins (§6: the Governor card passes on)."""
+    return d["governor"]
