@@ -198,7 +198,8 @@ def test_the_hint_the_refusals_and_the_game_over_panel_in_czech(browser, cs, tmp
         assert r.find_element(By.TAG_NAME, "td").text == tr.move(
             board.choice_label(state, a, seat=seat)
         )
-    panel = browser.find_element(By.ID, "hint-panel").text.removeprefix("\u00d7").strip()  # its close
+    # the panel's text after its close button
+    panel = browser.find_element(By.ID, "hint-panel").text.removeprefix("\u00d7").strip()
     assert panel.startswith(
         MSG["hint ({n} iterations; win estimate of the best move {win}%):"].split(" (")[0] + " ("
     )
