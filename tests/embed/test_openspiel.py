@@ -1,11 +1,15 @@
 """OpenSpiel adapter (caribsim.openspiel): every caribsim game registered as an OpenSpiel
 Python game, checked with OpenSpiel's own random-simulation consistency test
 (pyspiel.random_sim_test), played in full by OpenSpiel's Python MCTSBot and ISMCTSBot, and
-its information states (caribsim.infostate) checked against the hidden facts of each game."""
+its information states (caribsim.infostate) checked against the hidden facts of each game;
+every option of every game as a parameter; the information-state tensor's room for every
+event of a game. (The observers of every IIGObservationType: test_openspiel_observers.py.)"""
 
 from __future__ import annotations
 
+import inspect
 import pickle
+from importlib import resources
 
 import numpy as np
 import pytest
@@ -17,6 +21,7 @@ from open_spiel.python.observation import make_observation
 
 import caribsim
 import caribsim.openspiel as cos
+import caribsim.puerto_rico.game
 
 cos.register()
 
@@ -386,13 +391,14 @@ def test_make_observation_honours_perfect_recall():
         np.testing.assert_array_equal(plain.tensor, state.observation_tensor(p))
         assert plain.string_from(state, p) == state.observation_string(p)
     n_obs = plain.tensor.size
-    assert info.tensor.size == n_obs + 2 * cos.MAX_EVENTS
+    assert game.event_slots == cos.MAX_EVENTS  # Port Royal: the working limit
+    assert info.tensor.size == n_obs + 2 * game.event_slots
     assert list(game.information_state_tensor_shape()) == [info.tensor.size]
     # the event part: one (actor, action) pair per event, the rest zeros
     events = info.tensor[n_obs:].reshape(-1, 2)
     assert (events[: len(state.history())] != 0).any(axis=1).all()
     assert not events[len(state.history()) :].any()
-    with pytest.raises(ValueError, match="own information state"):
+    with pytest.raises(ValueError, match="private-only information state"):
         make_observation(game, pyspiel.IIGObservationType(perfect_recall=True, public_info=False))
 
 
@@ -518,3 +524,307 @@ def test_information_state_string_cache_gives_the_string_built_from_scratch():
         assert copy.information_state_string(0) == text
         cos.infostate._STRINGS.clear()
     assert len(cached[-1][1].splitlines()) == len(cached[-1][0].history()) + 1
+
+
+# --- parameters: every option of every game, None defaults by their stand-ins -----------------
+
+_VIOLET = caribsim.puerto_rico.game.VIOLET_BUILDINGS
+_ROWS = caribsim.puerto_rico.game._ROWS
+_BASE_SET = [b for b in _VIOLET if _ROWS[b]["set"] == "base"]
+# the base set with Forest house (cost 2) for Construction hut: legal, Hacienda beside it
+# only without the exclusions
+_WITH_FOREST_HOUSE = [b for b in _BASE_SET if b != "construction_hut"] + ["forest_house"]
+# the base set with five expansion kinds of the same costs
+_CUSTOM_SET = [
+    b for b in _BASE_SET if b not in ("small_market", "hacienda", "hospice", "harbor", "guild_hall")
+] + ["aqueduct", "forest_house", "guest_house", "library", "statue"]
+
+
+def _options_of_the_signature(name):
+    sig = inspect.signature(caribsim._api._registry()[name].__init__)
+    return [p for p in sig.parameters if p != "self"]
+
+
+def _first_decision(state):
+    state = state.clone()
+    while state.is_chance_node():
+        state.apply_action(state.chance_outcomes()[0][0])
+    return state
+
+
+def _violets_in_play(state):
+    return {b for b, n in state.inner.to_dict()["buildings"].items() if b in _VIOLET and n > 0}
+
+
+def _cuba_data_folder(tmp_path, start_pesos):
+    """A data folder whose cuba_setup.csv gives every player ``start_pesos``."""
+    shipped = resources.files("caribsim") / "data" / "cuba_setup.csv"
+    lines = shipped.read_text().splitlines()
+    rows = [
+        f"start_pesos,{start_pesos},{ln.split(',')[2]}" if ln.startswith("start_pesos,") else ln
+        for ln in lines
+    ]
+    assert rows != lines
+    (tmp_path / "cuba_setup.csv").write_text("\n".join(rows) + "\n")
+    return str(tmp_path)
+
+
+def _default_start(name, players):
+    return caribsim.load_game(name, players=players).new_initial_state().to_dict()["start_player"]
+
+
+# (game, OpenSpiel parameters, the engine's options, what the state shows of the option)
+PARAMETER_CASES = {
+    "pr-players": (
+        "puerto_rico",
+        {"players": 3},
+        {"players": 3},
+        lambda g, s: g.num_players() == 3,
+    ),
+    "pr-all_colonists_and_vp": (
+        "puerto_rico",
+        {"players": 3, "all_colonists_and_vp": True},
+        {"players": 3, "all_colonists_and_vp": True},
+        # §8.3: 122 VP chips in every player count
+        lambda g, s: s.inner.to_dict()["vp_chips"] == 122,
+    ),
+    "pr-expansion": (
+        "puerto_rico",
+        {"expansion": True},
+        {"expansion": True},
+        lambda g, s: all(
+            _first_decision(s).action_to_string(a).startswith("draft ")
+            for a in _first_decision(s).legal_actions()
+        ),
+    ),
+    "pr-all_31_buildings": (
+        "puerto_rico",
+        {"expansion": True, "all_31_buildings": True},
+        {"expansion": True, "all_31_buildings": True},
+        lambda g, s: (
+            _violets_in_play(s) == set(_VIOLET)
+            and not _first_decision(s)
+            .action_to_string(_first_decision(s).legal_actions()[0])
+            .startswith("draft ")
+        ),
+    ),
+    "pr-buildings": (
+        "puerto_rico",
+        {"expansion": True, "buildings": " ".join(_CUSTOM_SET)},
+        {"expansion": True, "buildings": _CUSTOM_SET},
+        lambda g, s: _violets_in_play(s) == set(_CUSTOM_SET),
+    ),
+    "pr-buildings-commas": (
+        "puerto_rico",
+        {"expansion": True, "buildings": ", ".join(_CUSTOM_SET)},
+        {"expansion": True, "buildings": _CUSTOM_SET},
+        lambda g, s: _violets_in_play(s) == set(_CUSTOM_SET),
+    ),
+    "pr-draft": (
+        "puerto_rico",
+        {"expansion": True, "draft": False, "buildings": " ".join(_CUSTOM_SET)},
+        {"expansion": True, "draft": False, "buildings": _CUSTOM_SET},
+        lambda g, s: g.options()["draft"] is False and _violets_in_play(s) == set(_CUSTOM_SET),
+    ),
+    "pr-exclusions": (
+        "puerto_rico",
+        {"expansion": True, "exclusions": False, "buildings": " ".join(_WITH_FOREST_HOUSE)},
+        {"expansion": True, "exclusions": False, "buildings": _WITH_FOREST_HOUSE},
+        lambda g, s: {"hacienda", "forest_house"} <= _violets_in_play(s),
+    ),
+    "pry-require_expedition": (
+        "port_royal",
+        {"players": 3, "require_expedition": True},
+        {"players": 3, "require_expedition": True},
+        lambda g, s: s.inner.to_dict()["options"]["require_expedition"] is True,
+    ),
+    "pry-start_player": (
+        "port_royal",
+        {"players": 3, "start_player": 2},
+        {"players": 3, "start_player": 2},
+        lambda g, s: (
+            _default_start("port_royal", 3) != 2 and s.inner.to_dict()["start_player"] == 2
+        ),
+    ),
+    "cuba-start_player": (
+        "cuba",
+        {"players": 3, "start_player": 2},
+        {"players": 3, "start_player": 2},
+        # no chance node draws the start player (its outcomes are the ids 0..4)
+        lambda g, s: (
+            _first_decision(s).inner.to_dict()["start_player"] == 2
+            and not any(a < 5 for a in _first_decision(s).history())
+        ),
+    ),
+    "cuba-data": (
+        "cuba",
+        {"players": 3, "data": "<folder>"},
+        {"players": 3, "data": "<folder>"},
+        lambda g, s: [b["pesos"] for b in s.inner.to_dict()["boards"]] == [13] * 3,
+    ),
+    "cuba-supply_limited": (  # the issue's example
+        "cuba",
+        {"players": 2, "supply_limited": True},
+        {"players": 2, "supply_limited": True},
+        lambda g, s: (
+            np.isfinite(g.observation_bounds()[1][2:10]).all()  # seat 0's yard
+            and np.isinf(caribsim.load_game("cuba", players=2).observation_bounds()[1][2:10]).all()
+        ),
+    ),
+    "cuba-pesos_limited": (
+        "cuba",
+        {"players": 2, "pesos_limited": True},
+        {"players": 2, "pesos_limited": True},
+        lambda g, s: (
+            np.isfinite(g.observation_bounds()[1][0])  # seat 0's pesos
+            and np.isinf(caribsim.load_game("cuba", players=2).observation_bounds()[1][0])
+        ),
+    ),
+}
+
+
+def test_every_option_is_a_parameter_and_the_defaults_are_the_games():
+    """The parameter specification holds every constructor option of every game, each of an
+    OpenSpiel type; the defaults (None written as its stand-in) build the engine's default
+    game."""
+    for name in caribsim.games():
+        spec = pyspiel.load_game(f"caribsim_{name}").get_type().parameter_specification
+        assert sorted(spec) == sorted(_options_of_the_signature(name))
+        assert all(type(v) in (bool, int, float, str) for v in spec.values())
+        game = pyspiel.load_game(f"caribsim_{name}", dict(spec))
+        assert game.caribsim_game.options() == caribsim.load_game(name).options()
+
+
+@pytest.mark.parametrize("case", PARAMETER_CASES, ids=list(PARAMETER_CASES))
+def test_each_parameter_reaches_the_engine(case, tmp_path):
+    """Each option given as an OpenSpiel parameter builds the game the engine builds with
+    it (the same states along a random game), the state shows it, and the game's string
+    loads the same game again."""
+    name, params, options, shows = PARAMETER_CASES[case]
+    if params.get("data") == "<folder>":
+        params["data"] = options["data"] = _cuba_data_folder(tmp_path, start_pesos=13)
+    game = pyspiel.load_game(f"caribsim_{name}", params)
+    engine = caribsim.load_game(name, **options)
+    assert game.caribsim_game.options() == engine.options()
+    state, mirror = game.new_initial_state(), engine.new_initial_state()
+    assert shows(game.caribsim_game, state)
+    default = caribsim.load_game(name, players=engine.num_players()).new_initial_state()
+    assert state.inner.to_dict()["options"] != default.to_dict()["options"] or case.endswith(
+        "players"
+    )
+    rng = np.random.RandomState(0)
+    for _ in range(40):
+        assert state.inner.to_dict() == mirror.to_dict()
+        if state.is_terminal():
+            break
+        _random_walk(state, rng, 1)
+        mirror.apply_action(state.history()[-1])
+    again = pyspiel.load_game(str(game))
+    assert again.caribsim_game.options() == engine.options()
+    assert again.get_parameters() == game.get_parameters()
+
+
+@pytest.mark.parametrize(
+    "name,params,error,match",
+    [
+        ("cuba", {"supply_limited": 1}, pyspiel.SpielError, "parameter supply_limited.*kBool"),
+        ("cuba", {"data": 5}, pyspiel.SpielError, "parameter data.*kString"),
+        ("port_royal", {"start_player": True}, pyspiel.SpielError, "parameter start_player.*kInt"),
+        ("cuba", {"colour": 1}, pyspiel.SpielError, "Unknown parameter 'colour'"),
+        (
+            "cuba",
+            {"players": 3, "start_player": -2},
+            ValueError,
+            r"start_player must be a seat 0\.\.2 or -1 \(a chance node draws the start "
+            r"player\), got -2",
+        ),
+        (
+            "port_royal",
+            {"players": 3, "start_player": 3},
+            ValueError,
+            r"start_player must be a seat 0\.\.2 or -1 \(a seat drawn from the game's seed\), got 3",
+        ),
+        (
+            "cuba",
+            {"data": "/no/such/folder"},
+            ValueError,
+            "data: '/no/such/folder' is not a folder",
+        ),
+        ("puerto_rico", {"buildings": "hacienda"}, ValueError, "need expansion=True"),
+        (
+            "puerto_rico",
+            {"expansion": True, "buildings": "hacienda nope"},
+            ValueError,
+            "'nope' is not a violet building id; allowed:",
+        ),
+        ("puerto_rico", {"expansion": True, "draft": False}, ValueError, "draft=False needs"),
+        (
+            "puerto_rico",
+            {"expansion": True, "buildings": " ".join(_WITH_FOREST_HOUSE)},
+            ValueError,
+            "hacienda and forest_house exclude each other",
+        ),
+        ("puerto_rico", {"players": 6}, ValueError, r"players must be 2\.\.5, got 6"),
+    ],
+)
+def test_bad_parameters_are_refused_saying_what_is_allowed(name, params, error, match):
+    with pytest.raises(error, match=match):
+        pyspiel.load_game(f"caribsim_{name}", params)
+
+
+# --- the information-state tensor holds every event of a game -------------------------------
+
+
+@pytest.mark.parametrize("name,players", CASES, ids=IDS)
+def test_information_state_tensor_covers_the_game_length(name, players):
+    """Cuba's tensor holds its derived bound on events: the decisions' bound (the game's
+    max_game_length) plus the chance outcomes and revealed bids; the others' holds the
+    working limit's decisions at the most events per decision of random games. Exactly that
+    many events encode; one more is refused."""
+    game = pyspiel.load_game(f"caribsim_{name}", {"players": players})
+    n_obs = int(np.prod(game.observation_tensor_shape()))
+    slots = game.event_slots
+    assert list(game.information_state_tensor_shape()) == [n_obs + 2 * slots]
+    if name == "cuba":
+        terms = cos.cuba_event_terms(game.caribsim_game)
+        assert terms["decisions"] == game.max_game_length() == game.length_bound
+        assert (
+            slots == terms["total"] == game.max_game_length() + terms["chance"] + terms["reveals"]
+        )
+    else:
+        rng = np.random.default_rng(players)
+        ratio = 0.0
+        for seed in range(30):
+            state = game.caribsim_game.new_initial_state(seed=seed)
+            decisions = 0
+            while not state.is_terminal():
+                if state.is_chance_node():
+                    state.resolve_chance()
+                else:
+                    legal = state.legal_actions()
+                    state.apply_action(legal[rng.integers(len(legal))])
+                    decisions += 1
+            ratio = max(ratio, len(state.history()) / decisions)
+        assert slots >= ratio * game.max_game_length()
+    events = cos.infostate.Events(name)
+    events = cos.infostate.Events(None, events, ((0, 1, 0, ""),) * slots)
+    out = np.zeros(2 * slots, np.float32)
+    cos.infostate.encode_events(events, 0, players, out)
+    assert out[-2:].tolist() == [1.0, 2.0]
+    events = cos.infostate.Events(None, events, ((0, 1, 0, ""),))
+    with pytest.raises(ValueError, match=f"more than the information-state tensor's {slots} slots"):
+        cos.infostate.encode_events(events, 0, players, out)
+
+
+def test_cuba_events_stay_within_the_terms_of_their_bound():
+    """Whole random games (seeded, each player count): the chance outcomes, the revealed
+    bids and the decisions each within their term of cuba_event_bound."""
+    for players in (2, 3, 4, 5):
+        game = pyspiel.load_game("caribsim_cuba", {"players": players})
+        terms = cos.cuba_event_terms(game.caribsim_game)
+        state = _random_walk(game.new_initial_state(), np.random.RandomState(players), 10**6)
+        assert state.is_terminal()
+        actors = [actor for actor, *_ in state.events.list()]
+        chance, reveals = actors.count(-1), actors.count(cos.infostate.REVEAL)
+        assert 0 < chance <= terms["chance"] and 0 < reveals <= terms["reveals"]
+        assert len(actors) - chance - reveals <= terms["decisions"]

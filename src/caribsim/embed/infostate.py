@@ -8,8 +8,10 @@ nothing but the future (its chance events are public), so there every event is s
 
 ``Events`` is the immutable chain of those events: ``events.after(state, a, apply)`` applies
 one step and returns the extended chain; ``information_state_string`` and ``encode_events``
-read it from one player's point of view. Which events are hidden is the per-game table
-``_RULES``.
+read it from one player's point of view, or, for OpenSpiel's other observation types, with
+the public information only (``PUBLIC``) or every player's private information
+(``ALL_PLAYERS``). Which events are hidden is the per-game table ``_RULES``; the private
+facts of the current position (Cuba's pending bids) are ``private_facts``.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from collections import OrderedDict
 import numpy as np
 
 REVEAL = -2  # actor of a record saying that a hidden bid became public
+# who sees, besides a seat: nobody's private information, or every player's
+PUBLIC, ALL_PLAYERS = -3, -4
 _SEEN, _HIDDEN_TO_OTHERS, _HIDDEN_TO_ALL = 0, 1, 2
 
 
@@ -151,21 +155,33 @@ class Events:
         return [r for chunk in reversed(chunks) for r in chunk]
 
 
-def _seen(record, player):
+def _seen(record, viewer):
+    """Whether ``viewer`` (a seat, ``PUBLIC`` or ``ALL_PLAYERS``) sees the record's action. What
+    is hidden from everybody (Port Royal's coin faces) is chance's, no player's: no viewer."""
     actor, _, hidden, _ = record
-    return hidden == _SEEN or (hidden == _HIDDEN_TO_OTHERS and actor == player)
+    if hidden == _SEEN:
+        return True
+    return hidden == _HIDDEN_TO_OTHERS and (viewer == ALL_PLAYERS or actor == viewer)
 
 
-def _line(i, rec, player, name_of):
+def _line(i, rec, viewer, name_of):
     actor, action, _hidden, label = rec
     if actor == REVEAL:
         return f"{i}. p{action} bid revealed: {label}"
     who = "chance" if actor < 0 else f"p{actor}"
-    what = name_of(action) if _seen(rec, player) else f"hidden {label}"
+    what = name_of(action) if _seen(rec, viewer) else f"hidden {label}"
     return f"{i}. {who}: {what}"
 
 
-# (id(events), player) -> (weakref to events, string): the last strings built, so that a
+def _header(viewer):
+    if viewer == PUBLIC:
+        return "public information state"
+    if viewer == ALL_PLAYERS:
+        return "information state of all players"
+    return f"information state of p{viewer}"
+
+
+# (id(events), viewer) -> (weakref to events, string): the last strings built, so that a
 # search's states (clones of one root plus a few events) build only their own lines; bounded,
 # as a game's chain holds one node per event.
 _STRINGS: OrderedDict = OrderedDict()
@@ -181,8 +197,9 @@ def _cached(node, player):
 
 
 def information_state_string(events: Events, player: int, name_of) -> str:
-    """One line per event as ``player`` saw it; ``name_of(action)`` names an action. Built on
-    the nearest ancestor's cached string."""
+    """One line per event as ``player`` saw it (a seat; ``PUBLIC``: as everybody saw it, no
+    player's private information; ``ALL_PLAYERS``: with every player's); ``name_of(action)``
+    names an action. Built on the nearest ancestor's cached string."""
     chunks, node, text = [], events, None
     while node is not None:
         text = _cached(node, player)
@@ -191,7 +208,7 @@ def information_state_string(events: Events, player: int, name_of) -> str:
         chunks.append(node)
         node = node.parent
     if node is None:
-        text = f"information state of p{player}"
+        text = _header(player)
     i = node.length if node is not None else 0
     lines = [text]
     for chunk in reversed(chunks):
@@ -213,10 +230,14 @@ def check_player(player, n: int) -> int:
     return int(player)
 
 
-def encode_events(events: Events, player: int, n_players: int, out: np.ndarray) -> None:
+def encode_events(
+    events: Events, player: int, n_players: int, out: np.ndarray, viewer: int | None = None
+) -> None:
     """Two floats per event into ``out`` (zeros after the last): the actor (1 + seat counted
     from ``player``, ``n_players + 1`` chance, ``n_players + 2 + seat`` a revealed bid) and
-    the action + 1 (0 if hidden from ``player``; a revealed bid's amount + 1)."""
+    the action + 1 (0 if hidden from ``viewer``; a revealed bid's amount + 1). ``viewer``:
+    ``player`` (default), ``PUBLIC`` or ``ALL_PLAYERS``."""
+    viewer = player if viewer is None else viewer
     recs = events.list()
     if 2 * len(recs) > out.size:
         raise ValueError(
@@ -231,21 +252,50 @@ def encode_events(events: Events, player: int, n_players: int, out: np.ndarray) 
             out[2 * i + 1] = label + 1
         else:
             out[2 * i] = n_players + 1 if actor < 0 else 1 + (actor - player) % n_players
-            out[2 * i + 1] = action + 1 if _seen(rec, player) else 0
+            out[2 * i + 1] = action + 1 if _seen(rec, viewer) else 0
 
 
-def _cuba_own_bid(state, player):
-    if player in state.hidden_bids_pending():
-        return f"your secret bid: {state.to_dict()['boards'][player]['bid']}"
-    return ""
+def _cuba_pending_bids(state):
+    pending = state.hidden_bids_pending()
+    if not pending:
+        return {}
+    boards = state.to_dict()["boards"]
+    return {seat: boards[seat]["bid"] for seat in pending}
 
 
-_PRIVATE = {"cuba": _cuba_own_bid}
+# game name -> (state -> {seat: amount} of the facts only that seat knows now, their name).
+# Puerto Rico has none (the plantation stack's order is chance, not in the state); Port Royal
+# none (a coin's face is hidden from its holder too: chance's, not a player's).
+_PRIVATE = {"cuba": (_cuba_pending_bids, "secret bid")}
+
+
+def private_facts(state) -> dict:
+    """The private information of the position: ``{seat: amount}`` of Cuba's secret bids made
+    and not yet revealed; empty for the games without private information."""
+    rule = _PRIVATE.get(state.game.name)
+    return rule[0](state) if rule is not None else {}
+
+
+def has_private_facts(name: str) -> bool:
+    """Whether game ``name`` has private information (facts one player knows and the others
+    do not): only Cuba, its secret bids."""
+    return name in _PRIVATE
 
 
 def observation_string(state, player: int) -> str:
     """What ``player`` sees now, as text: the public board (the games' renderers print no
     hidden fact: coins and stacks as counts, no pending bid) and his own secret facts."""
     text = f"view of p{player}\n{state}"
-    own = _PRIVATE.get(state.game.name, lambda s, p: "")(state, player)
-    return f"{text}\n{own}" if own else text
+    own = private_facts(state).get(player)
+    if own is None:
+        return text
+    return f"{text}\nyour {_PRIVATE[state.game.name][1]}: {own}"
+
+
+def private_lines(state, seats) -> list:
+    """One line per private fact of ``seats`` now (``p1 secret bid: 5``), in seat order."""
+    facts = private_facts(state)
+    if not facts:
+        return []
+    label = _PRIVATE[state.game.name][1]
+    return [f"p{seat} {label}: {facts[seat]}" for seat in sorted(seats) if seat in facts]
