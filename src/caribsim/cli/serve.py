@@ -13,28 +13,23 @@ from caribsim.cli.play import language
 _WEB_EXTRA = ("starlette", "uvicorn", "websockets", "anyio", "h11")  # the extra and what it brings
 
 
-def _delay(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not (math.isfinite(value) and 0 <= value <= 60):
-        raise argparse.ArgumentTypeError(
-            f"bot delay must be a number of seconds in 0..60, got {text!r}"
-        )
-    return value
+def _number_in(low: float, high: float, what: str):
+    """An argparse type: a finite number in low..high, else ``what`` and the range said."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        if not (math.isfinite(value) and low <= value <= high):
+            raise argparse.ArgumentTypeError(f"{what} in {low:g}..{high:g}, got {shown(text)}")
+        return value
+
+    return parse
 
 
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not (math.isfinite(value) and 0.001 <= value <= 3600):
-        raise argparse.ArgumentTypeError(
-            f"seconds a move must be a number in 0.001..3600, got {shown(text)}"
-        )
-    return value
+_delay = _number_in(0, 60, "bot delay must be a number of seconds")
+_seconds = _number_in(0.001, 3600, "seconds a move must be a number")
 
 
 def _kinds(text: str) -> tuple:
