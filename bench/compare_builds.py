@@ -226,6 +226,12 @@ def main(argv=None) -> int:
     p.add_argument(
         "--game", choices=sorted(GAMES), action="append", help="only these games (repeatable)"
     )
+    p.add_argument(
+        "--players",
+        type=int,
+        action="append",
+        help="these player counts instead of the game's usual option sets (repeatable)",
+    )
     p.add_argument("--mcts-iterations", type=int, default=2000, help="simulations per MCTS search")
     p.add_argument(
         "--only",
@@ -262,6 +268,8 @@ def main(argv=None) -> int:
         if args.game and game not in args.game:
             continue
         module = load_old(args.old, game)
+        if args.players:
+            option_sets = [{"players": n} for n in args.players]
         for options in option_sets:
             old, new = old_state(module, game, options, seed=1)
             label = f"{game} {options}"
