@@ -34,6 +34,13 @@ from caribsim._game cimport GameVTable, split_win
 # 1. Geometry and names
 # ---------------------------------------------------------------------------
 
+cdef extern from *:
+    """
+    #define BYTE_OF(v) ((unsigned char)((v) < 127 ? (v) : 127))   /* v >= 0 */
+    """
+    uint8 BYTE_OF(int v) noexcept nogil
+
+DEF ALL_USES = 0xFFFFFF                 # the 23 building bits and USE_WAREHOUSE (bit 23)
 cdef uint16 CROSS[NUM_FIELDS]            # fields in the row and column of each field (itself included)
 cdef int _f, _g
 for _f in range(NUM_FIELDS):
@@ -122,6 +129,8 @@ def pack_tables(spec):
     for b in range(NUM_BUILDINGS):
         row = spec["buildings"][b]
         for k in range(4):
+            if not 0 <= row["cost"][k] <= 127:    # build_options compares them as bytes
+                raise ValueError(f"building {b}: cost {row['cost'][k]} is not in 0..127")
             t.cost[b][k] = row["cost"][k]
         t.copies[b] = row["copies"]
         t.limit[b] = row["limit"] if row["limit"] is not None else UNLIMITED
@@ -883,27 +892,40 @@ cdef void after_pick(CUState* s) noexcept nogil:
     foreman_continue(s)
 
 
-cdef inline bint load_legal(const CUState* s, int k, int d) noexcept nogil:
-    if s.load_dock >= 0 and d != s.load_dock:
-        return False
+cdef int load_options(const CUState* s, int16* out) noexcept nogil:
+    """The loads legal now (A_LOAD + kind * 3 + dock, ascending) written to out; returns how
+    many. Mayor: kinds from the last one loaded on; large office: the kind of its first item;
+    the dock of the first item; an item in stock, a ship on the dock with a free slot."""
+    cdef const CubaPlayer* p = &s.players[s.player]
+    cdef int k, d, sh, n = 0, lo = 0, hi = NUM_CARGO, dlo = 0, dhi = NUM_DOCKS
     if s.load_left <= 0:
-        return False
+        return 0
     if s.load_ctx == LOAD_MAYOR:
-        if k < s.load_last:
-            return False
-    elif s.load_ctx == LOAD_LARGE_OFFICE:
-        if s.load_last >= 0 and k != s.load_last:
-            return False
-    return can_load(s, &s.players[s.player], k, d)
+        if s.load_last > 0:
+            lo = s.load_last
+    elif s.load_ctx == LOAD_LARGE_OFFICE and s.load_last >= 0:
+        lo = s.load_last
+        hi = lo + 1
+    if s.load_dock >= 0:
+        dlo = s.load_dock
+        dhi = dlo + 1 if dlo < NUM_DOCKS else dlo
+    if hi > NUM_CARGO:
+        hi = NUM_CARGO
+    for k in range(lo, hi):
+        if stock(p, k) <= 0:
+            continue
+        for d in range(dlo, dhi):
+            sh = s.dock[d]
+            if sh >= 0 and s.cargo[d][k] < s.t.slots[sh][k]:
+                out[n] = A_LOAD + k * NUM_DOCKS + d
+                n += 1
+    return n
 
 
 cdef void after_load(CUState* s) noexcept nogil:
-    cdef int k, d
-    for k in range(NUM_CARGO):
-        for d in range(NUM_DOCKS):
-            if load_legal(s, k, d):
-                return
-    finish_load(s)
+    cdef int16 buf[NUM_CARGO * NUM_DOCKS]
+    if load_options(s, buf) == 0:
+        finish_load(s)
 
 
 cdef void finish_load(CUState* s) noexcept nogil:
@@ -942,12 +964,25 @@ cdef inline int free_crop_fields_now(const CUState* s) noexcept nogil:
     return s.t.free_crop_fields
 
 
-cdef inline bint harvest_legal(const CUState* s, int f) noexcept nogil:
-    if not (s.harvest_mask >> f) & 1 or f <= s.harvest_last:
-        return False
+cdef inline int harvest_options(const CUState* s, const CubaPlayer* p, int16* out) noexcept nogil:
+    """The crop fields the Worker can harvest now (activated, after the last one harvested;
+    a free one with the yield in the supply, or one more with the irrigation water) written
+    to out as A_HARVEST + field, ascending; returns how many."""
+    cdef uint32 m = s.harvest_mask & ((<uint32>0xFFFF) << (s.harvest_last + 1))
+    cdef int f, n = 0
     if s.harvest_count < free_crop_fields_now(s):
-        return avail(s, s.t.field[f]) >= s.t.yield_per_field or not limited(s)
-    return s.players[s.player].yard[WATER] >= s.t.irrigation_water
+        while m:
+            f = ctz64(m)
+            m &= m - 1
+            if not limited(s) or avail(s, s.t.field[f]) >= s.t.yield_per_field:
+                out[n] = A_HARVEST + f
+                n += 1
+    elif p.yard[WATER] >= s.t.irrigation_water:
+        while m:
+            out[n] = A_HARVEST + ctz64(m)
+            n += 1
+            m &= m - 1
+    return n
 
 
 cdef void work(CUState* s, int f) noexcept nogil:
@@ -981,6 +1016,50 @@ cdef inline int cheapest_crop_price(const CUState* s) noexcept nogil:
     return best
 
 
+cdef inline int use_options(const CUState* s, const CubaPlayer* p, uint32 m, int16* out,
+                            int n) noexcept nogil:
+    """Append A_USE + b for the buildings b of mask m (bit USE_WAREHOUSE: the warehouse)
+    that the Foreman can use with some effect, ascending; returns the new length."""
+    while m:
+        if usable(s, p, ctz64(m)):
+            out[n] = A_USE + ctz64(m)
+            n += 1
+        m &= m - 1
+    return n
+
+
+cdef int foreman_mode_options(const CUState* s, const CubaPlayer* p, int16* out) noexcept nogil:
+    """Mode A (the row and column of the pawn) if a building there or the warehouse can be
+    used, then every usable building of his (and the warehouse), ascending. Each building
+    is asked once."""
+    cdef uint32 cross = 0, u = 0, m
+    cdef uint32 mine = (p.owned | ((<uint32>1) << USE_WAREHOUSE)) & ALL_USES
+    cdef uint16 fm = CROSS[p.pawn]
+    cdef int f, b, n = 0
+    while fm:                                  # what stands in the pawn's row and column
+        f = ctz64(fm)
+        fm &= fm - 1
+        if f == s.t.warehouse_field:
+            cross |= (<uint32>1) << USE_WAREHOUSE
+        elif p.building_at[f] >= 0:
+            cross |= (<uint32>1) << p.building_at[f]
+    m = mine | cross
+    while m:
+        b = ctz64(m)
+        m &= m - 1
+        if usable(s, p, b):
+            u |= (<uint32>1) << b
+    if u & cross:
+        out[n] = A_CROSS
+        n += 1
+    u &= mine
+    while u:
+        out[n] = A_USE + ctz64(u)
+        n += 1
+        u &= u - 1
+    return n
+
+
 # ---------------------------------------------------------------------------
 # 4. Legal actions and apply
 # ---------------------------------------------------------------------------
@@ -995,7 +1074,7 @@ cdef int cu_current_player(const CUState* s) noexcept nogil:
 
 cdef int cu_legal_actions(const CUState* s, int16* out) noexcept nogil:
     """Sorted legal action ids; chance outcomes at a chance node."""
-    cdef int n = 0, k, d, f, b, st, i, hi, lo, m
+    cdef int n = 0, k, f, st, i, hi, lo, m
     cdef int step = s.step
     cdef const CubaPlayer* p
     cdef int32 w[NUM_LAWS]
@@ -1035,10 +1114,7 @@ cdef int cu_legal_actions(const CUState* s, int16* out) noexcept nogil:
         out[n] = A_PASS
         return n + 1
     if step == STEP_HARVEST:
-        for f in range(NUM_FIELDS):
-            if harvest_legal(s, f):
-                out[n] = A_HARVEST + f
-                n += 1
+        n = harvest_options(s, p, out)
         out[n] = A_PASS
         return n + 1
     if step == STEP_TRADE:
@@ -1080,28 +1156,11 @@ cdef int cu_legal_actions(const CUState* s, int16* out) noexcept nogil:
                 n += 1
         return n
     if step == STEP_FOREMAN_MODE:
-        m = 0
-        for f in range(NUM_FIELDS):
-            if (CROSS[p.pawn] >> f) & 1:
-                if f == s.t.warehouse_field:
-                    if usable(s, p, USE_WAREHOUSE):
-                        m = 1
-                elif p.building_at[f] >= 0 and usable(s, p, p.building_at[f]):
-                    m = 1
-        if m:
-            out[n] = A_CROSS
-            n += 1
-        for b in range(NUM_BUILDINGS + 1):
-            if (b == USE_WAREHOUSE or owns(p, b)) and usable(s, p, b):
-                out[n] = A_USE + b
-                n += 1
+        n = foreman_mode_options(s, p, out)
         out[n] = A_PASS
         return n + 1
     if step == STEP_FOREMAN:
-        for b in range(NUM_BUILDINGS + 1):
-            if (s.activated >> b) & 1 and not (s.used >> b) & 1 and usable(s, p, b):
-                out[n] = A_USE + b
-                n += 1
+        n = use_options(s, p, s.activated & ~s.used & ALL_USES, out, 0)
         out[n] = A_PASS
         return n + 1
     if step == STEP_PICK:
@@ -1136,11 +1195,7 @@ cdef int cu_legal_actions(const CUState* s, int16* out) noexcept nogil:
                 n += 1
         return n
     if step == STEP_LOAD:
-        for k in range(NUM_CARGO):
-            for d in range(NUM_DOCKS):
-                if load_legal(s, k, d):
-                    out[n] = A_LOAD + k * NUM_DOCKS + d
-                    n += 1
+        n = load_options(s, out)
         if s.load_ctx == LOAD_MAYOR and s.load_count == 0 and \
                 ((s.markers >> MK_MAYOR_4) & 1 == 0 or (s.markers >> MK_MAYOR_2) & 1 == 0):
             out[n] = A_MAYOR_ALT
@@ -1181,12 +1236,22 @@ cdef inline bint in_queue(const CUState* s, int k) noexcept nogil:
 
 cdef int build_options(const CUState* s, const CubaPlayer* p, int16* out, int n) noexcept nogil:
     """Append the buildings `p` can build now (not his, a copy left, the materials and the
-    pesos) to out[:n]; returns the new length. The owners are counted once for all kinds."""
+    pesos) to out[:n]; returns the new length. The owners are counted once for all kinds;
+    the four costs are compared at once, one byte each (costs are 0..20, pack_tables)."""
     cdef int8 owners[NUM_BUILDINGS]
+    cdef uint8 have[4]
     cdef int q, b
-    cdef int wood = p.yard[WOOD], stone = p.yard[STONE], water = p.yard[WATER]
     cdef int pesos = p.pesos - building_law_pesos(s)
+    cdef uint32 want, room
     cdef uint64 m
+    if pesos < 0:                              # no cost is below 0
+        return n
+    have[0] = BYTE_OF(p.yard[WOOD])
+    have[1] = BYTE_OF(p.yard[STONE])
+    have[2] = BYTE_OF(p.yard[WATER])
+    have[3] = BYTE_OF(pesos)
+    memcpy(&room, have, 4)
+    room |= 0x80808080u                        # byte i: 128 + have[i] (have and costs 0..127)
     memset(owners, 0, sizeof(owners))
     for q in range(s.n_players):
         m = s.players[q].owned
@@ -1196,12 +1261,14 @@ cdef int build_options(const CUState* s, const CubaPlayer* p, int16* out, int n)
     m = ~(<uint64>p.owned) & (((<uint64>1) << NUM_BUILDINGS) - 1)
     while m:
         # branch-free: which kinds he can pay for is unpredictable; each id is written and
-        # kept only if buildable (out[n] past the end is scratch, as for every legal list)
+        # kept only if buildable (out[n] past the end is scratch, as for every legal list).
+        # (room - cost) keeps bit 7 of byte i set exactly when have[i] >= cost[i], and no
+        # byte borrows from the next one
         b = ctz64(m)
         m &= m - 1
+        memcpy(&want, s.t.cost[b], 4)
         out[n] = A_BUILD + b
-        n += ((owners[b] < s.t.copies[b]) & (wood >= s.t.cost[b][0]) & (stone >= s.t.cost[b][1])
-              & (water >= s.t.cost[b][2]) & (pesos >= s.t.cost[b][3]))
+        n += (owners[b] < s.t.copies[b]) & (((room - want) & 0x80808080u) == 0x80808080u)
     return n
 
 
@@ -1232,20 +1299,26 @@ cdef void cu_apply(CUState* s, int a) noexcept nogil:
     settle(s)
 
 
-cdef void settle(CUState* s) noexcept nogil:
-    """A player whose only legal action would be `pass` is skipped (no decision)."""
-    cdef int16 buf[64]
+cdef inline int settle_list(CUState* s, int16* out) noexcept nogil:
+    """A player whose only legal action would be `pass` is skipped (no decision). Returns
+    the length of the legal list written to out for the position it stops at, or -1 where
+    that position did not need one (a step that never has a lone pass)."""
     cdef int step, n
     while True:
         step = s.step
         if step != STEP_HARVEST and step != STEP_TRADE and step != STEP_BUILD and \
                 step != STEP_FOREMAN_MODE and step != STEP_FOREMAN and step != STEP_LOAD and \
                 step != STEP_SETUP_ITEM:
-            return
-        n = cu_legal_actions(s, buf)
-        if n != 1 or buf[0] != A_PASS:
-            return
+            return -1
+        n = cu_legal_actions(s, out)
+        if n != 1 or out[0] != A_PASS:
+            return n
         apply_pass(s)
+
+
+cdef void settle(CUState* s) noexcept nogil:
+    cdef int16 buf[64]                         # the longest list of those steps: 26
+    settle_list(s, buf)
 
 
 cdef void apply_one(CUState* s, int a) noexcept nogil:
@@ -1549,19 +1622,24 @@ cdef void cu_returns(const CUState* s, double* out) noexcept nogil:
     split_win(s.n_players, total, tie, out)
 
 cdef int32 cu_random_playout(CUState* s) noexcept nogil:
-    """Uniformly random decisions (chance sampled) to the end; returns the decisions."""
+    """Uniformly random decisions (chance sampled) to the end; returns the decisions.
+    cu_apply's steps, with the legal list that settle made kept for the next decision."""
     cdef int16 legal[MAX_LEGAL]
-    cdef int n
+    cdef int n = -1, a
     cdef int32 decisions = 0
     while s.step != STEP_TERMINAL:
         if is_chance_step(s.step):
-            cu_apply(s, cu_sample_chance(s))
+            a = cu_sample_chance(s)
+            rng_next(&s.rng)                   # as cu_apply: a chance event advances the RNG
+            apply_one(s, a)
         else:
-            n = cu_legal_actions(s, legal)
+            if n < 0:
+                n = cu_legal_actions(s, legal)
             if n == 0:                         # cannot happen from a validated state; never loop
                 break
-            cu_apply(s, legal[rng_below(&s.rng, n)] if n > 1 else legal[0])
+            apply_one(s, legal[rng_below(&s.rng, n)] if n > 1 else legal[0])
             decisions += 1
+        n = settle_list(s, legal)
     return decisions
 
 
