@@ -5,7 +5,7 @@
 # a user's folder) into a CubaTables block that is copied INTO each state, so that a
 # state is self-contained plain data even when two games use different data.
 # May cimport: the shared C declarations (caribsim._types, _rng, _game) only.
-from caribsim._types cimport int8, int16, int32, uint8, uint16, uint32, uint64, popcount64
+from caribsim._types cimport int8, int16, int32, uint8, uint16, uint32, uint64
 from caribsim._rng cimport Rng
 from caribsim._game cimport GameVTable
 
@@ -383,8 +383,20 @@ cdef inline int storage_held(const CubaPlayer* p) noexcept nogil:
 cdef inline bint owns(const CubaPlayer* p, int b) noexcept nogil:
     return (p.owned >> b) & 1
 
+cdef extern from *:
+    """
+    /* the bits of a 32-bit word, in a dozen instructions (the build has no popcnt
+       instruction: __builtin_popcount is a call into libgcc) */
+    static inline int cu_popcount32(unsigned int x) {
+        x = x - ((x >> 1) & 0x55555555u);
+        x = (x & 0x33333333u) + ((x >> 2) & 0x33333333u);
+        return (int)((((x + (x >> 4)) & 0x0F0F0F0Fu) * 0x01010101u) >> 24);
+    }
+    """
+    int cu_popcount32(uint32 x) noexcept nogil
+
 cdef inline int n_buildings(const CubaPlayer* p) noexcept nogil:
-    return popcount64(p.owned)
+    return cu_popcount32(p.owned)
 
 cdef inline bint is_chance_step(int step) noexcept nogil:
     return step <= STEP_LAW_DRAW

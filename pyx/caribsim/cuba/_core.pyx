@@ -36,9 +36,36 @@ from caribsim._game cimport GameVTable, split_win
 
 cdef extern from *:
     """
+    #include <string.h>
     #define BYTE_OF(v) ((unsigned char)((v) < 127 ? (v) : 127))   /* v >= 0 */
+    /* bit k: a[k] == v, for the 24 bytes a[0..23] (three 8-byte words, each byte tested
+       at once: y = w ^ v..v has a zero byte where equal, turned into 0x80 exactly there and
+       gathered into 8 bits by one multiplication) */
+    static inline unsigned int cu_bytes_equal24(const signed char* a, int v) {
+    #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        const unsigned long long lo7 = 0x7F7F7F7F7F7F7F7FULL;
+        const unsigned long long pat = 0x0101010101010101ULL * (unsigned char)v;
+        unsigned long long w, y, t;
+        unsigned int m = 0;
+        int j;
+        for (j = 0; j < 3; j++) {
+            memcpy(&w, a + 8 * j, 8);
+            y = w ^ pat;
+            t = ~(((y & lo7) + lo7) | y | lo7);
+            m |= (unsigned int)(((t >> 7) * 0x0102040810204080ULL) >> 56) << (8 * j);
+        }
+        return m;
+    #else
+        unsigned int m = 0;
+        int k;
+        for (k = 0; k < 24; k++)
+            m |= (unsigned int)(a[k] == (signed char)v) << k;
+        return m;
+    #endif
+    }
     """
     uint8 BYTE_OF(int v) noexcept nogil
+    uint32 cu_bytes_equal24(const int8* a, int v) noexcept nogil
 
 DEF ALL_USES = 0xFFFFFF                 # the 23 building bits and USE_WAREHOUSE (bit 23)
 cdef uint16 CROSS[NUM_FIELDS]            # fields in the row and column of each field (itself included)
@@ -1563,37 +1590,46 @@ cdef void pick(CUState* s, CubaPlayer* p, int i) noexcept nogil:
 # 5. Chance, scoring, determinization, observation, playouts
 # ---------------------------------------------------------------------------
 
+cdef inline uint32 chance_mask(const CUState* s) noexcept nogil:
+    """The chance outcomes as bits (their offset from A_START, A_SHIP or A_LAW): the seats
+    (C1), the unseen ships (C3), the unrevealed cards of stack law_next (C2)."""
+    if s.step == STEP_START_PLAYER:
+        return ((<uint32>1) << s.n_players) - 1
+    if s.step == STEP_SHIP_DRAW:
+        return s.unseen & (((<uint32>1) << NUM_SHIPS) - 1)
+    if s.step == STEP_LAW_DRAW:                  # the stacks' cards lie in any order
+        return cu_bytes_equal24(s.t.law_stack, s.law_next) & ~s.revealed
+    return 0
+
+
+cdef inline int chance_base(int step) noexcept nogil:
+    return A_START if step == STEP_START_PLAYER else A_SHIP if step == STEP_SHIP_DRAW else A_LAW
+
+
 cdef int cu_chance_outcomes(const CUState* s, int16* actions, int32* weights) noexcept nogil:
     """Uniform outcomes: a seat (C1), an unseen ship (C3), an unrevealed card of the stack (C2)."""
-    cdef int k, n = 0
-    if s.step == STEP_START_PLAYER:
-        for k in range(s.n_players):
-            actions[n] = A_START + k
-            weights[n] = 1
-            n += 1
-    elif s.step == STEP_SHIP_DRAW:
-        for k in range(NUM_SHIPS):
-            if (s.unseen >> k) & 1:
-                actions[n] = A_SHIP + k
-                weights[n] = 1
-                n += 1
-    elif s.step == STEP_LAW_DRAW:
-        for k in range(NUM_LAWS):
-            if s.t.law_stack[k] == s.law_next and not (s.revealed >> k) & 1:
-                actions[n] = A_LAW + k
-                weights[n] = 1
-                n += 1
+    cdef uint32 m = chance_mask(s)
+    cdef int n = 0, base = chance_base(s.step)
+    while m:
+        actions[n] = base + ctz64(m)
+        weights[n] = 1
+        n += 1
+        m &= m - 1
     return n
 
 
 cdef int cu_sample_chance(CUState* s) noexcept nogil:
-    cdef int16 acts[NUM_LAWS]
-    cdef int32 w[NUM_LAWS]
-    cdef int n = cu_chance_outcomes(s, acts, w)
+    """The outcome the state's RNG draws (uniform over cu_chance_outcomes' list, without
+    advancing the RNG: applying the outcome does that)."""
+    cdef uint32 m = chance_mask(s)
+    cdef int n = cu_popcount32(m), i
     cdef Rng r = s.rng                       # a copy: applying the outcome advances the RNG one step
-    if n <= 1:
-        return acts[0]
-    return acts[rng_below(&r, n)]
+    if n > 1:
+        i = rng_below(&r, n)
+        while i:                             # the i-th bit
+            m &= m - 1
+            i -= 1
+    return chance_base(s.step) + ctz64(m)
 
 
 cdef void cu_score(const CUState* s, int seat, CubaScore* out) noexcept nogil:
