@@ -29,7 +29,7 @@ import logging
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
@@ -112,6 +112,8 @@ class _JSONErrors:
 
         try:
             await self.app(scope, receive, sending)
+        except ClientDisconnect:  # the client left before its body came: nobody to answer
+            log.info("%s %s: the client disconnected", scope.get("method"), str(scope.get("path"))[:80])
         except Exception:
             log.exception("%s %s failed", scope.get("method"), str(scope.get("path"))[:80])
             if started:  # too late for an answer of its own
