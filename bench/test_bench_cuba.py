@@ -24,10 +24,10 @@ import caribsim
 # core beside it; runs spread +-5% around the median): a 30% regression (0.7x) fails.
 FLOORS = {
     # C random playouts from the initial state: games/s over c_work iterations/s
-    "playouts_2p": 0.00929,  # measured 0.01161 after issue 22's speed-ups (median of 3 short runs, one beside 2 CPU-bound processes); before: measured 0.01069
-    "playouts_3p": 0.00652,  # measured 0.008147 after issue 22's speed-ups (median of 3 short runs, one beside 2 CPU-bound processes); before: measured 0.007166
-    "playouts_4p": 0.00496,  # measured 0.006202 after issue 22's speed-ups (median of 3 short runs, one beside 2 CPU-bound processes); before: measured 0.00545
-    "playouts_5p": 0.00395,  # measured 0.00494 after issue 22's speed-ups (median of 3 short runs, one beside 2 CPU-bound processes); before: measured 0.004371
+    "playouts_2p": 0.01294,  # measured 0.0162 after issue 35's playout speed-ups (median of 4 short runs, two beside 2 CPU-bound processes); issue 22: 0.01161; before that: 0.01069
+    "playouts_3p": 0.00928,  # measured 0.0116 after issue 35's playout speed-ups (median of 4 short runs, two beside 2 CPU-bound processes); issue 22: 0.008147; before that: 0.007166
+    "playouts_4p": 0.00702,  # measured 0.00878 after issue 35's playout speed-ups (median of 4 short runs, two beside 2 CPU-bound processes); issue 22: 0.006202; before that: 0.00545
+    "playouts_5p": 0.00575,  # measured 0.00719 after issue 35's playout speed-ups (median of 4 short runs, two beside 2 CPU-bound processes); issue 22: 0.00494; before that: 0.004371
     # Python-driven random game loop (3p): decisions/s over py_work calls/s
     "python_loop": 1.65,  # 2.01-2.17 (2026-12-02); 1.51 was within 30% of 2.17 only just; earlier: measured 1.889 after issue 22's speed-ups (median of 3 short runs, one beside 2 CPU-bound processes); before: measured 1.701 (1.167 before the Python call path in C)
     # clone() + apply_action(a) and observation_tensor(player) at 256 positions of 3p games
