@@ -113,7 +113,9 @@ class _JSONErrors:
         try:
             await self.app(scope, receive, sending)
         except ClientDisconnect:  # the client left before its body came: nobody to answer
-            log.info("%s %s: the client disconnected", scope.get("method"), str(scope.get("path"))[:80])
+            log.info(
+                "%s %s: the client disconnected", scope.get("method"), str(scope.get("path"))[:80]
+            )
         except Exception:
             log.exception("%s %s failed", scope.get("method"), str(scope.get("path"))[:80])
             if started:  # too late for an answer of its own
