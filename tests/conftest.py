@@ -69,7 +69,7 @@ def _subset_wants(subset):
     if subset == "quick":
         # a file that asks for an extra runs whole (without it, each of its tests skips naming
         # the install); the system's parts (Chromium) are there, so theirs are like the rest
-        return lambda text, k: bool(_ASKS_FOR_AN_EXTRA.search(text)) or k <= 2
+        return lambda text, k: bool(_ASKS_FOR_AN_EXTRA.search(text)) or k <= 1
     if subset.startswith("needs:") and subset[len("needs:") :]:
         names = "|".join(re.escape(n) for n in subset[len("needs:") :].split(","))
         asks = re.compile(rf"\bneed(?:_system)?\(\s*\"(?:{names})\"")
@@ -84,7 +84,7 @@ def pytest_collection_modifyitems(config, items):
     and imported. A file "asks for" an extra when it calls ``need`` with its name.
 
     - ``quick`` (CI's first run, on ``pip install -e '.[test]'`` alone): every test of a file
-      that asks for an extra (``need("nn")``), the first two tests of each other file.
+      that asks for an extra (``need("nn")``), the first test of each other file.
     - ``needs:nn,ppo`` (CI's last run): every test of the files that ask for one of these
       extras, the ones the README's install leaves out. The run before it ran everything else
       with its extras required, so the two together run every test with nothing skipped.
