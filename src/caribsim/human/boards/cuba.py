@@ -567,6 +567,12 @@ def choice_label(state, action, seat=None) -> str:
     if name.startswith("load "):
         dock = int(name.rsplit(" ", 1)[1])
         return f"{name}: {_data(state)['setup']['dock_vp_per_item'][dock - 1]} VP per item"
+    if name.startswith(("sell ", "buy ")):
+        word, kind = name.split(" ", 1)
+        track = next(m for m in _market(state.to_dict(), _tables(state.game)) if m["kind"] == kind)
+        price = track[word]
+        peso = "peso" if price == 1 else "pesos"
+        return f"{name}: +{price} {peso}" if word == "sell" else f"{name}: costs {price} {peso}"
     if name.startswith("build "):
         building = name[6:].replace(" ", "_")
         cost = (

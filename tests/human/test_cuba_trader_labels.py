@@ -1,0 +1,83 @@
+"""Cuba's Trader moves say their price (rules §6.4.1): a person deciding "sell sugar" sees what
+it pays, "buy rum" what it costs, from the market's tracks in the game's data."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+import caribsim
+from caribsim.human.boards import cuba as board
+
+
+def _trader_decision(players=3):
+    """A state where the player to act may buy and sell at the market (random play)."""
+    game = caribsim.load_game("cuba", players=players)
+    rng = random.Random(7)
+    for seed in range(50):
+        s = game.new_initial_state(seed=seed)
+        while not s.is_terminal():
+            if s.is_chance_node():
+                s.apply_action(rng.choice([a for a, _ in s.chance_outcomes()]))
+                continue
+            if any(s.action_to_string(a).startswith("buy ") for a in s.legal_actions()):
+                return game, s
+            s.apply_action(rng.choice(s.legal_actions()))
+    raise AssertionError("no Trader decision in 50 random games")
+
+
+def _labels(state) -> dict:
+    return {
+        state.action_to_string(a): board.choice_label(state, a)
+        for a in state.legal_actions()
+        if state.action_to_string(a).startswith(("buy ", "sell "))
+    }
+
+
+def _with_market(game, state, market: dict, kind=None):
+    """``state`` with the market's tokens set, and one ``kind`` more in the acting yard (the
+    supply gives and takes the difference: items are conserved)."""
+    d = state.to_dict()
+    for k, n in market.items():
+        d["supply"][k] -= n - d["market"][k]
+        d["market"][k] = n
+    if kind is not None:
+        d["boards"][d["player"]]["yard"][kind] += 1
+        d["supply"][kind] -= 1
+    return game.state_from_dict(d)
+
+
+def _data(game):
+    data = game.component_data()
+    return data["setup"], dict(zip(board.CARGO, (m["prices"] for m in data["market"])))
+
+
+def test_6_4_1_at_the_start_a_crop_buys_at_4_and_sells_at_3_a_good_buys_at_5_sells_at_4():
+    game, s = _trader_decision()
+    start = {k: m["start_covered"] for k, m in zip(board.CARGO, game.component_data()["market"])}
+    for kind in board.CARGO:
+        labels = _labels(_with_market(game, s, start, kind))
+        buy, sell = (4, 3) if kind in board.CROPS else (5, 4)
+        assert labels[f"buy {kind}"] == f"buy {kind}: costs {buy} pesos", labels
+        assert labels[f"sell {kind}"] == f"sell {kind}: +{sell} pesos", labels
+
+
+@pytest.mark.parametrize("kind", ["sugar", "cigar"])
+def test_6_4_1_an_empty_track_buys_from_the_supply_a_full_one_sells_to_it(kind):
+    game, s = _trader_decision()
+    setup, prices = _data(game)
+    empty = _labels(_with_market(game, s, {kind: 0}, kind))
+    assert (
+        empty[f"buy {kind}"] == f"buy {kind}: costs {setup['market_buy_from_supply_price']} pesos"
+    )
+    assert empty[f"sell {kind}"] == f"sell {kind}: +{prices[kind][0]} pesos"
+    full = _labels(_with_market(game, s, {kind: len(prices[kind])}, kind))
+    crop = kind in board.CROPS
+    to_supply = setup[f"market_sell_to_supply_price_{'crop' if crop else 'good'}"]
+    assert to_supply == (1 if crop else 3)  # the printed rule, read from the data
+    assert full[f"sell {kind}"] == f"sell {kind}: +{to_supply} {'peso' if crop else 'pesos'}"
+    assert full[f"buy {kind}"] == f"buy {kind}: costs {prices[kind][-1]} pesos"
+    # one space free: selling pays the most expensive free space (the track's last)
+    one_free = _labels(_with_market(game, s, {kind: len(prices[kind]) - 1}, kind))
+    assert one_free[f"sell {kind}"] == f"sell {kind}: +{prices[kind][-1]} pesos"
