@@ -18,6 +18,11 @@ JSON_MAX_DEPTH = 32
 JSON_MAX_BYTES = 64 << 20  # a file read as JSON (a long game's record is ~100 kB); stops /dev/zero
 
 
+def _counted(n, one: str, many: str) -> str:
+    """``n`` and the noun in its number: "1 coin", "3 coins", "0 coins"."""
+    return f"{n} {one if n == 1 else many}"
+
+
 def _int_in(value, what, lo, hi=None):
     """An int from Python (numpy ints too, not bool) in lo..hi (hi None: no upper bound),
     or a clear error."""

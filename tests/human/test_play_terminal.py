@@ -277,7 +277,9 @@ def test_port_royal_coin_lines_follow_the_coin_counts(pry_game):
         for seat, p in enumerate(states[i].to_dict()["players"]):
             last = re.findall(rf"^  seat {seat}: \d+ -> (\d+) coins?$", told, re.M)[-1]
             assert int(last) == len(p["coins"])
-            assert re.search(rf"^[S ][> ]seat {seat}: {len(p['coins'])} coins \|", text, re.M)
+            n = len(p["coins"])
+            coins = f"{n} coin" if n == 1 else f"{n} coins"  # the number of the noun
+            assert re.search(rf"^[S ][> ]seat {seat}: {coins} \|", text, re.M)
     for seat, p in enumerate(states[-1].to_dict()["players"]):
         assert int(re.findall(rf"^  seat {seat}: \d+ -> (\d+) coins?$", out, re.M)[-1]) == len(
             p["coins"]

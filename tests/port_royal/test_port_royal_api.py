@@ -161,7 +161,7 @@ def test_str_and_repr_are_readable():
     )
     text = str(st)
     assert "Port Royal, 4 players" in text and "Harbour: ship_flute_blue_s1_c1" in text
-    assert "seat 0: 2 coins | 1 VP | 1 swords" in text and "expedition_cross_cross" in text
+    assert "seat 0: 2 coins | 1 VP | 1 sword |" in text and "expedition_cross_cross" in text
     assert "PortRoyalState 4p" in repr(st)
     st.apply_action(0)
     assert "Chance: reveal (seat 0)" in str(st)

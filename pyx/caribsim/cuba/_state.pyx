@@ -51,7 +51,7 @@ cdef inline void unpack_tables(CubaTables* t, bytes data):
 cimport numpy as cnp
 cnp.import_array()
 
-from caribsim._common import _check_options, _int_in, _Reader, _seat_mask
+from caribsim._common import _check_options, _counted, _int_in, _Reader, _seat_mask
 
 NUM_DISTINCT_ACTIONS = NUM_ACTIONS
 MAX_CHANCE_OUTCOMES = NUM_LAWS
@@ -1020,7 +1020,8 @@ def _render(CubaState st):
     for i, b in enumerate(d["boards"]):
         cu_score(&st.s, i, &sc)
         marks = ("S" if i == d["start_player"] else " ") + (">" if i == cur else " ")
-        lines.append(f"{marks}seat {i}: {b['pesos']} pesos, {b['vp']} VP (total {sc.total}) | pawn {b['pawn']} | "
+        lines.append(f"{marks}seat {i}: {_counted(b['pesos'], 'peso', 'pesos')}, {b['vp']} VP (total {sc.total}) | "
+                     f"pawn {b['pawn']} | "
                      f"hand {'/'.join(c[:2] for c in b['hand'])}"
                      + (f" | 4th {b['fourth']}" if b["fourth"] else "")
                      + (f" | votes {b['votes']}" if d["phase"] == "parliament" else ""))

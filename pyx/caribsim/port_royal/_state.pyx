@@ -50,7 +50,7 @@ cdef const GameVTable* PORT_ROYAL_VTABLE = pry_vtable()
 
 cimport numpy as cnp
 cnp.import_array()
-from caribsim._common import _check_options, _int_in, _Reader
+from caribsim._common import _check_options, _counted, _int_in, _Reader
 
 NUM_DISTINCT_ACTIONS = NUM_ACTIONS
 OPTION_REQUIRE_EXPEDITION = OPT_REQUIRE_EXPEDITION
@@ -534,7 +534,8 @@ def _render(PortRoyalState st):
     for i, b in enumerate(d["players"]):
         p = &st.s.players[i]
         marks = ("S" if i == d["start_player"] else " ") + (">" if i == cur else " ")
-        lines.append(f"{marks}seat {i}: {p.n_coins} coins | {p.vp} VP | {p.swords} swords | "
+        lines.append(f"{marks}seat {i}: {_counted(p.n_coins, 'coin', 'coins')} | {p.vp} VP | "
+                     f"{_counted(p.swords, 'sword', 'swords')} | "
                      f"display: {fmt(b['display'])}")
     return "\n".join(lines)
 

@@ -38,7 +38,7 @@ cdef const GameVTable* PR_VTABLE = pr_vtable(False)
 cdef const GameVTable* PR_EXP_VTABLE = pr_vtable(True)
 
 import operator   # no-cython-lint: unused; kept as a name of the old module
-from caribsim._common import _Reader, _check_options, _int_in, _seat_mask   # shared with the other games
+from caribsim._common import _Reader, _check_options, _counted, _int_in, _seat_mask   # shared with the other games
 cimport numpy as cnp
 cnp.import_array()
 
@@ -853,7 +853,8 @@ def _render(PuertoRicoState st):
                         for k, v in b["island"].items() if v["tiles"])
         blds = ", ".join(f"{_building_label(BUILDING_IDS.index(k))} {v}/{BUILDING[BUILDING_IDS.index(k)].circles}"
                          for k, v in b["buildings"].items())
-        lines.append(f"{marks}seat {i}: {b['doubloons']} doubloons, {b['vp_chips']} VP chips "
+        lines.append(f"{marks}seat {i}: {_counted(b['doubloons'], 'doubloon', 'doubloons')}, "
+                     f"{_counted(b['vp_chips'], 'VP chip', 'VP chips')} "
                      f"(total {sc.total}) | goods: {fmt(b['goods'])} | San Juan {b['san_juan']}")
         lines.append(f"     island: {isl or 'empty'}")
         lines.append(f"     city: {blds or 'empty'}")
