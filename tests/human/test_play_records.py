@@ -4,6 +4,7 @@ end (subprocess), and the HTML viewer in a real headless browser."""
 import json
 import os
 import random
+import re
 import shutil
 import subprocess
 import sys
@@ -142,7 +143,16 @@ def test_play_scripted_with_bad_input_undo_hint_and_save(tmp_path):
     assert "no legal move matches 'xyz'" in out
     assert "no move 999" in out
     assert "'role' is ambiguous" in out
-    assert "hint: " in out and "%" in out
+    # the hint says what its figures are: 200 iterations, visit shares and the wins
+    hint = re.search(r"^(?:> )?hint \(200 search iterations; [^)]*\): (.*)$", out, re.M)
+    assert hint, out
+    parts = hint.group(1).split("; ")
+    assert 1 <= len(parts) <= 5
+    figures = [re.fullmatch(r".+: (\d+)% of the visits, won (\d+)%", p) for p in parts]
+    assert all(figures), parts
+    visits = [int(m.group(1)) for m in figures]
+    assert visits == sorted(visits, reverse=True) and sum(visits) <= 101
+    assert all(0 <= int(m.group(2)) <= 100 for m in figures)
     assert "back to your previous decision" in out
     assert "you: role settler" in out
     assert "save needs a file name" in out

@@ -299,13 +299,26 @@ def _game_over(session, say) -> None:
 
 
 def _hint(session, say) -> None:
+    """The search's five most visited moves, each with its share of the visits and the share
+    of the playouts through it that the seat to move won (the search's reward is the win)."""
     st, tr = session.state, session.tr
     result = mcts.search(st, iterations=session.hint_iterations, seed=len(st.history()))
     shares = sorted(result.policy().items(), key=lambda kv: -kv[1])[:5]
+    moves = "; ".join(
+        tr.msg(
+            "{move}: {visits}% of the visits, won {win}%",
+            move=tr.move(st.action_to_string(a)),
+            visits=f"{100 * p:.0f}",
+            win=f"{100 * result.mean_reward[a]:.0f}",
+        )
+        for a, p in shares
+    )
     say(
         tr.msg(
-            "hint: {moves}",
-            moves=", ".join(f"{tr.move(st.action_to_string(a))} {100 * p:.0f}%" for a, p in shares),
+            "hint ({n} search iterations; each move's share of them and the playouts through it "
+            "that you won): {moves}",
+            n=result.iterations,
+            moves=moves,
         )
     )
 
