@@ -126,6 +126,8 @@ def pr_game(tmp_path_factory):
         "random,random",
         "--seed",
         12,
+        "--board",
+        "full",
         "--no-color",
         "--record",
         path,
@@ -205,6 +207,8 @@ def pry_game(tmp_path_factory):
         "random,random",
         "--seed",
         4,
+        "--board",
+        "full",
         "--no-color",
         "--record",
         path,
@@ -319,6 +323,8 @@ def cuba_game(tmp_path_factory):
         "random,random",
         "--seed",
         8,
+        "--board",
+        "full",
         "--no-color",
         "--record",
         path,
@@ -613,3 +619,51 @@ def test_a_move_can_be_typed_as_its_label():
         f"no legal move matches {labels[k].lower()!r}; {play.HELP}",
     )
     assert play.match_move("build indigo plant", s, labels) == (legal[k], None)
+
+
+# --- the board at each decision: what changed, or all of it --------------------------------
+
+
+@pytest.mark.parametrize(("game", "seed"), [("puerto_rico", 5), ("cuba", 6)])
+def test_after_a_move_only_the_boards_changed_lines_and_board_shows_all(tmp_path, game, seed):
+    """By default a decision shows the board whole once, then only its lines that changed
+    (each under its seat's line), without the legend; ``board`` shows all of it again."""
+    path = tmp_path / "game.json"
+    rng, texts, boarded = random.Random(seed), [], []
+    with Player(
+        "play", game, "--players", 3, "--bots", "random,random", "--seed", seed,
+        "--no-color", "--record", path,
+    ) as player:  # fmt: skip
+        text = player.prompt()
+        while text is not None:
+            texts.append(text)
+            if len(texts) % 5 == 3:  # now and then the whole board
+                player.send("board")
+                boarded.append(len(texts) - 1)
+                text = player.prompt()
+                texts[-1] += text
+            player.send(rng.randrange(len(choices(texts[-1]))) + 1)
+            text = player.prompt()
+        end = player.text.rsplit("\n> ", 1)[1]  # after the last prompt: the game's end
+    rec = records.load(path)
+    states = records.states(rec)
+    decisions = [states[i] for i in my_steps(rec)]
+    assert len(decisions) == len(texts) >= 10
+    board = boards.get(game)
+    full = [board.text_board(s).split("\n") for s in decisions]
+    header = "changed on the board (type board for all of it):"
+    for k, text in enumerate(texts):
+        before_moves = text.rsplit("Your move:\n", 1)[0]
+        if k == 0:  # the first decision: everything, with the legend
+            assert "\n".join(full[0]) in before_moves and header not in before_moves
+            continue
+        assert header in before_moves, before_moves
+        shown = before_moves.rsplit(header + "\n", 1)[1].rstrip("\n").split("\n")
+        assert not any(line.startswith("Legend: ") for line in shown), shown
+        assert set(shown) <= set(full[k][:-1]), set(shown) - set(full[k])  # lines of the board
+        new = set(full[k][:-1]) - set(full[k - 1])  # a line not on the last board at all
+        assert new <= set(shown), new - set(shown)
+        assert len(shown) < len(full[k]) - 1  # and far from all of it
+        if k in boarded:  # then `board`: the whole of it, with the legend
+            assert "\n".join(full[k]) in text.rsplit("Your move:\n", 1)[1]
+    assert board.text_board(states[-1]) in end  # the end: all of it

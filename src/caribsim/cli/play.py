@@ -24,7 +24,8 @@ def add_parser(sub):
         help="play a game against bots in the terminal",
         description="You play one seat, bots the others. At your turn type the "
         "number of a move or its name (an unambiguous prefix is enough), undo, "
-        "hint, save FILE, help or quit.",
+        "hint, board (the whole board; after each move only what changed is shown), save FILE, "
+        "help or quit.",
     )
     p.add_argument("game", metavar="GAME", help=f"game name ({', '.join(caribsim.games())})")
     p.add_argument(
@@ -73,6 +74,13 @@ def add_parser(sub):
         type=int_at_least(1, "hint iterations"),
         default=2000,
         help="search iterations for 'hint' (default 2000)",
+    )
+    p.add_argument(
+        "--board",
+        choices=("changes", "full"),
+        default="changes",
+        help="at each of your decisions: the board's lines that changed since you last saw "
+        "it (changes, the default; type 'board' for all of it) or the whole board (full)",
     )
     p.add_argument("--color", dest="color", action="store_true", default=None, help="force colour")
     p.add_argument("--no-color", dest="color", action="store_false", help="no colour")
@@ -169,6 +177,7 @@ def run(args, out) -> int:
             hint_iterations=args.hint_iterations,
             record=record,
             lang_code=args.lang,
+            board_mode=args.board,
         )
     except (ValueError, TypeError) as e:
         parser.error(str(e))

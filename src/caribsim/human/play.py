@@ -15,9 +15,11 @@ prompts what happened (cards revealed, chance outcomes).
 
 from __future__ import annotations
 
+import difflib
 import io
 import os
 import random
+import re
 import sys
 import unicodedata
 
@@ -28,8 +30,9 @@ from caribsim.search import mcts
 HELP = (
     "type the number of a move or its name (an unambiguous prefix is enough); "
     "undo: back to your previous decision; hint: the search's suggestion; "
-    "save FILE: write the game record; help; quit"
+    "board: the whole board; save FILE: write the game record; help; quit"
 )
+BOARD_MODES = ("changes", "full")  # after a move: the board's changed lines, or all of it
 
 _COLORS = {
     "corn": "33",
@@ -99,6 +102,35 @@ def colorize_board(board: str, color: bool, tr=None) -> str:
         word = tr.text(good) if tr else good
         board = board.replace(f"{word} ", paint(word, good, True) + " ")
     return board
+
+
+def board_text(session, state) -> tuple:
+    """The board of ``state`` as the person reads it: (its lines, the legend line)."""
+    body, legend = session.board.text_board(state, tr=session.tr.text).rsplit("\n", 1)
+    return body.split("\n"), legend
+
+
+def _heading(line: str) -> bool:
+    """A line that says what the indented lines under it belong to: a section ("Plantation of
+    seat 2:") or a seat's line after its two marks ("G>seat 0: ...", in any language)."""
+    return not line.startswith(" ") or re.match(r"^.{2}\S+ \d+:", line) is not None
+
+
+def changed_lines(before: list, after: list) -> list:
+    """The lines of ``after`` that are not in ``before`` at their place (difflib's replaced and
+    inserted lines), each indented one under the heading it belongs to (said once, unchanged:
+    "     city: ..." means nothing without its seat)."""
+    match = difflib.SequenceMatcher(a=before, b=after, autojunk=False)
+    new = {j for tag, _, _, j1, j2 in match.get_opcodes() if tag != "equal" for j in range(j1, j2)}
+    out, head = [], None
+    for j, line in enumerate(after):
+        if _heading(line):
+            head = j
+        if j in new:
+            if head is not None and head != j and head not in new and after[head] not in out:
+                out.append(after[head])
+            out.append(line)
+    return out
 
 
 def _typed(text: str) -> str:
@@ -228,12 +260,17 @@ def run(
     hint_iterations: int = 2000,
     record=None,
     lang_code: str = "en",
+    board_mode: str = "changes",
 ) -> int:
     """Play one game in the terminal; returns 0 when the game ended or the player quit,
     130 on Ctrl-C. ``seed`` None draws a fresh one (printed, to replay the game);
     ``record`` (a record of ``game``, see records.load) resumes its game at its last step;
-    ``lang_code`` the language of everything printed ("en" or "cs")."""
+    ``lang_code`` the language of everything printed ("en" or "cs"); ``board_mode`` what is
+    shown of the board at each decision: "changes" (its lines that changed since it was last
+    shown; ``board`` shows all of it) or "full"."""
     lang.check(lang_code)
+    if board_mode not in BOARD_MODES:
+        raise ValueError(f"board_mode must be one of {', '.join(BOARD_MODES)}, got {board_mode!r}")
     stdin = stdin or sys.stdin
     out = stdout or sys.stdout
     color = use_color(out, color)
@@ -261,7 +298,7 @@ def run(
     else:
         say(tr.msg("resumed at step {n} (seed {seed})", n=len(record["steps"]), seed=seed))
     try:
-        return _play(session, stdin, say, color, record_path)
+        return _play(session, stdin, say, color, record_path, board_mode)
     except KeyboardInterrupt:
         say(tr.msg("\ninterrupted: leaving the game"))
         return 130
@@ -345,21 +382,33 @@ def _save(session, text, say) -> None:
     say(tr.msg("saved {n} steps to {path}", n=len(st.history()), path=parts[1]))
 
 
-def _play(session, stdin, say, color, record_path) -> int:
+def _play(session, stdin, say, color, record_path, board_mode="changes") -> int:
     seat, tr = session.seat, session.tr
     help_text = tr.msg(HELP)
     say(tr.msg("You are seat {seat}. {help}", seat=seat, help=help_text), "you")
+    shown = None  # the board's lines as last shown whole or in part
+
+    def show_board(whole: bool):
+        nonlocal shown
+        lines, legend = board_text(session, session.state)
+        if whole or shown is None:
+            say(colorize_board("\n".join([*lines, legend]), color, tr))
+        else:
+            changed = changed_lines(shown, lines)
+            say(tr.msg("changed on the board (type board for all of it):"), "you")
+            say(colorize_board("\n".join(changed), color, tr) if changed else tr.msg("  no change"))
+        shown = lines
+
     while True:
         session.advance(say)
         st = session.state
-        board = colorize_board(session.board.text_board(st, tr=tr.text), color, tr)
         if st.is_terminal():
-            say(board)
+            show_board(True)
             _game_over(session, say)
             if record_path and not _save_record(session, record_path, say):
                 return 1
             return 0
-        say(board)
+        show_board(board_mode == "full")
         legal = st.legal_actions()
         labels = [session.label(a) for a in legal]
         say(tr.msg("Your move:"), "you")
@@ -407,6 +456,9 @@ def _play(session, stdin, say, color, record_path) -> int:
                 break
             if cmd == "hint":
                 _hint(session, say)
+                continue
+            if cmd == "board":
+                show_board(True)
                 continue
             if cmd == "save":
                 _save(session, text, say)
