@@ -104,6 +104,48 @@ def test_calibration_loop_is_deterministic_and_validates():
         _calibrate.c_work_threads(10, 0)
 
 
+def test_floor_playouts_are_deterministic_and_validate():
+    one = _calibrate.floor_playouts(50, 64, 624, 3)
+    assert one == _calibrate.floor_playouts(50, 64, 624, 3)
+    # every argument changes what is played
+    assert (
+        len(
+            {
+                one,
+                *(
+                    _calibrate.floor_playouts(*a)
+                    for a in [
+                        (51, 64, 624, 3),
+                        (50, 65, 624, 3),
+                        (50, 64, 625, 3),
+                        (50, 64, 624, 4),
+                    ]
+                ),
+            }
+        )
+        == 5
+    )
+    for args, message in (
+        ((-1,), "games must be >= 0"),
+        ((1, 0), "decisions must be in"),
+        ((1, 8, 4), "state_bytes must be in"),
+    ):
+        with pytest.raises(ValueError, match=message):
+            _calibrate.floor_playouts(*args)
+
+
+def test_the_clock_chain_computes_its_chain_and_counts_its_operations():
+    """The chain's result is its recurrence, step by step (so the compiler kept every step),
+    and it counts two one-cycle operations a step."""
+    x, mask = 7, (1 << 64) - 1
+    for _ in range(1000):
+        x = ((x + 0x9E3779B97F4A7C15) & mask) ^ 0xD1B54A32D192ED03
+    assert _calibrate.clock_chain(1000, 7) == (x, 2000)
+    assert _calibrate.clock_chain(0, 5) == (5, 0)
+    with pytest.raises(ValueError, match="steps must be >= 0"):
+        _calibrate.clock_chain(-1)
+
+
 # --------------------------------------------------------------------------------------
 # speed-ups: asserted on idle cores only
 # --------------------------------------------------------------------------------------
