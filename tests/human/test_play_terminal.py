@@ -16,7 +16,7 @@ from test_play_records import CLI, run_cli
 
 import caribsim
 from caribsim import records
-from caribsim.human import boards
+from caribsim.human import boards, play
 
 DATA = os.path.join(os.path.dirname(caribsim.__file__), "data")
 PROMPT = b"\n> "
@@ -296,6 +296,26 @@ def test_port_royal_board_names_cards_not_ids(pry_game):
     for text, _ in played:
         board = text.rsplit("Port Royal, ", 1)[1].split("Your move:")[0]
         assert not ids & set(re.findall(r"[a-z_0-9]+", board))
+
+
+def test_port_royal_moves_name_cards_not_ids(pry_game):
+    """A take or a fulfil says the card's printed name ("trade Galleon (black) for 1 coin"),
+    never its id; typing the engine's name still plays it (match_move)."""
+    played, _, states, _ = pry_game
+    ids = set(_deck())
+    takes = 0
+    for text, _ in played:
+        labels = choices(text)
+        assert not ids & {w for lab in labels for w in re.findall(r"[a-z_0-9]+", lab)}, labels
+        takes += sum(lab.startswith(("trade ", "hire ")) for lab in labels)
+    assert takes >= 10
+    s = next(st for st in states if not st.is_chance_node() and any(
+        st.action_to_string(a).startswith("take ") for a in st.legal_actions()))  # fmt: skip
+    a = next(a for a in s.legal_actions() if s.action_to_string(a).startswith("take "))
+    labels = [boards.get("port_royal").choice_label(s, b) for b in s.legal_actions()]
+    label = labels[s.legal_actions().index(a)]
+    assert play.match_move(s.action_to_string(a), s, labels)[0] == a  # the id, typed
+    assert play.match_move(label, s, labels)[0] == a  # the label, typed
 
 
 # --- Cuba -------------------------------------------------------------------------------

@@ -401,13 +401,14 @@ def text_board(state, tr=str) -> str:
 
 
 def choice_label(state, action, seat=None) -> str:
-    """The move as the engine names it, with what it costs and brings for the seat to act
-    (``seat``, who reads it, changes nothing: every move of this game is public)."""
+    """The move as a person reads it: a card by its printed name (its id only in the engine's
+    name of the move, which may still be typed), with what it costs and brings for the seat to
+    act (``seat``, who reads it, changes nothing: every move of this game is public)."""
     name = state.action_to_string(action)
     d = state.to_dict()
     me = _seat(d, state.current_player())
-    if name.startswith("take "):
-        return name + ": " + _take_terms(d, me, name[5:], state.current_player() == d["active"])
+    if name.startswith("take "):  # the card by its printed name, never its id
+        return _take_terms(d, me, name[5:], state.current_player() == d["active"])
     if name in ("repel", "dock") and d["pending"]:
         ship = _cards()[d["pending"]]
         busts = any(
@@ -423,7 +424,7 @@ def choice_label(state, action, seat=None) -> str:
         )
         return f"{name} {card_text(d['pending'])}{extra}"
     if name.startswith("fulfil "):
-        return f"{name}: {card_text(name.split()[1])}"
+        return f"fulfil {card_text(name.split()[1])}"
     return name
 
 
