@@ -567,6 +567,10 @@ def choice_label(state, action, seat=None) -> str:
     if name.startswith("load "):
         dock = int(name.rsplit(" ", 1)[1])
         return f"{name}: {_data(state)['setup']['dock_vp_per_item'][dock - 1]} VP per item"
+    if name.startswith("lighthouse "):  # a ship card by what it takes, never its id
+        slots = _ship(name.split(" ", 1)[1], _tables(state.game))["slots"]
+        takes = ", ".join(f"{n} {k}" for k, n in slots.items())
+        return f"lighthouse: to sea the ship for {takes}"
     if name.startswith(("sell ", "buy ")):
         word, kind = name.split(" ", 1)
         track = next(m for m in _market(state.to_dict(), _tables(state.game)) if m["kind"] == kind)

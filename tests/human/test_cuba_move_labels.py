@@ -1,5 +1,6 @@
-"""Cuba's Trader moves say their price (rules §6.4.1): a person deciding "sell sugar" sees what
-it pays, "buy rum" what it costs, from the market's tracks in the game's data."""
+"""What Cuba's moves tell a person: the Trader's price (rules §6.4.1: "sell sugar" says what
+it pays, "buy rum" what it costs, from the market's tracks in the game's data) and the
+Lighthouse's ships by their cargo, never an id."""
 
 from __future__ import annotations
 
@@ -81,3 +82,29 @@ def test_6_4_1_an_empty_track_buys_from_the_supply_a_full_one_sells_to_it(kind):
     # one space free: selling pays the most expensive free space (the track's last)
     one_free = _labels(_with_market(game, s, {kind: len(prices[kind]) - 1}, kind))
     assert one_free[f"sell {kind}"] == f"sell {kind}: +{prices[kind][-1]} pesos"
+
+
+def test_7_the_lighthouse_names_each_ship_by_what_it_takes_not_its_id():
+    """The Lighthouse (rules §7, D37) names any ship of the deck: each choice says the ship's
+    cargo slots from the game's data, and no two choices read alike."""
+    game = caribsim.load_game("cuba", players=3)
+    rng = random.Random(2)
+    for seed in range(50):
+        s = game.new_initial_state(seed=seed)
+        while not s.is_terminal():
+            if s.is_chance_node():
+                s.apply_action(rng.choice([a for a, _ in s.chance_outcomes()]))
+                continue
+            names = {a: s.action_to_string(a) for a in s.legal_actions()}
+            ships = {a: n.split(" ", 1)[1] for a, n in names.items() if n.startswith("lighthouse ")}
+            if ships:
+                slots = {x["id"]: x["slots"] for x in game.component_data()["ships"]}
+                labels = {a: board.choice_label(s, a) for a in ships}
+                for a, ship in ships.items():
+                    takes = ", ".join(f"{n} {k}" for k, n in zip(board.CARGO, slots[ship]) if n)
+                    assert labels[a] == f"lighthouse: to sea the ship for {takes}"
+                    assert ship not in labels[a]
+                assert len(set(labels.values())) == len(labels)
+                return
+            s.apply_action(rng.choice(s.legal_actions()))
+    raise AssertionError("no Lighthouse decision in 50 random games")
