@@ -389,6 +389,38 @@ def test_cuba_grids_show_every_field_building_and_pawn(cuba_game):
     assert built >= 2
 
 
+def test_cuba_board_names_ships_buildings_and_laws_not_ids(cuba_game):
+    """The board says a ship by what it takes, a building by its printed name, a law by its
+    text: no ship, building or law id is printed."""
+    played, rec, states, _ = cuba_game
+    data = states[0].game.component_data()
+    ships = {x["id"]: x["slots"] for x in data["ships"]}
+    ids = {
+        *ships,
+        *(r["id"] for r in data_rows("cuba_buildings.csv")),
+        *(x["id"] for x in data["laws"]),
+    }
+    ids = {x for x in ids if "_" in x}  # drought, corruption: ids that are words of their text
+    seen_ship = seen_building = False
+    for (text, _), i in zip(played, my_steps(rec)):
+        board = text.rsplit("Cuba, ", 1)[1].split("Plantation of seat")[0]
+        assert not ids & set(re.findall(r"[a-z][a-z0-9_]*", board)), board
+        d = states[i].to_dict()
+        docks = [x["ship"] for x in d["harbour"]["docks"] if x]
+        harbour = [*docks, *([d["harbour"]["at_sea"]] if d["harbour"]["at_sea"] else [])]
+        for ship in harbour:
+            takes = ", ".join(
+                f"{n} {k}" for k, n in zip(boards.get("cuba").CARGO, ships[ship]) if n
+            )
+            assert f"ship ({takes})" in board
+            seen_ship = True
+        for b in d["boards"]:
+            for building, field in b["buildings"].items():
+                assert f"{boards.get('cuba').building_name(states[i], building)} ({field})" in board
+                seen_building = True
+    assert seen_ship and seen_building
+
+
 def test_cuba_build_costs_are_what_is_paid(cuba_game):
     played, rec, states, _ = cuba_game
     checked = 0

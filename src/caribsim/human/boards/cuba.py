@@ -486,9 +486,38 @@ def grid(state, seat: int, tr=str) -> list[str]:
     return lines
 
 
+_SHIP_ID = re.compile(r"\bship_\d+\b")
+_BUILT = re.compile(r"\b([a-z_]+)@(\d,\d)")
+_LAW_ID = re.compile(r"\b[a-z]+(?:_[a-z0-9]+)+\b|\b[a-z]+\b")
+
+
+def _named(line: str, state) -> str:
+    """An engine board line with its ids in the words of the rules: a ship by what it takes
+    ("ship (2 sugar, 1 citrus)"), a building by its printed name and its field ("Golf course
+    (2,4)"), a law by its text ("tax: pesos 2")."""
+    t = _tables(state.game)
+
+    def ship(m):
+        slots = _ship(m.group(), t)["slots"]
+        return "ship (" + ", ".join(f"{n} {k}" for k, n in slots.items()) + ")"
+
+    def built(m):
+        if m.group(1) not in BUILDINGS:
+            return m.group()
+        return f"{building_name(state, m.group(1))} ({m.group(2)})"
+
+    line = _BUILT.sub(built, _SHIP_ID.sub(ship, line))
+    if line.startswith("Laws in force: "):
+        line = _LAW_ID.sub(
+            lambda m: t["laws"][m.group()]["text"] if m.group() in t["laws"] else m.group(), line
+        )
+    return line
+
+
 def text_board(state, tr=str) -> str:
     """The engine's board with the hands named in full, every plantation grid and the legend,
-    in the words of ``tr`` (a translation of a text; the grids are aligned after it)."""
+    in the words of ``tr`` (a translation of a text; the grids are aligned after it); ships,
+    buildings and laws by what they are, not their ids (``_named``)."""
     d = state.to_dict()
     lines = str(state).split("\n")
     out = []
@@ -497,7 +526,7 @@ def text_board(state, tr=str) -> str:
         if m:
             hand = d["boards"][int(m.group(1))]["hand"]
             line = re.sub(r"\| hand \S*", "| hand " + (", ".join(hand) or "none"), line, count=1)
-        out.append(tr(line))
+        out.append(tr(_named(line, state)))
     for seat in range(len(d["boards"])):
         out += [tr(f"Plantation of seat {seat}:"), *grid(state, seat, tr)]
     return "\n".join([*out, tr("Legend: " + LEGEND)])
