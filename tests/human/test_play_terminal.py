@@ -16,6 +16,7 @@ from test_play_records import CLI, run_cli
 
 import caribsim
 from caribsim import records
+from caribsim.cuba._core import MARKER_NAMES
 from caribsim.human import boards, play
 
 DATA = os.path.join(os.path.dirname(caribsim.__file__), "data")
@@ -391,7 +392,7 @@ def test_cuba_grids_show_every_field_building_and_pawn(cuba_game):
 
 def test_cuba_board_names_ships_buildings_and_laws_not_ids(cuba_game):
     """The board says a ship by what it takes, a building by its printed name, a law by its
-    text: no ship, building or law id is printed."""
+    text, a black marker by its space ("Mayor: 4 pesos"): no id of theirs is printed."""
     played, rec, states, _ = cuba_game
     data = states[0].game.component_data()
     ships = {x["id"]: x["slots"] for x in data["ships"]}
@@ -400,8 +401,17 @@ def test_cuba_board_names_ships_buildings_and_laws_not_ids(cuba_game):
         *(r["id"] for r in data_rows("cuba_buildings.csv")),
         *(x["id"] for x in data["laws"]),
     }
+    ids |= set(MARKER_NAMES)  # the black markers' spaces: trader_crop, mayor_4pesos, ...
     ids = {x for x in ids if "_" in x}  # drought, corruption: ids that are words of their text
-    seen_ship = seen_building = False
+    seen_ship = seen_building = seen_marker = False
+    board_markers = {  # rules §6.8
+        "trader_material": "Trader: material",
+        "trader_crop": "Trader: crop",
+        "architect_2vp": "Architect: 2 VP",
+        "architect_1vp": "Architect: 1 VP",
+        "mayor_4pesos": "Mayor: 4 pesos",
+        "mayor_2pesos": "Mayor: 2 pesos",
+    }
     for (text, _), i in zip(played, my_steps(rec)):
         board = text.rsplit("Cuba, ", 1)[1].split("Plantation of seat")[0]
         assert not ids & set(re.findall(r"[a-z][a-z0-9_]*", board)), board
@@ -418,7 +428,11 @@ def test_cuba_board_names_ships_buildings_and_laws_not_ids(cuba_game):
             for building, field in b["buildings"].items():
                 assert f"{boards.get('cuba').building_name(states[i], building)} ({field})" in board
                 seen_building = True
-    assert seen_ship and seen_building
+        markers = d["markers"]
+        if markers:
+            assert "markers: " + ", ".join(board_markers[m] for m in markers) in board, board
+            seen_marker = True
+    assert seen_ship and seen_building and seen_marker
 
 
 def test_cuba_build_costs_are_what_is_paid(cuba_game):

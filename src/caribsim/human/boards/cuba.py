@@ -487,6 +487,16 @@ def grid(state, seat: int, tr=str) -> list[str]:
 
 
 _SHIP_ID = re.compile(r"\bship_\d+\b")
+# the black markers' spaces (rules §6.8) as printed beside their character
+_MARKERS = {
+    "trader_material": "Trader: material",
+    "trader_crop": "Trader: crop",
+    "architect_2vp": "Architect: 2 VP",
+    "architect_1vp": "Architect: 1 VP",
+    "mayor_4pesos": "Mayor: 4 pesos",
+    "mayor_2pesos": "Mayor: 2 pesos",
+}
+_MARKER_ID = re.compile(r"\b(?:" + "|".join(_MARKERS) + r")\b")
 _BUILT = re.compile(r"\b([a-z_]+)@(\d,\d)")
 _LAW_ID = re.compile(r"\b[a-z]+(?:_[a-z0-9]+)+\b|\b[a-z]+\b")
 
@@ -494,7 +504,8 @@ _LAW_ID = re.compile(r"\b[a-z]+(?:_[a-z0-9]+)+\b|\b[a-z]+\b")
 def _named(line: str, state) -> str:
     """An engine board line with its ids in the words of the rules: a ship by what it takes
     ("ship (2 sugar, 1 citrus)"), a building by its printed name and its field ("Golf course
-    (2,4)"), a law by its text ("tax: pesos 2")."""
+    (2,4)"), a law by its text ("tax: pesos 2"), a black marker by its space ("Mayor: 4
+    pesos")."""
     t = _tables(state.game)
 
     def ship(m):
@@ -507,6 +518,7 @@ def _named(line: str, state) -> str:
         return f"{building_name(state, m.group(1))} ({m.group(2)})"
 
     line = _BUILT.sub(built, _SHIP_ID.sub(ship, line))
+    line = _MARKER_ID.sub(lambda m: _MARKERS[m.group()], line)
     if line.startswith("Laws in force: "):
         line = _LAW_ID.sub(
             lambda m: t["laws"][m.group()]["text"] if m.group() in t["laws"] else m.group(), line
