@@ -11,6 +11,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from test_viewer_page import open_step
 
 import caribsim
 from caribsim.human import records, viewer
@@ -200,9 +201,7 @@ def page(record, tmp_path_factory):
 
 
 def _open(browser, page, n):
-    browser.get(f"{page.as_uri()}#step={n}")
-    browser.refresh()  # the same file with another hash is not reloaded by get
-    return browser
+    return open_step(browser, page.as_uri(), n)
 
 
 def _attr(browser, dom_id, name):

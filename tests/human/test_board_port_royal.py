@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from selenium.webdriver.common.by import By
+from test_viewer_page import open_step
 
 import caribsim
 from caribsim.human import records, viewer
@@ -98,9 +99,7 @@ def kinds(rec, states):
 
 
 def _open(browser, page, n):
-    browser.get(page.as_uri() + f"#step={n}")
-    browser.refresh()
-    assert browser.find_element(By.ID, "counter").text.startswith(f"step {n} /")
+    return open_step(browser, page.as_uri(), n)
 
 
 def _cards_in(browser, element_id):

@@ -68,6 +68,15 @@ def open_page(browser, path, step):
     return browser
 
 
+def open_step(browser, uri: str, step: int):
+    """The page at ``uri`` loaded afresh at ``step``, once it has drawn that step (it draws
+    after the load; on a busy machine not yet when get() returns)."""
+    browser.get(f"{uri}#step={step}")
+    browser.refresh()  # the same file with another hash is not reloaded by get
+    WebDriverWait(browser, 30).until(lambda b: counter(b).startswith(f"step {step} /"))
+    return browser
+
+
 def counter(browser):
     return browser.find_element("id", "counter").text
 
