@@ -133,6 +133,11 @@ def _ship(ship_id, t, cargo=None):
     }
 
 
+def _cargo(ship_id, t) -> str:
+    """What a ship card takes, as a person reads it: "2 sugar, 1 citrus"."""
+    return ", ".join(f"{n} {k}" for k, n in _ship(ship_id, t)["slots"].items())
+
+
 def _law(law_id, stack, t):
     """A law card (or a stack's initial law) with its text, or None."""
     if law_id is None:
@@ -509,8 +514,7 @@ def _named(line: str, state) -> str:
     t = _tables(state.game)
 
     def ship(m):
-        slots = _ship(m.group(), t)["slots"]
-        return "ship (" + ", ".join(f"{n} {k}" for k, n in slots.items()) + ")"
+        return f"ship ({_cargo(m.group(), t)})"
 
     def built(m):
         if m.group(1) not in BUILDINGS:
@@ -609,9 +613,9 @@ def choice_label(state, action, seat=None) -> str:
         dock = int(name.rsplit(" ", 1)[1])
         return f"{name}: {_data(state)['setup']['dock_vp_per_item'][dock - 1]} VP per item"
     if name.startswith("lighthouse "):  # a ship card by what it takes, never its id
-        slots = _ship(name.split(" ", 1)[1], _tables(state.game))["slots"]
-        takes = ", ".join(f"{n} {k}" for k, n in slots.items())
-        return f"lighthouse: to sea the ship for {takes}"
+        return (
+            f"lighthouse: to sea the ship for {_cargo(name.split(' ', 1)[1], _tables(state.game))}"
+        )
     if name.startswith(("sell ", "buy ")):
         word, kind = name.split(" ", 1)
         track = next(m for m in _market(state.to_dict(), _tables(state.game)) if m["kind"] == kind)
