@@ -574,14 +574,18 @@ def test_your_board_comes_first_and_is_marked_you(browser, server, name):
     WebDriverWait(browser, 30).until(
         lambda b: b.find_elements(By.CSS_SELECTOR, "#boards > .board[data-you]")
     )
-    boards = browser.find_elements(By.CSS_SELECTOR, "#boards > .board")
+    # one read of every board (the bots' moves redraw them: elements found before a redraw
+    # go stale)
+    boards = browser.execute_script(_BOARDS)
     assert len(boards) == 4
-    assert [b.get_attribute("data-you") for b in boards] == [None, None, None, "1"]
-    assert [("you" in b.find_element(By.TAG_NAME, "h3").text.split()) for b in boards] == [
-        False,
-        False,
-        False,
-        True,
-    ]
-    first = min(boards, key=lambda b: (b.rect["y"], b.rect["x"]))
-    assert first == boards[3]
+    assert [b["you"] for b in boards] == [None, None, None, "1"]
+    assert [("you" in b["heading"].split()) for b in boards] == [False, False, False, True]
+    first = min(range(4), key=lambda i: (boards[i]["top"], boards[i]["left"]))
+    assert first == 3
+
+
+_BOARDS = """return [...document.querySelectorAll('#boards > .board')].map(e => {
+    const r = e.getBoundingClientRect(), h = e.querySelector('h3');
+    return {you: e.getAttribute('data-you'), heading: h ? h.innerText : '', top: r.top,
+            left: r.left};
+});"""
