@@ -338,3 +338,77 @@ def _http(url, body=None):
     req = urllib.request.Request(url, data=data, headers={"content-type": "application/json"})
     with urllib.request.urlopen(req, timeout=30) as r:
         return json.load(r)
+
+
+def test_each_seats_swings_are_the_largest_changes_of_its_own_decisions(finished):
+    """``seat_swings[p]``: the swings ranking of seat p's decisions alone (what a player's page
+    shows first)."""
+    _, _, _, a = finished
+    points = [(e["step"], e["seat"], e["win"]) for e in a["estimates"]] + [
+        (a["final"]["step"], None, a["final"]["returns"])
+    ]
+    assert len(a["seat_swings"]) == 2
+    for p in (0, 1):
+        own = [
+            (round(nxt[p] - win[p], 6), k)
+            for (k, seat, win), (_, _, nxt) in zip(points, points[1:])
+            if seat == p
+        ]
+        ranked = sorted(own, key=lambda d: (-abs(d[0]), d[1]))[: analysis.SWINGS]
+        assert [(w["delta"], w["step"]) for w in a["seat_swings"][p]] == ranked
+        assert {w["seat"] for w in a["seat_swings"][p]} == {p}
+
+
+_SWING_TABLES = """
+return [...document.querySelectorAll("#analysis-swings table")].map(t => ({
+    id: t.id, caption: t.caption.textContent,
+    rows: [...t.querySelectorAll("tr.swing")].map(r => [+r.dataset.step, +r.dataset.seat])}));
+"""
+
+
+def test_a_players_page_lists_his_own_swings_first(browser, tmp_path):
+    """Seat 0, a person, plays Port Royal to the end against a random bot: his page lists his
+    own biggest swings first ("your biggest swings", his decisions only, largest first), then
+    the whole game's; a watcher's page has the whole game's only."""
+    import random
+
+    app = create_app(tmp_path, bot_delay=0, analysis_iterations=ITERATIONS)
+    with serving(app) as address:
+        url = f"http://{address}"
+        made = _http(f"{url}/api/games", {"game": PRY, "seats": ["human", "random"], "seed": 6})
+        gid, token = made["id"], token_of(made, 0)
+        rng = random.Random(5)
+        while True:
+            v = wait_for(
+                lambda: (lambda view: view if view["over"] or view["moves"] else None)(
+                    _http(f"{url}/api/games/{gid}?token={token}")
+                ),
+                what="seat 0's turn",
+            )
+            if v["over"]:
+                break
+            move = rng.choice(v["moves"])["action"]
+            _http(
+                f"{url}/api/games/{gid}/move", {"token": token, "step": v["step"], "action": move}
+            )
+        tables = {}
+        for who, query in (("player", f"?token={token}"), ("watcher", "")):
+            browser.get(f"{url}/game/{gid}{query}")
+            WebDriverWait(browser, 60, poll_frequency=0.05).until(
+                lambda b: (
+                    b.execute_script("return document.getElementById('analysis').dataset.status")
+                    == "done"
+                )
+            )
+            tables[who] = browser.execute_script(_SWING_TABLES)
+        a = _http(f"{url}/api/games/{gid}/analysis")
+    whole = [[w["step"], w["seat"]] for w in a["swings"]]
+    own = [[w["step"], w["seat"]] for w in a["seat_swings"][0]]
+    assert own and {seat for _, seat in own} == {0}
+    assert tables["player"] == [
+        {"id": "own-swings", "caption": "your biggest swings", "rows": own},
+        {"id": "swings", "caption": "the biggest swings of the game", "rows": whole},
+    ]
+    assert tables["watcher"] == [
+        {"id": "swings", "caption": "the biggest swings of the game", "rows": whole}
+    ]

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import random
 import urllib.error
+import urllib.parse
 import urllib.request
 
 import pytest
@@ -142,8 +143,16 @@ def _check_game_over(browser, server, gid) -> dict:
     return rec
 
 
+def _opened_game(browser, server) -> str:
+    """The id of the game whose page the browser went to (from the lobby's create)."""
+    WebDriverWait(browser, 30).until(lambda b: "/game/" in b.current_url)
+    return urllib.parse.urlsplit(browser.current_url).path.rsplit("/", 1)[1]
+
+
 def _lobby_game(browser, server, game, seats, seed) -> str:
-    """Make a game in the lobby's form; its id (the lobby then shows the seats' links)."""
+    """Make a game in the lobby's form; its id. The game then opens at the one person's seat
+    (or the watcher's page of a game of bots); with several people the lobby shows the
+    seats' links."""
     browser.get(server.url + "/")
     WebDriverWait(browser, 30).until(lambda b: b.find_elements(By.CSS_SELECTOR, "#game option"))
     Select(browser.find_element(By.ID, "game")).select_by_value(game)
@@ -158,12 +167,17 @@ def _lobby_game(browser, server, game, seats, seed) -> str:
             box.send_keys(spec)
     browser.find_element(By.ID, "seed").send_keys(str(seed))
     browser.find_element(By.ID, "create").click()
-    created = WebDriverWait(browser, 30).until(
-        lambda b: (
-            b.find_element(By.ID, "created").is_displayed() and b.find_element(By.ID, "created")
+    if seats.count("human") <= 1:
+        gid = _opened_game(browser, server)
+        query = urllib.parse.parse_qs(urllib.parse.urlsplit(browser.current_url).query)
+        assert ("token" in query) == ("human" in seats), browser.current_url
+    else:
+        created = WebDriverWait(browser, 30).until(
+            lambda b: (
+                b.find_element(By.ID, "created").is_displayed() and b.find_element(By.ID, "created")
+            )
         )
-    )
-    gid = created.text.split()[1].rstrip(":")
+        gid = created.text.split()[1].rstrip(":")
     rec = stored.record(server.folder, gid)
     assert (rec["game"], rec["seed"], rec["players"]) == (game, seed, seats)
     return gid
@@ -172,10 +186,12 @@ def _lobby_game(browser, server, game, seats, seed) -> str:
 @pytest.mark.parametrize("game", ["puerto_rico", "port_royal", "cuba"])
 def test_one_person_against_two_random_bots_to_the_end(browser, server, game):
     gid = _lobby_game(browser, server, game, ["human", "random", "random"], seed=17)
-    # the lobby lists the unfinished game with this browser's link to resume it
+    # "create" opened the person's seat; the lobby lists the unfinished game with this
+    # browser's link to resume it, which plays on
+    browser.get(server.url + "/")
     row = WebDriverWait(browser, 30).until(lambda b: b.find_element(By.ID, f"game-{gid}"))
     assert "resume seat 0" in row.text
-    browser.find_element(By.CSS_SELECTOR, '#created a.seat-link[data-seat="0"]').click()
+    row.find_element(By.CSS_SELECTOR, "a.resume").click()
     clicks = _play_to_the_end(browser, server, gid, game, seed=1)
     rec = _check_game_over(browser, server, gid)
     assert clicks == sum(1 for s in rec["steps"] if s["player"] == 0) > 10
@@ -497,15 +513,9 @@ def test_a_record_is_played_on_from_a_step_in_the_lobby(browser, server, tmp_pat
     browser.find_element(By.ID, "record-file").send_keys(str(path))
     browser.find_element(By.ID, "record-step").send_keys("40")
     browser.find_element(By.ID, "from-record").click()
-    created = WebDriverWait(browser, 30).until(
-        lambda b: (
-            b.find_element(By.ID, "created").is_displayed() and b.find_element(By.ID, "created")
-        )
-    )
-    gid = created.text.split()[1].rstrip(":")
+    gid = _opened_game(browser, server)  # the one person's seat
     saved = stored.record(server.folder, gid)
     assert saved["steps"][:40] == rec["steps"][:40] and saved["seed"] == 23
-    browser.find_element(By.CSS_SELECTOR, 'a.seat-link[data-seat="0"]').click()
     s = _your_turn(browser, 39)
     assert int(s["step"]) >= 40
     _check_board(browser, server, gid, "puerto_rico")

@@ -13,6 +13,7 @@ import re
 import subprocess
 import sys
 import urllib.error
+import urllib.parse
 import urllib.request
 
 import pytest
@@ -305,22 +306,18 @@ def test_the_czech_lobby_makes_a_game_and_says_its_refusals_in_czech(browser, cs
     box.send_keys("random")
     browser.find_element(By.ID, "seed").send_keys("11")
     browser.find_element(By.ID, "create").click()
-    created = WebDriverWait(browser, 30).until(
-        lambda b: (
-            b.find_element(By.ID, "created").is_displayed() and b.find_element(By.ID, "created")
-        )
-    )
-    gid = created.text.split()[1].rstrip(":")
-    assert created.text.startswith(
-        MSG[
-            "game {id}: one link per human seat (its token is its key; give each person theirs)"
-        ].format(id=gid)
-    )
+    # the game opens at the person's seat, in Czech still
+    WebDriverWait(browser, 30).until(lambda b: "/game/" in b.current_url)
+    gid = urllib.parse.urlsplit(browser.current_url).path.rsplit("/", 1)[1]
     rec = stored.record(folder, gid)
     assert (rec["game"], rec["seed"], rec["players"]) == ("port_royal", 11, ["human", "random"])
+    _your_turn(browser, -1)
+    assert browser.find_element(By.ID, "undo").text == MSG["undo"]
+    # the Czech lobby lists it with this browser's link to resume it
+    browser.get(url + "/")
     row = WebDriverWait(browser, 30).until(lambda b: b.find_element(By.ID, f"game-{gid}"))
     assert MSG["resume seat {i}"].format(i=0) in row.text and "Port Royal" in row.text
-    browser.find_element(By.CSS_SELECTOR, '#created a.seat-link[data-seat="0"]').click()
+    row.find_element(By.CSS_SELECTOR, "a.resume").click()
     _your_turn(browser, -1)
     assert browser.find_element(By.ID, "undo").text == MSG["undo"]
 

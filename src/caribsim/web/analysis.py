@@ -13,7 +13,8 @@ lines without numbers of their own.
   decision to the next; a chance outcome drawn meanwhile shows in the next estimate). The
   last point is the game's actual returns.
 - A swing of decision k: its mover's estimate at the next point (the next decision, or the
-  end) minus his estimate at k; the largest |swings| are listed.
+  end) minus his estimate at k; the largest |swings| are listed, of the whole game and of
+  each seat (a player's page shows his own first).
 - The game is over when it is analysed: the search sees the whole state (Port Royal's
   face-down coins, Cuba's bids placed), nothing is secret any more. Chance to come is
   sampled, not read from the record.
@@ -37,7 +38,7 @@ from caribsim.search import guided
 from caribsim.web.games import GameError, _write_json
 
 FORMAT = "caribsim-web-analysis"
-VERSION = 1
+VERSION = 2  # 2: seat_swings
 DEFAULT_ITERATIONS = 300  # simulations of each step's search
 SWINGS = 5  # swings listed
 CHUNK = 16  # steps searched per run (the progress moves by this much)
@@ -59,18 +60,21 @@ def decisions(record: dict) -> list:
     ]
 
 
-def swings(estimates: list, returns: list, top: int = SWINGS) -> list:
+def swings(estimates: list, returns: list, top: int = SWINGS, seat: int | None = None) -> list:
     """The ``top`` decisions whose mover's estimate changed most from that decision to the next
-    point (the next decision, or the end's returns); largest |change| first, ties by step."""
+    point (the next decision, or the end's returns); largest |change| first, ties by step.
+    ``seat``: that seat's decisions only."""
     out = []
     for i, e in enumerate(estimates):
-        seat = e["seat"]
-        after = estimates[i + 1]["win"][seat] if i + 1 < len(estimates) else returns[seat]
-        before = e["win"][seat]
+        if seat is not None and e["seat"] != seat:
+            continue
+        seat_i = e["seat"]
+        after = estimates[i + 1]["win"][seat_i] if i + 1 < len(estimates) else returns[seat_i]
+        before = e["win"][seat_i]
         out.append(
             {
                 "step": e["step"],
-                "seat": seat,
+                "seat": seat_i,
                 "action": e["action"],
                 "label": e["label"],
                 "before": before,
@@ -90,6 +94,9 @@ def said(answer: dict, tr) -> dict:
         **answer,
         "estimates": [{**e, "label": tr.move(e["label"])} for e in answer["estimates"]],
         "swings": [{**w, "label": tr.move(w["label"])} for w in answer["swings"]],
+        "seat_swings": [
+            [{**w, "label": tr.move(w["label"])} for w in ws] for ws in answer["seat_swings"]
+        ],
     }
 
 
@@ -140,6 +147,8 @@ def analyse(record: dict, iterations: int, progress=None, stop=None) -> dict:
         "estimates": estimates,
         "final": {"step": len(record["steps"]), "returns": returns},
         "swings": swings(estimates, returns),
+        # each seat's own, for the page of a player: his decisions first
+        "seat_swings": [swings(estimates, returns, seat=p) for p in range(len(returns))],
     }
 
 

@@ -194,11 +194,14 @@ async function create() {
   await start(body);
 }
 async function start(body) {
-  // a new game (or one played on from a record): its links kept in this browser and shown
+  // a new game (or one played on from a record): its links kept in this browser (the lobby's
+  // list resumes it from them), then the game opens: one person's seat, or the watcher's page
+  // of a game of bots; a game of several people shows each seat's link to give them
   try {
     const made = await api("/api/games", body), all = known();
     all[made.id] = made;
     localStorage.setItem("caribsim-links", JSON.stringify(all));
+    if (made.links.length <= 1) { location.assign(keepLang(made.links.length ? made.links[0].url : made.watch)); return; }
     $("created").innerHTML = linkList(made.id, made);
     $("created").hidden = false;
     listGames();
@@ -519,9 +522,10 @@ _ANALYSIS = r"""<style>
 #analysis-chart{width:100%;max-width:760px;height:auto;display:block}
 #analysis-chart text{font-size:11px}
 #analysis-legend .tag{margin-right:.4em}
-#swings{border-collapse:collapse;margin-top:.4em}
-#swings td,#swings th{padding:.1em .5em;border-bottom:1px solid #ddd;text-align:right}
-#swings td:nth-child(2),#swings td:nth-child(3),#swings th:nth-child(2),#swings th:nth-child(3){text-align:left}
+.swings{border-collapse:collapse;margin-top:.6em}
+.swings caption{text-align:left;font-weight:bold;padding-bottom:.2em}
+.swings td,.swings th{padding:.1em .5em;border-bottom:1px solid #ddd;text-align:right}
+.swings td:nth-child(2),.swings td:nth-child(3),.swings th:nth-child(2),.swings th:nth-child(3){text-align:left}
 </style>
 <div id="analysis" data-status="" hidden><h2 data-t>analysis</h2>
 <div id="analysis-status"></div>
@@ -589,13 +593,20 @@ function analysisChart(a) {
   $("analysis-legend").innerHTML = Array.from({length: seats}, (_, p) =>
     `<span class="tag" style="border-left:4px solid ${COLORS[p % 5]}">${seatName(p)}: ${pct(a.final.returns[p])}</span>`).join("");
 }
-function analysisSwings(a) {
-  // the moves after which their mover's estimate changed most (to his next point)
-  const rows = a.swings.map(s => `<tr class="swing" data-step="${s.step}" data-seat="${s.seat}">
+function swingTable(id, caption, list) {
+  const rows = list.map(s => `<tr class="swing" data-step="${s.step}" data-seat="${s.seat}">
     <td><a href="${keepLang(`/replay/${GAME}`)}#step=${s.step + 1}" title="${esc(t("the board after this move, in the replay"))}">${s.step + 1}</a></td>
     <td>${seatName(s.seat)}</td><td>${esc(s.label)}</td><td>${pct(s.before)}</td><td>${pct(s.after)}</td><td>${pct(s.delta, true)}</td></tr>`).join("");
-  $("analysis-swings").innerHTML = `<table id="swings"><tr>${["move", "seat", "played", "before", "after", "change"]
+  return `<table id="${id}" class="swings"><caption>${esc(t(caption))}</caption><tr>${["move", "seat", "played", "before", "after", "change"]
     .map(h => `<th>${esc(t(h))}</th>`).join("")}</tr>${rows}</table>`;
+}
+function analysisSwings(a) {
+  // the moves after which their mover's estimate changed most (to his next point): a player's
+  // own first (the seats this page holds, largest change first), then the whole game's
+  const mine = (view ? view.you : []).flatMap(p => (a.seat_swings || [])[p] || [])
+    .sort((u, w) => Math.abs(w.delta) - Math.abs(u.delta) || u.step - w.step).slice(0, a.swings.length);
+  $("analysis-swings").innerHTML = (mine.length ? swingTable("own-swings", "your biggest swings", mine) : "") +
+    swingTable("swings", "the biggest swings of the game", a.swings);
 }
 """
 
