@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -365,6 +366,24 @@ def test_undo_and_hint_buttons(browser, server):
     assert [
         (int(r.get_attribute("data-action")), float(r.get_attribute("data-share"))) for r in rows
     ] == [(m["action"], m["share"]) for m in hint["moves"]]
+    # ranked, each with the win estimate and the expected score margin after it, under the
+    # columns' names
+    heads = browser.find_elements(By.CSS_SELECTOR, "#hint-panel th")
+    assert [h.text for h in heads] == [
+        "",
+        "move",
+        "visits",
+        "win",
+        "points against the best other seat",
+    ]
+    for i, (r, m) in enumerate(zip(rows, hint["moves"])):
+        cells = [c.text for c in r.find_elements(By.TAG_NAME, "td")]
+        assert cells[0] == f"{i + 1}." and cells[1] == m["label"]
+        win = re.fullmatch(r"(\d+)%", cells[3])
+        assert win and abs(int(win.group(1)) - 100 * m["win"]) <= 0.5 + 1e-9, cells[3]
+        margin = re.fullmatch(r"[+-]?\d+\.\d", cells[4])
+        assert margin and abs(float(cells[4]) - m["margin"]) <= 0.05 + 1e-9, cells[4]
+        assert (m["margin"] > 0) == cells[4].startswith("+")
     browser.find_element(By.ID, "hint-close").click()
     assert not browser.find_element(By.ID, "hint-panel").is_displayed()
     # two decisions, then undo: back to the second one, with the same buttons

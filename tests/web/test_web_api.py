@@ -19,6 +19,7 @@ need("web")  # a test of caribsim.web: skips without the extra
 import caribsim
 from caribsim.human import boards, lang, records, viewer
 from caribsim.search import mcts
+from caribsim.web import games
 from caribsim.web import page as web_page
 from caribsim.web.app import DEFAULT_BOT, create_app
 from tests.web import stored
@@ -330,6 +331,15 @@ def test_hint_is_the_search_of_the_position(client, folder):
     shares = sorted(result.policy().items(), key=lambda kv: (-kv[1], kv[0]))[:5]
     assert [(m["action"], m["share"]) for m in h["moves"]] == shares
     assert [m["win"] for m in h["moves"]] == [result.mean_reward[a] for a, _ in shares]
+    # each move's expected score margin: seat 0's score minus the best other's, at the end of
+    # the hint's random games after the move
+    for m in h["moves"]:
+        scores = caribsim.random_playouts(
+            st.child(m["action"]), games.MARGIN_PLAYOUTS, seed=v["step"]
+        ).scores
+        expected = sum(int(s[0]) - max(int(s[1]), int(s[2])) for s in scores) / len(scores)
+        assert m["margin"] == round(expected, 2)
+    assert len({m["margin"] for m in h["moves"]}) > 1  # it tells the moves apart
     assert h["win"] == result.mean_reward[result.action] and h["iterations"] == result.iterations
     assert [m["label"] for m in h["moves"]] == [
         boards.get(PR).choice_label(st, a) for a, _ in shares

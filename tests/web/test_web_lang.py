@@ -196,7 +196,7 @@ def test_the_hint_the_refusals_and_the_game_over_panel_in_czech(browser, cs, tmp
     tr, board = lang.translator("puerto_rico", "cs"), boards.get("puerto_rico")
     for r in rows:
         a = int(r.get_attribute("data-action"))
-        assert r.find_element(By.TAG_NAME, "td").text == tr.move(
+        assert r.find_element(By.CSS_SELECTOR, "td.hint-label").text == tr.move(
             board.choice_label(state, a, seat=seat)
         )
     # the panel's text after its close button
@@ -204,7 +204,14 @@ def test_the_hint_the_refusals_and_the_game_over_panel_in_czech(browser, cs, tmp
     assert panel.startswith(
         MSG["hint ({n} iterations; win estimate of the best move {win}%):"].split(" (")[0] + " ("
     )
-    assert english_left("hint iterations win estimate of the best move of visits", panel) == set()
+    assert (
+        english_left(
+            "hint iterations win estimate of the best move visits points against the best "
+            "other seat",
+            panel,
+        )
+        == set()
+    )
     # the refusals a page meets, said in its language: a stale step, not your turn, a wrong token
     status, text = _request(
         f"{url}/api/games/{gid}/move?lang=cs", {"token": token, "step": 0, "action": 0}

@@ -30,6 +30,8 @@ import weakref
 from collections import OrderedDict
 from pathlib import Path
 
+import numpy as np
+
 import caribsim
 from caribsim._common import _read_json_file
 from caribsim.human import boards, lang, records, viewer
@@ -43,6 +45,7 @@ SEATS_FORMAT = "caribsim-web-seats"
 MAX_SPEC = 200  # characters of a bot spec
 _MODEL_PATH = 4096  # characters the server's policy may add to a spec: a model file's full path
 HINT_MOVES = 5  # moves a hint lists
+MARGIN_PLAYOUTS = 200  # random games after each hinted move for its expected score margin
 _ID = re.compile(r"[0-9a-f]{12}")
 _PLAYER_PROBE = range(1, 11)
 log = logging.getLogger("caribsim.web")
@@ -993,14 +996,28 @@ def hint_said(found: dict, tr) -> dict:
     return {**found, "moves": [{**m, "label": tr.move(m["label"])} for m in found["moves"]]}
 
 
+def margin(state, seat: int, seed: int, games: int = MARGIN_PLAYOUTS) -> float:
+    """``seat``'s mean score minus the best other seat's at the end of ``games`` random games
+    from ``state`` (its score margin then, if the game is over): a figure that still ranks the
+    moves when every win estimate is 0."""
+    if state.is_terminal():
+        scores = np.asarray([[s["total"] for s in state.scores()]], dtype=float)
+    else:
+        scores = np.asarray(caribsim.random_playouts(state, games, seed=seed).scores, dtype=float)
+    others = np.delete(scores, seat, axis=1)
+    return round(float(np.mean(scores[:, seat] - others.max(axis=1))), 2)
+
+
 def hint(state, iterations: int, board) -> dict:
-    """The search's view of the seat to act (runs in a thread): the most visited moves with
-    their visit share and the mover's mean win estimate after each."""
-    result = mcts.search(state, iterations=iterations, seed=len(state.history()))
+    """The search's view of the seat to act (runs in a thread): the most visited moves, in
+    that order, with their visit share, the mover's mean win estimate after each and his
+    expected score margin after each (``margin``)."""
+    step = len(state.history())
+    result = mcts.search(state, iterations=iterations, seed=step)
     shares = sorted(result.policy().items(), key=lambda kv: (-kv[1], kv[0]))[:HINT_MOVES]
     seat = state.current_player()
     return {
-        "step": len(state.history()),
+        "step": step,
         "iterations": result.iterations,
         "win": result.mean_reward[result.action],
         "moves": [
@@ -1009,6 +1026,7 @@ def hint(state, iterations: int, board) -> dict:
                 "label": board.choice_label(state, a, seat=seat),
                 "share": share,
                 "win": result.mean_reward[a],
+                "margin": margin(state.child(a), seat, step),
             }
             for a, share in shares
         ],

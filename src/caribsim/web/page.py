@@ -266,7 +266,7 @@ __VIEWER_CSS__
 #error{color:#b00;font-weight:bold}
 #moves{display:flex;flex-wrap:wrap;gap:.3em;margin:.4em 0}
 #moves button{text-align:left}
-#hint-panel table{border-collapse:collapse}#hint-panel td{padding:0 .5em}
+#hint-panel table{border-collapse:collapse}#hint-panel td,#hint-panel th{padding:0 .5em}#hint-panel th{font-weight:normal;color:#555;text-align:right}#hint-panel th:nth-child(2){text-align:left}#hint-panel td.num{text-align:right;white-space:nowrap}
 #hint-panel{position:fixed;right:.6em;bottom:.6em;z-index:20;max-width:min(36em,94vw);max-height:45vh;overflow:auto;
   background:#fff;border:2px solid #e07000;border-radius:4px;padding:.4em .6em;box-shadow:0 2px 10px #0004}
 #hint-close{float:right;margin-left:.5em}
@@ -411,8 +411,11 @@ $("hint").onclick = async () => {
     const h = await api(`/api/games/${GAME}/hint`, {token: tokenOf(view.to_act), step});
     if (view.step !== step) return;
     panel.innerHTML = close + t("hint ({n} iterations; win estimate of the best move {win}%):", {n: h.iterations, win: (100 * h.win).toFixed(0)}) + `
-      <table>${h.moves.map(m => `<tr class="hint-move" data-action="${m.action}" data-share="${m.share}" data-win="${m.win}">
-      <td>${esc(m.label)}</td><td>${t("{share}% of visits", {share: (100 * m.share).toFixed(0)})}</td><td>${t("win {win}%", {win: (100 * m.win).toFixed(0)})}</td></tr>`).join("")}</table>`;
+      <table><tr><th></th><th>${esc(t("move"))}</th><th>${esc(t("visits"))}</th><th>${esc(t("win"))}</th>
+      <th title="${esc(t("your score minus the best other seat's, at the end of random games after this move"))}">${esc(t("points against the best other seat"))}</th></tr>
+      ${h.moves.map((m, i) => `<tr class="hint-move" data-action="${m.action}" data-share="${m.share}" data-win="${m.win}" data-margin="${m.margin}">
+      <td>${i + 1}.</td><td class="hint-label">${esc(m.label)}</td><td class="num">${(100 * m.share).toFixed(0)}%</td><td class="num">${(100 * m.win).toFixed(0)}%</td>
+      <td class="num">${(m.margin > 0 ? "+" : "") + m.margin.toFixed(1)}</td></tr>`).join("")}</table>`;
   } catch (e) { panel.hidden = true; showError(e.message); }
 };
 $("hint-panel").addEventListener("click", e => { if (e.target.id === "hint-close") $("hint-panel").hidden = true; });
