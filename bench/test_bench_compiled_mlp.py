@@ -32,13 +32,14 @@ from caribsim import _blas
 from caribsim.search import bots, guided
 from caribsim.search.evaluators import MLPEvaluator
 
-# Each floor is 0.8 x the median ratio measured in short mode on the 2-vCPU AMD EPYC VM
-# shared with other work: a 30% slowdown of the compiled path fails.
+# Each floor is about 0.8 x the median ratio measured in short mode on a 2-vCPU AMD EPYC VM
+# shared with other work, and over 0.7 x the highest seen: a 30% slowdown of the compiled
+# path fails.
 FLOORS = {
     # leaf evaluations/s compiled over numpy, 64 trees x 8 leaves
-    "leaf_evaluations_over_numpy": 2.3,  # measured 2.63-3.21 (3.12, 3.21 beside 2 CPU-bound processes)
+    "leaf_evaluations_over_numpy": 2.45,  # 3.34-3.48 on another EPYC VM (2026-12-04: 2.3 let 0.7 x 3.35 pass); earlier 2.63-3.21 (3.12, 3.21 beside 2 CPU-bound processes)
     # mcts:1000's CPU time per move over az's (the issue asks >= 1)
-    "mcts1000_over_az_cpu_per_move": 2.3,  # measured 2.88-3.09 (3.05, 2.93 beside 2 CPU-bound processes)
+    "mcts1000_over_az_cpu_per_move": 2.45,  # 3.34 on another EPYC VM (2026-12-04); earlier 2.88-3.09 (3.05, 2.93 beside 2 CPU-bound processes)
 }
 
 

@@ -276,6 +276,11 @@ __VIEWER_CSS__
 .board.yours{order:-1;box-shadow:0 0 0 3px #e07000}
 .you-badge{background:#e07000;color:#fff;border-radius:3px;padding:0 .35em;font-size:.8em}
 #moves button.picked{outline:3px solid #e07000;background:#ffe4c0}
+#last-move{margin:.3em 0;padding:.2em .5em;border-left:4px solid #f5b400;background:#fffbea;min-height:1.2em}
+#last-move .gains{color:#555}
+.changed{animation:changed 2.4s ease-out}
+@keyframes changed{0%{box-shadow:0 0 0 3px #f5b400;background-color:#ffe98a}100%{box-shadow:0 0 0 3px #f5b40000}}
+@media (prefers-reduced-motion:reduce){.changed{animation:none;box-shadow:0 0 0 2px #f5b400}}
 </style></head><body>
 <h1>__TITLE__ <a id="lobby-link" href="/" style="font-size:.6em" data-t>lobby</a></h1>
 <div id="status" data-step="-1"></div>
@@ -286,6 +291,7 @@ __VIEWER_CSS__
  <button id="undo-yes" data-t>undo and play on</button> <button id="undo-no" data-t>keep the game finished</button></div>
 <div id="hint-panel" hidden></div>
 <div id="scores"></div>
+<div id="last-move" aria-live="polite"></div>
 <div id="game-over" hidden></div>
 __ANALYSIS__
 <div id="supply"></div>
@@ -315,7 +321,7 @@ function status(v) {
 function render(v) {
   // an answer arriving late, or the same change twice (the move's answer and its update)
   if (view && v.version <= view.version) return;
-  const moved = !view || v.step !== view.step;
+  const moved = !view || v.step !== view.step, before = view;
   view = v;
   Object.assign(DATA, {players: v.players.map(p => p === "human" ? t(p) : p), final: v.final,
                        snapshots: v.previous ? [v.previous, v.snapshot] : [v.snapshot]});
@@ -332,19 +338,40 @@ function render(v) {
   $("scores").innerHTML = tr("scores: ") + s.scores.map((x, p) => `<span class="tag" style="border-left:4px solid ${COLORS[p % 5]}">${seatName(p)}: <b id="total-${p}">${x}</b></span>`).join("");
   const over = gameOver(v.game_over, true) + (v.over ? `<div class="row"><a id="replay-link" href="${keepLang(`/replay/${GAME}`)}">${t("replay the game")}</a></div>` : "");
   $("game-over").innerHTML = over; $("game-over").hidden = !over;
-  const supply = trHtml(BOARD.supply(s));
+  const supply = trHtml(BOARD.supply(s)), drawnBefore = moved && before ? [$("supply").cloneNode(true), $("boards").cloneNode(true)] : null;
   $("supply").innerHTML = supply; $("supply").hidden = !supply;
   $("boards").innerHTML = trHtml(BOARD.boards(s));
+  // what just happened: the parts of the drawing the step changed, marked for a moment (the
+  // bots' moves come one update each, so each is shown in turn; below, once the drawing is
+  // whole), and the step's line of the log with every seat's change of score since this
+  // page's last view
+  const gains = before && moved ? s.scores.map((x, p) => [p, x - before.snapshot.scores[p]]).filter(([, d]) => d) : [];
+  $("last-move").innerHTML = v.log.length ? esc(v.log[v.log.length - 1].replace(/^\d+\. /, "")) +
+    (gains.length ? ` <span class="gains">(${tr("score")}: ${gains.map(([p, d]) => `${seatName(p)} ${d > 0 ? "+" : ""}${d}`).join(", ")})</span>` : "") : "";
   // the seats this browser holds: their boards first and marked, not found by scrolling
   const drawn = [...document.querySelectorAll("#boards > .board")];
   for (const i of v.you) if (drawn[i]) {
     drawn[i].classList.add("yours"); drawn[i].dataset.you = "1";
     drawn[i].querySelector("h3")?.insertAdjacentHTML("beforeend", ` <span class="you-badge">${esc(t("you"))}</span>`);
   }
+  if (drawnBefore) { markChanged(drawnBefore[0], $("supply")); markChanged(drawnBefore[1], $("boards")); }
   markTargets(v.moves);
   const log = $("log"), atEnd = log.scrollTop + log.clientHeight >= log.scrollHeight - 4;
   log.innerHTML = v.log.map(line => `<li>${esc(line.replace(/^\d+\. /, ""))}</li>`).join("");
   if (atEnd) log.scrollTop = log.scrollHeight;
+}
+function markChanged(old, now) {
+  // the smallest parts of the new drawing whose text differs from the old one's at the same
+  // place: where both have the same children (by tag), the differing children are looked into
+  if (old.textContent === now.textContent) return;
+  const a = old.children, b = now.children;
+  if (a.length && a.length === b.length && [...a].every((x, i) => x.tagName === b[i].tagName)) {
+    let inner = false;
+    for (let i = 0; i < b.length; i++)
+      if (a[i].textContent !== b[i].textContent) { markChanged(a[i], b[i]); inner = true; }
+    if (inner) return;
+  }
+  now.classList.add("changed");
 }
 let pending = null;      // the step of the request on its way: one request per step
 async function act(path, body) {
