@@ -583,6 +583,9 @@ class Game:
         self.hidden: list[
             bool
         ] = []  # per step: it put a card face down (its name kept off the pages)
+        # per step: (its round, counted from 0 as the replay's jumps count them (the board's
+        # round_mark), the phase it was taken in, that round_mark): the grouped log
+        self.where: list[tuple] = []
         self.previous = None  # the state before the last step
         self._ended: tuple = (None, None, {})  # (version, the states, {lang: why it ended})
         for action in state.history():
@@ -610,8 +613,34 @@ class Game:
         name = before.action_to_string(action)
         self.steps.append({"action": action, "name": name, "player": who})
         self.hidden.append(bool(getattr(self.board, "face_down", _never)(before)))
+        d = before.to_dict()
+        mark = self.board.round_mark(d)
+        rnd = self.where[-1][0] + (mark != self.where[-1][2]) if self.where else 0
+        self.where.append((rnd, d["phase"], mark))
         text = self.board.move_text(before, name)
         self.log.append(f"{len(self.log) + 1}. {self._mover(who)}: {text}")
+
+    def log_groups(self) -> list:
+        """The log's steps as the page groups them: by round (``n``, from 1, as the replay's
+        jumps count them), then by the phase they were taken in; a chance step goes with the
+        decision before it in its round (it drew what that move asked for): each entry is
+        ``{"move": a decision's step or None (chance at a round's start), "chance": [its
+        chance steps]}``."""
+        out: list = []
+        for k, (rnd, phase, _) in enumerate(self.where):
+            if not out or out[-1]["round"] != rnd + 1:
+                out.append({"round": rnd + 1, "phases": []})
+            phases = out[-1]["phases"]
+            chance = self.steps[k]["player"] < 0
+            if chance and phases:
+                phases[-1]["moves"][-1]["chance"].append(k)
+                continue
+            if not phases or phases[-1]["phase"] != phase:
+                phases.append({"phase": phase, "moves": []})
+            phases[-1]["moves"].append(
+                {"move": None, "chance": [k]} if chance else {"move": k, "chance": []}
+            )
+        return out
 
     def _mover(self, who: int, tr=None) -> str:
         """Who took a step as the log says it: chance or the seat with its player."""
@@ -651,14 +680,14 @@ class Game:
         (the game's new parts, their status). The game stays as it was, its pages showing the
         stored position, until ``_install``."""
         kept: tuple = (self.state.clone(), list(self.log), list(self.steps), list(self.hidden))
-        kept += (self.previous,)
+        kept += (self.previous, list(self.where))
         try:
             change()
             self._settle()
-            made = (self.state, self.log, self.steps, self.hidden, self.previous)
+            made = (self.state, self.log, self.steps, self.hidden, self.previous, self.where)
             return made, self.status()
         finally:
-            self.state, self.log, self.steps, self.hidden, self.previous = kept
+            self.state, self.log, self.steps, self.hidden, self.previous, self.where = kept
 
     def _saved(self, made: tuple, status: stores.Status) -> None:
         """Store a change made on the side; GameError (500) when it cannot be written, and
@@ -673,7 +702,7 @@ class Game:
             ) from None
 
     def _install(self, made: tuple) -> None:
-        self.state, self.log, self.steps, self.hidden, self.previous = made
+        self.state, self.log, self.steps, self.hidden, self.previous, self.where = made
         self.hints.clear()
         self._tell()
 
@@ -859,6 +888,7 @@ class Game:
                 self.log_line(k, tr, self.board.SECRET_MOVE if k in secret else None)
                 for k in range(len(self.log))
             ],
+            "log_groups": self.log_groups(),
             "problem": said(self.problem, tr) if self.problem else None,
             "game_over": viewer.game_over(
                 final,

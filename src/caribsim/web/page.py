@@ -270,7 +270,19 @@ __VIEWER_CSS__
 #hint-panel{position:fixed;right:.6em;bottom:.6em;z-index:20;max-width:min(36em,94vw);max-height:45vh;overflow:auto;
   background:#fff;border:2px solid #e07000;border-radius:4px;padding:.4em .6em;box-shadow:0 2px 10px #0004}
 #hint-close{float:right;margin-left:.5em}
-#log{max-height:16em;overflow-y:auto;background:#fff;border:1px solid #bbb;font-size:.85em;padding:.3em 2.5em}
+#log{max-height:16em;overflow-y:auto;background:#fff;border:1px solid #bbb;font-size:.85em;padding:.2em .5em}
+#log h4{margin:.3em 0 .1em;font-size:1em;border-bottom:1px solid #ddd}
+#log .log-phase-name{color:#666;font-style:italic;margin-left:.3em}
+#log ol{margin:0;padding-left:3em}
+#log li.chance{list-style:none;color:#777;font-size:.92em;margin-left:.8em}
+/* a wide screen: the log in a column of its own beside the board, as tall as the window */
+@media (min-width:1280px){
+  body{margin-right:24em}
+  #log-box{position:fixed;top:0;right:0;bottom:0;width:23em;display:flex;flex-direction:column;padding:.3em .5em;box-sizing:border-box;background:#fbf8f1;border-left:1px solid #ccc}
+  #log-box h2{margin:.2em 0}
+  #log{max-height:none;flex:1}
+  #hint-panel{right:24.6em}
+}
 .target{outline:2px solid #e07000;outline-offset:1px;cursor:pointer}
 .target:hover,.target:focus{outline-width:3px;box-shadow:0 0 0 4px #ffd9a8}
 .board.yours{order:-1;box-shadow:0 0 0 3px #e07000}
@@ -296,7 +308,7 @@ __VIEWER_CSS__
 __ANALYSIS__
 <div id="supply"></div>
 <div id="boards" class="boards"></div>
-<h2 data-t>moves played</h2><ol id="log"></ol>
+<div id="log-box"><h2 data-t>moves played</h2><div id="log"></div></div>
 <script>
 """
     + _COMMON_JS
@@ -357,8 +369,17 @@ function render(v) {
   if (drawnBefore) { markChanged(drawnBefore[0], $("supply")); markChanged(drawnBefore[1], $("boards")); }
   markTargets(v.moves);
   const log = $("log"), atEnd = log.scrollTop + log.clientHeight >= log.scrollHeight - 4;
-  log.innerHTML = v.log.map(line => `<li>${esc(line.replace(/^\d+\. /, ""))}</li>`).join("");
+  log.innerHTML = logHtml(v);
   if (atEnd) log.scrollTop = log.scrollHeight;
+}
+function logHtml(v) {
+  // the moves by round, then phase; each move numbered by its step, the chance steps it
+  // caused under it (one list item per step, in step order)
+  const line = (k, chance) => `<li${chance ? ' class="chance"' : ` value="${k + 1}"`}>${esc(v.log[k].replace(/^\d+\. /, ""))}</li>`;
+  return v.log_groups.map(g => `<section class="log-round"><h4>${esc(tr("round"))} ${g.round}</h4>` +
+    g.phases.map(p => `<div class="log-phase"><div class="log-phase-name">${esc(tr(label(p.phase)))}</div><ol>` +
+      p.moves.map(m => (m.move === null ? "" : line(m.move, false)) + m.chance.map(k => line(k, true)).join("")).join("") +
+      "</ol></div>").join("") + "</section>").join("");
 }
 function markChanged(old, now) {
   // the smallest parts of the new drawing whose text differs from the old one's at the same
