@@ -115,3 +115,18 @@ def wait_for(check, timeout=60.0, what="the condition"):
             return value
         assert time.monotonic() < deadline, f"timed out waiting for {what}"
         time.sleep(0.02)
+
+
+@contextlib.contextmanager
+def viewport(browser, width: int, height: int, mobile: bool = False):
+    """The page laid out at ``width`` x ``height`` CSS pixels (a phone's 390 x 844 too:
+    headless Chromium keeps a window at least 500 wide, so the size is emulated), the
+    window's own size afterwards."""
+    browser.execute_cdp_cmd(
+        "Emulation.setDeviceMetricsOverride",
+        {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": mobile},
+    )
+    try:
+        yield
+    finally:
+        browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})

@@ -16,7 +16,7 @@ need("web")  # a test of caribsim.web: skips without the extra
 from selenium.webdriver.support.ui import WebDriverWait
 
 from caribsim.web.app import create_app
-from tests.web.conftest import serving
+from tests.web.conftest import serving, viewport
 
 _LOG = """
 return [...document.querySelectorAll("#log section.log-round")].map(r => ({
@@ -95,23 +95,19 @@ def test_the_log_is_a_column_beside_the_board_on_a_wide_screen_and_below_on_a_ph
     browser, tmp_path
 ):
     app = create_app(tmp_path, bot_delay=0)
-    size = browser.get_window_size()
-    try:
-        with serving(app) as address:
-            url = f"http://{address}"
-            made = _post(
-                f"{url}/api/games", {"game": "puerto_rico", "seats": ["random"] * 3, "seed": 2}
-            )
-            places = {}
-            for name, (w, h) in {"wide": (1366, 768), "phone": (390, 844)}.items():
-                browser.set_window_size(w, h)
+    with serving(app) as address:
+        url = f"http://{address}"
+        made = _post(
+            f"{url}/api/games", {"game": "puerto_rico", "seats": ["random"] * 3, "seed": 2}
+        )
+        places = {}
+        for name, (w, h, mobile) in {"wide": (1366, 768, False), "phone": (390, 844, True)}.items():
+            with viewport(browser, w, h, mobile):
                 browser.get(f"{url}/game/{made['id']}")
                 WebDriverWait(browser, 30).until(
                     lambda b: b.execute_script("return document.querySelectorAll('#log li').length")
                 )
                 places[name] = browser.execute_script(_PLACES)
-    finally:
-        browser.set_window_size(size["width"], size["height"])
     wide, phone = places["wide"], places["phone"]
     # beside the boards, from the window's top to its bottom
     assert wide["log"]["left"] >= wide["boards"]["right"] - 1

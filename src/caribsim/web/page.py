@@ -275,6 +275,16 @@ __VIEWER_CSS__
 #log .log-phase-name{color:#666;font-style:italic;margin-left:.3em}
 #log ol{margin:0;padding-left:3em}
 #log li.chance{list-style:none;color:#777;font-size:.92em;margin-left:.8em}
+/* a phone: the seats this page holds right under the moves, the supply after them, the other
+   seats folded to their first lines (a tap on the heading unfolds one) */
+#mine{display:none}
+@media (max-width:700px){
+  #mine{display:flex;flex-direction:column;gap:.5em;margin:.4em 0}
+  #boards > .board > h3{cursor:pointer}
+  #boards > .board.folded > :nth-child(n+3){display:none}
+  #boards > .board > h3::after{content:" \25BE";color:#888}
+  #boards > .board.folded > h3::after{content:" \25B8"}
+}
 /* a wide screen: the log in a column of its own beside the board, as tall as the window */
 @media (min-width:1280px){
   body{margin-right:24em}
@@ -306,6 +316,7 @@ __VIEWER_CSS__
 <div id="last-move" aria-live="polite"></div>
 <div id="game-over" hidden></div>
 __ANALYSIS__
+<div id="mine"></div>
 <div id="supply"></div>
 <div id="boards" class="boards"></div>
 <div id="log-box"><h2 data-t>moves played</h2><div id="log"></div></div>
@@ -350,8 +361,9 @@ function render(v) {
   $("scores").innerHTML = tr("scores: ") + s.scores.map((x, p) => `<span class="tag" style="border-left:4px solid ${COLORS[p % 5]}">${seatName(p)}: <b id="total-${p}">${x}</b></span>`).join("");
   const over = gameOver(v.game_over, true) + (v.over ? `<div class="row"><a id="replay-link" href="${keepLang(`/replay/${GAME}`)}">${t("replay the game")}</a></div>` : "");
   $("game-over").innerHTML = over; $("game-over").hidden = !over;
-  const supply = trHtml(BOARD.supply(s)), drawnBefore = moved && before ? [$("supply").cloneNode(true), $("boards").cloneNode(true)] : null;
+  const supply = trHtml(BOARD.supply(s)), drawnBefore = moved && before ? [$("supply").cloneNode(true), boardsNow()] : null;
   $("supply").innerHTML = supply; $("supply").hidden = !supply;
+  $("mine").innerHTML = "";  // (a phone's place for the page's own boards: placeBoards)
   $("boards").innerHTML = trHtml(BOARD.boards(s));
   // what just happened: the parts of the drawing the step changed, marked for a moment (the
   // bots' moves come one update each, so each is shown in turn; below, once the drawing is
@@ -362,16 +374,45 @@ function render(v) {
     (gains.length ? ` <span class="gains">(${tr("score")}: ${gains.map(([p, d]) => `${seatName(p)} ${d > 0 ? "+" : ""}${d}`).join(", ")})</span>` : "") : "";
   // the seats this browser holds: their boards first and marked, not found by scrolling
   const drawn = [...document.querySelectorAll("#boards > .board")];
+  drawn.forEach((b, i) => { b.dataset.seat = i; });
   for (const i of v.you) if (drawn[i]) {
     drawn[i].classList.add("yours"); drawn[i].dataset.you = "1";
     drawn[i].querySelector("h3")?.insertAdjacentHTML("beforeend", ` <span class="you-badge">${esc(t("you"))}</span>`);
   }
   if (drawnBefore) { markChanged(drawnBefore[0], $("supply")); markChanged(drawnBefore[1], $("boards")); }
+  placeBoards();
   markTargets(v.moves);
   const log = $("log"), atEnd = log.scrollTop + log.clientHeight >= log.scrollHeight - 4;
   log.innerHTML = logHtml(v);
   if (atEnd) log.scrollTop = log.scrollHeight;
 }
+// a phone's layout (the CSS's max-width:700px)
+const PHONE = matchMedia("(max-width:700px)");
+const UNFOLDED = new Set();  // the other seats a person unfolded on a phone
+function boardsNow() {
+  // the boards as drawn, in seat order, wherever they are placed (a copy)
+  const all = document.createElement("div");
+  [...document.querySelectorAll("#mine > .board, #boards > .board")].sort((a, b) => a.dataset.seat - b.dataset.seat)
+    .forEach(b => all.appendChild(b.cloneNode(true)));
+  return all;
+}
+function placeBoards() {
+  // a phone: the page's own boards under the moves, the others folded unless unfolded
+  const mine = $("mine"), phone = PHONE.matches;
+  for (const b of [...mine.children]) $("boards").insertBefore(b, $("boards").children[+b.dataset.seat] || null);
+  for (const b of document.querySelectorAll("#boards > .board")) {
+    if (phone && b.classList.contains("yours")) mine.appendChild(b);
+    else b.classList.toggle("folded", phone && !UNFOLDED.has(+b.dataset.seat));
+  }
+}
+PHONE.addEventListener("change", placeBoards);
+$("boards").addEventListener("click", e => {
+  const h = e.target.closest("#boards > .board > h3");
+  if (!h || !PHONE.matches) return;
+  const b = h.parentElement, seat = +b.dataset.seat;
+  if (UNFOLDED.has(seat)) UNFOLDED.delete(seat); else UNFOLDED.add(seat);
+  b.classList.toggle("folded", !UNFOLDED.has(seat));
+});
 function logHtml(v) {
   // the moves by round, then phase; each move numbered by its step, the chance steps it
   // caused under it (one list item per step, in step order)
@@ -416,7 +457,7 @@ $("moves").onclick = e => {
 function markTargets(moves) {
   const byKey = {};
   for (const m of moves) if (m.target) (byKey[m.target] = byKey[m.target] || []).push(m);
-  for (const el of document.querySelectorAll("#supply [data-key], #boards [data-key]")) {
+  for (const el of document.querySelectorAll("#supply [data-key], #boards [data-key], #mine [data-key]")) {
     const ms = byKey[el.dataset.key];
     if (!ms) continue;
     el.classList.add("target");
@@ -437,7 +478,7 @@ function boardClick(e) {
   const first = buttons.find(b => b.classList.contains("picked"));
   if (first) first.focus();
 }
-for (const id of ["supply", "boards"]) {
+for (const id of ["supply", "boards", "mine"]) {
   $(id).addEventListener("click", boardClick);
   $(id).addEventListener("keydown", e => { if (e.key === "Enter" || e.key === " ") { if (e.target.closest(".target")) e.preventDefault(); boardClick(e); } });
 }

@@ -245,7 +245,7 @@ CSS = """.sugar{background:#f4f4f4;border:1px solid #ccc}.citrus{background:#f6a
 .tobacco{background:#5c9b4a;color:#fff}.rum{background:#8a4b2a;color:#fff}.cigar{background:#5a3a24;color:#fff}
 .wood{background:#e3cfa4}
 .stone{background:#c8553d;color:#fff}.water{background:#4a8fd8;color:#fff}.warehouse{background:#ddd}
-.cu-grid{display:grid;grid-template-columns:repeat(4,5.7em);gap:3px;margin:.3em 0}
+.cu-grid{display:grid;grid-template-columns:repeat(4,minmax(0,5.7em));gap:3px;margin:.3em 0}
 .cu-cell{position:relative;border:1px solid #999;border-radius:4px;min-height:5.4em;padding:2px 3px 1.3em 3px;
   font-size:.78em;box-sizing:border-box}
 .cu-rc{position:absolute;right:3px;bottom:1px;font-size:.9em;font-weight:bold;opacity:.75}
@@ -261,7 +261,7 @@ CSS = """.sugar{background:#f4f4f4;border:1px solid #ccc}.citrus{background:#f6a
   margin:.15em;background:#fcfcfa;min-width:9em}
 .cu-box h4{margin:0 0 .15em 0;font-size:.9em}
 .cu-small{font-size:.85em}
-.cu-board{width:24em}
+.cu-board{width:24em;max-width:100%}
 .cu-pool .tag{font-size:.85em}
 """
 
