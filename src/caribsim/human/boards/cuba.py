@@ -87,9 +87,29 @@ def _tables(game) -> dict:
             for i, f in enumerate(data["plantation"])
         ],
         "setup": setup,
+        "characters": _character_rules(setup),
     }
     _TABLES[game] = t
     return t
+
+
+def _character_rules(setup: dict) -> dict:
+    """Each character card's rule text (data/cuba_characters.csv, CU-6.2 to 6.7) with its
+    numbers from the game's setup data: "Trader (2 votes): buys and sells ..."."""
+    text = (files("caribsim") / "data" / "cuba_characters.csv").read_text(encoding="utf-8")
+    values = {k: " or ".join(map(str, v)) if isinstance(v, list) else v for k, v in setup.items()}
+    out = {}
+    for r, votes in zip(csv.DictReader(io.StringIO(text)), setup["character_votes"]):
+        rule = f"{r['id'].capitalize()} ({votes} vote{'s' if votes != 1 else ''}): "
+        rule += r["action"].format(**values)
+        if r["alternative"]:
+            rule += "; or he " + r["alternative"].format(**values)
+        out[r["id"]] = f"{rule} ({r['source']})"
+    if list(out) != list(CHARACTERS):
+        raise ValueError(
+            f"cuba_characters.csv lists {list(out)}, the game's characters are {list(CHARACTERS)}"
+        )
+    return out
 
 
 def _cost_text(cost) -> str:
@@ -196,13 +216,13 @@ def _board(b, score, t) -> dict:
 
 
 def _pool(d, t) -> list:
-    """The building tiles left in the pool: [id, name, cost text, tiles left]."""
+    """The building tiles left in the pool: [id, name, cost text, tiles left, rule text]."""
     owned: dict[str, int] = {}
     for b in d["boards"]:
         for bid in b["buildings"]:
             owned[bid] = owned.get(bid, 0) + 1
     return [
-        [bid, b["name"], _cost_text(b["cost"]), b["copies"] - owned.get(bid, 0)]
+        [bid, b["name"], _cost_text(b["cost"]), b["copies"] - owned.get(bid, 0), b["effect"]]
         for bid, b in t["buildings"].items()
     ]
 
@@ -236,6 +256,7 @@ def snapshot(state) -> dict:
         "pesos_limited": opts["pesos_limited"],
         "plantation": t["plantation"],
         "pool": _pool(d, t),
+        "character_rules": t["characters"],
         "end_vp_per_building": su["end_vp_per_building"],
         "boards": [_board(b, sc, t) for b, sc in zip(d["boards"], state.scores())],
     }
@@ -316,8 +337,8 @@ function cuParliament(s) {
   return `<div class="row">parliament: ${vote}</div>`;
 }
 function cuPool(s) {
-  const left = s.pool.filter(b => b[3] > 0).map(([id, name, cost, n]) =>
-    `<span class="tag" id="cuba-pool-${id}" data-key="pool-${id}">${esc(name)} <span class="cu-small">${esc(cost)}${n > 1 ? " x" + n : ""}</span></span>`);
+  const left = s.pool.filter(b => b[3] > 0).map(([id, name, cost, n, rule]) =>
+    `<span class="tag" id="cuba-pool-${id}" data-key="pool-${id}"><span class="bn" title="${esc(rule)}">${esc(name)}</span> <span class="cu-small">${esc(cost)}${n > 1 ? " x" + n : ""}</span></span>`);
   return `<div class="row cu-pool">buildings left (${s.end_vp_per_building} VP each at the end): ${left.join("") || CU_NONE}</div>`;
 }
 function cuSupply(s) {
@@ -339,8 +360,10 @@ function cuCell([field, rc], i, b) {
     bld ? `<span class="cu-bld" title="${cuAttr(bld.effect)}">${esc(bld.name)}</span>` : ""}${
     pawn ? `<span class="cu-pawn" style="background:${COLORS[i % 5]}" title="pawn"></span>` : ""}</div>`;
 }
-function cuCards(cards, cls, fourth, key) {
-  return cards.map(c => `<span class="cu-card ${cls}"${key ? ` data-key="${key}${c}"` : ""}>${c}${c === fourth ? " (4th)" : ""}</span>`).join("") || CU_NONE;
+function cuCards(cards, cls, fourth, key, rules) {
+  // a card's name carries its rule text (shown on hover; the card itself, a move's target,
+  // says its move)
+  return cards.map(c => `<span class="cu-card ${cls}"${key ? ` data-key="${key}${c}"` : ""}><span class="bn" title="${esc(rules[c] || "")}">${c}</span>${c === fourth ? " (4th)" : ""}</span>`).join("") || CU_NONE;
 }
 function cuBoard(s, b, i) {
   const bid = s.secret_bids.includes(i) ? `bid <span id="cuba-bid-${i}">${b.bid === null ? "?" : b.bid}</span> (secret until all have bid)`
@@ -353,8 +376,8 @@ function cuBoard(s, b, i) {
     <div class="cu-grid">${s.plantation.map(c => cuCell(c, i, b)).join("")}</div>
     <div class="row">yard: <span id="cuba-yard-${i}">${tags(b.yard)}</span></div>
     <div class="row">warehouse: ${tags(b.warehouse)} | storage: ${tags(b.storage)}</div>
-    <div class="row" id="cuba-hand-${i}">hand: ${cuCards(b.hand, "", null, `hand-${i}-`)}</div>
-    <div class="row" id="cuba-played-${i}">played this round: ${cuCards(b.played, "played", b.fourth)}</div>
+    <div class="row" id="cuba-hand-${i}">hand: ${cuCards(b.hand, "", null, `hand-${i}-`, s.character_rules)}</div>
+    <div class="row" id="cuba-played-${i}">played this round: ${cuCards(b.played, "played", b.fourth, null, s.character_rules)}</div>
     <div class="row cu-small">votes <span id="cuba-votes-${i}">${b.votes}</span> | ${bid}${b.paid_tax ? " | tax paid" : ""}
       ${b.church_stack ? " | last veto: stack " + b.church_stack : ""}</div></div>`;
 }

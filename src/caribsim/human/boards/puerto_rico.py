@@ -31,6 +31,7 @@ def _building_table() -> dict:
             "circles": int(r["circles"]),
             "column": int(r["column"]),
             "large": r["city_spaces"] == "2",
+            "effect": r["effect"],  # its rule text, shown on hover
         }
         for r in csv.DictReader(io.StringIO(text))
     }
@@ -92,7 +93,7 @@ function prIsland(b, i) {
 function prCity(b, i) {
   return Object.entries(b.buildings).map(([k, c]) => { const r = PR_B[k];
     return `<div class="${bldClass(k)}" id="pr-building-${i}-${k}" data-key="building-${i}-${k}" data-colonists="${c}" data-circles="${r.circles}" data-vp="${r.vp}">
-      <span class="bn">${esc(r.name)}</span> <span class="bm">${dots(c, r.circles)} ${r.vp} VP</span></div>`; }).join("");
+      <span class="bn" title="${esc(r.effect)}">${esc(r.name)}</span> <span class="bm">${dots(c, r.circles)} ${r.vp} VP</span></div>`; }).join("");
 }
 function prMayor(s, i) {
   // the Mayor places seat by seat from the role chooser; the acting seat holds his colonists
@@ -122,7 +123,7 @@ function prBuildingSupply(s) {
   const cols = {};
   s.in_play.forEach(b => { const r = PR_B[b], left = s.buildings[b];
     (cols[r.column] = cols[r.column] || []).push(`<div class="${bldClass(b)}${left ? "" : " empty"}" id="pr-supply-${b}" data-key="supply-${b}" data-left="${left}" data-cost="${r.cost}" data-vp="${r.vp}" data-circles="${r.circles}">
-      <span class="bn">${esc(r.name)}</span> <span class="bm">cost ${r.cost} | ${r.vp} VP | ${dots(0, r.circles)} | ${left} left</span></div>`); });
+      <span class="bn" title="${esc(r.effect)}">${esc(r.name)}</span> <span class="bm">cost ${r.cost} | ${r.vp} VP | ${dots(0, r.circles)} | ${left} left</span></div>`); });
   return `<div class="bcols">${Object.keys(cols).map(c =>
     `<div class="bcol"><h4>up to ${c} quarr${c > 1 ? "ies" : "y"} off</h4>${cols[c].join("")}</div>`).join("")}</div>`;
 }
