@@ -104,3 +104,34 @@ def test_7_the_lighthouse_names_each_ship_by_what_it_takes_not_its_id():
         assert labels[a] == f"lighthouse: to sea the ship for {takes}"
         assert ship not in labels[a]
     assert len(set(labels.values())) == len(labels) >= 2
+
+
+def test_a_drawn_ship_and_a_drawn_law_are_named_by_what_they_are_not_their_ids():
+    """The chance steps of setup and parliament: a ship by the slots its card has in the
+    game's data ("ship draw (2 sugar, 1 citrus)"), a law by its text ("law draw tax: pesos
+    2"); never "ship_14" or "tax_2"."""
+    game = caribsim.load_game("cuba", players=3)
+    slots = {s["id"]: s["slots"] for s in game.component_data()["ships"]}
+    cargo = ("sugar", "citrus", "tobacco", "rum", "cigar")
+    s, seen = game.new_initial_state(seed=4), set()
+    rng = random.Random(4)
+    while not s.is_terminal() and len(s.history()) < 400:
+        if not s.is_chance_node():
+            s.apply_action(rng.choice(s.legal_actions()))
+            continue
+        for a, _ in s.chance_outcomes():
+            name = s.action_to_string(a)
+            text = board.move_text(s, name)
+            kind, _, what = name.rpartition(" ")
+            if kind == "ship draw":
+                want = ", ".join(f"{n} {k}" for k, n in zip(cargo, slots[what]) if n)
+                assert text == f"ship draw ({want})", (name, text)
+                seen.add(kind)
+            elif kind == "law draw":
+                assert "_" not in text, (name, text)  # no id such as tax_2
+                assert text == "law draw " + board._tables(game)["laws"][what]["text"]
+                seen.add(kind)
+            else:
+                assert text == name
+        s.resolve_chance()
+    assert seen == {"ship draw", "law draw"}

@@ -196,10 +196,14 @@ def test_a_move_may_be_typed_as_its_english_czech_name_or_label():
         english = s.action_to_string(a)
         czech = tr.move(english)
         assert czech != english
-        for text in (english, czech, typed_plain(czech).upper(), labels[k]):
+        nominative = tr.move(english, cases=False)  # as a person may type it
+        for text in (english, czech, typed_plain(czech).upper(), labels[k], nominative):
             assert play.match_move(text, s, labels, tr) == (a, None), text
     k = next(i for i, a in enumerate(legal) if s.action_to_string(a) == "build small indigo plant")
-    assert labels[k].startswith("postavit " + term("puerto_rico", "small indigo plant") + ":")
+    # the label says the building in the accusative its verb asks for
+    acc = lang.translator("puerto_rico", "cs").cases[term("puerto_rico", "small indigo plant")]
+    assert labels[k].startswith("postavit " + acc["acc"] + ":")
+    assert tr.move("build small indigo plant", cases=False) == "postavit malá barvírna"
     builds = ", ".join(
         tr.move(s.action_to_string(a)) for a in legal if s.action_to_string(a).startswith("build ")
     )
@@ -387,3 +391,91 @@ def test_a_malformed_row_of_the_data_file_is_named(text, words):
         lang.check_rows(csv.DictReader(io.StringIO(text)))
     assert len(lang.rows()) == len(CS)  # the shipped file itself reads whole
     assert all(None not in r and None not in r.values() for r in CS)
+
+
+# --- the grammatical cases ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "game, english, czech",
+    [
+        # the issue's three, as a person read them
+        ("puerto_rico", "colonist to small indigo plant", "kolonista na malou barvírnu"),
+        ("puerto_rico", "settle corn", "vzít kukuřici"),
+        ("puerto_rico", "draw sugar", "odkryta plantáž cukru"),
+        ("puerto_rico", "build hacienda", "postavit haciendu"),
+        ("port_royal", "take Sailor", "vzít Námořníka"),
+        ("port_royal", "dock Pinnace (yellow)", "nechat zakotvit Pinasu (žlutá)"),
+        ("cuba", "take water", "vzít vodu"),
+        ("cuba", "play mayor", "zahrát starostu"),
+        ("cuba", "take stone", "vzít kámen"),  # its accusative is its nominative
+    ],
+)
+def test_a_noun_after_a_word_that_governs_a_case_takes_that_case(game, english, czech):
+    assert lang.translator(game, "cs").move(english) == czech
+
+
+def _governed_phrases(game):
+    """(governing word, the Czech term that follows it) in the Czech labels and log lines of
+    random games of ``game`` as they would read without the cases (the nominatives)."""
+    tr = lang.translator(game, "cs")
+    plain = lambda t: tr._pattern.sub(tr._replace, t)  # noqa: E731 (terms only, no cases)
+    values = sorted(set(tr.terms.values()), key=len, reverse=True)
+    found = set()
+    b = boards.get(game)
+    for seed in range(3):
+        st = caribsim.load_game(game, players=3).new_initial_state(seed=seed)
+        rng = random.Random(seed)
+        while not st.is_terminal():
+            if st.is_chance_node():
+                before = st.clone()
+                st.resolve_chance()
+                texts = [b.move_text(before, before.action_to_string(st.history()[-1]))]
+            else:
+                texts = [
+                    b.choice_label(st, a, seat=st.current_player()) for a in st.legal_actions()
+                ]
+                st.apply_action(rng.choice(st.legal_actions()))
+            for text in texts:
+                m = tr._move.match(text) if tr._move else None
+                czech = tr.moves[m.group(2)] + plain(text[m.end() :]) if m else plain(text)
+                for word in tr.governs:
+                    for hit in re.finditer(rf"(?<!\w){re.escape(word)} ", czech):
+                        rest = czech[hit.end() :]
+                        phrase = next(
+                            (v for v in values if re.match(rf"{re.escape(v)}(?!\w)", rest)), None
+                        )
+                        if phrase:
+                            found.add((word, phrase))
+    return found
+
+
+@pytest.mark.parametrize("game", ["puerto_rico", "port_royal", "cuba"])
+def test_every_term_that_follows_a_governing_word_has_its_case_forms(game):
+    """Every Czech term that stands after a word that governs a case, in the labels of every
+    legal move and every chance step of random games, has a ``case`` row with that case (its
+    form may be its nominative: then the row says so): a term added later without its forms
+    fails here."""
+    tr = lang.translator(game, "cs")
+    found = _governed_phrases(game)
+    assert found  # the games' labels do put terms after governing words
+    missing = sorted(
+        (word, phrase) for word, phrase in found if tr.governs[word] not in tr.cases.get(phrase, {})
+    )
+    assert not missing, f"case rows missing (word, term): {missing}"
+
+
+@pytest.mark.parametrize(
+    "row, words",
+    [
+        ("all,governs,vzít,accusative", "'vzít' governs 'accusative'; a case is one of gen, dat"),
+        ("all,case,voda,acc", "bad case form 'acc'; write case=form;case=form"),
+        ("all,case,voda,acc=vodu;acc=vodě", "bad case form 'acc=vodě'"),
+        ("all,case,voda,nom=voda", "bad case form 'nom=voda'"),
+    ],
+)
+def test_a_malformed_case_row_is_named(row, words):
+    import io
+
+    with pytest.raises(ValueError, match=re.escape(words)):
+        lang.check_rows(csv.DictReader(io.StringIO("game,kind,key,text\n" + row + "\n")))

@@ -10,7 +10,12 @@ face is made here, over the English text the boards write, from ``data/lang_cs.c
   (the Czech forms for 1, for 2-4 and for the rest; ``{n}`` in a form places the number);
 - ``move``: the first words of a move's name (its verb), e.g. ``build`` -> ``postavit``;
 - ``msg``: a message of the terminal or the page: the English template with its
-  ``{placeholders}`` as key, the Czech template as text.
+  ``{placeholders}`` as key, the Czech template as text;
+- ``governs``: a Czech word (a verb, a preposition, a noun) and the grammatical case it puts
+  the noun phrase after it in: ``vzít`` -> ``acc`` ("take"), ``plantáž`` -> ``gen``;
+- ``case``: a Czech noun phrase as the terms write it (the nominative) and its other cases,
+  ``malá barvírna`` -> ``acc=malou barvírnu``: after a word that governs a case, a phrase
+  with a form for it takes that form ("kolonista na malou barvírnu", "vzít kukuřici").
 
 ``translator(game, lang)`` gives the ``Translator`` of a game (game None: the messages and the
 shared terms only); for English it changes nothing. ``page_table()`` is what the replay
@@ -27,7 +32,8 @@ from importlib.resources import files
 
 LANGS = ("en", "cs")
 _FILE = "lang_cs.csv"
-_KINDS = ("term", "count", "move", "msg")
+_KINDS = ("term", "count", "move", "msg", "governs", "case")
+CASES = ("gen", "dat", "acc", "loc", "ins")  # the Czech cases a phrase may be put in
 # a key is whole words: not inside a longer word or an id such as "ship_10"
 _NOT_LETTER_BEFORE, _NOT_LETTER_AFTER = r"(?<![A-Za-z0-9_])", r"(?![A-Za-z0-9_])"
 
@@ -60,6 +66,27 @@ def check_rows(reader) -> tuple:
             )
         if r["kind"] not in _KINDS or not r["key"] or not r["text"]:
             raise ValueError(f"{_FILE}, line {line}: bad row {r}")
+        if r["kind"] == "governs" and r["text"] not in CASES:
+            raise ValueError(
+                f"{_FILE}, line {line}: {r['key']!r} governs {r['text']!r}; "
+                f"a case is one of {', '.join(CASES)}"
+            )
+        if r["kind"] == "case":
+            _forms(r["text"], f"{_FILE}, line {line}")
+    return out
+
+
+def _forms(text: str, where: str) -> dict:
+    """``acc=malou barvírnu;gen=malé barvírny`` as {case: form}, or ValueError."""
+    out = {}
+    for part in text.split(";"):
+        case, sep, form = part.partition("=")
+        if not sep or case not in CASES or not form or case in out:
+            raise ValueError(
+                f"{where}: bad case form {part!r}; write case=form;case=form..., "
+                f"a case one of {', '.join(CASES)}"
+            )
+        out[case] = form
     return out
 
 
@@ -115,6 +142,17 @@ class Translator:
                 self.counts[english] = text.split("|")
         self.moves = _table(game, "move") if lang != "en" else {}
         self.messages = _table(game, "msg") if lang != "en" else {}
+        self.governs = _table(game, "governs") if lang != "en" else {}
+        self.cases = {
+            k: _forms(v, f"{_FILE}: {k}")
+            for k, v in (_table(game, "case") if lang != "en" else {}).items()
+        }
+        # a governing word, then a phrase with case forms: the phrase in the word's case
+        self._governed = (
+            re.compile(rf"(?<!\w)({_alternation(self.governs)}) ({_alternation(self.cases)})(?!\w)")
+            if self.governs and self.cases
+            else None
+        )
         self.count_source = (
             rf"(\d+) ({_alternation(self.counts)}){_NOT_LETTER_AFTER}" if self.counts else None
         )
@@ -139,17 +177,31 @@ class Translator:
             return form.replace("{n}", n) if "{n}" in form else f"{n} {form}"
         return self.terms[m.group(m.lastindex)]
 
+    def _case(self, m) -> str:
+        word, phrase = m.group(1), m.group(2)
+        return f"{word} {self.cases[phrase].get(self.governs[word], phrase)}"
+
+    def _inflected(self, text: str) -> str:
+        return self._governed.sub(self._case, text) if self._governed else text
+
     def text(self, text: str) -> str:
         """A board's, a label's or an event's English text in the language."""
-        return self._pattern.sub(self._replace, text) if self._pattern else text
+        return self._inflected(self._terms(text))
 
-    def move(self, text: str) -> str:
-        """A move's name (or a label or a line that starts with one): its verb, then the rest."""
+    def move(self, text: str, cases: bool = True) -> str:
+        """A move's name (or a label or a line that starts with one): its verb, then the rest
+        (``cases=False``: every term in its nominative, as a person may type it)."""
+        out = None
         if self._move:
             m = self._move.match(text)
             if m:
-                return m.group(1) + self.moves[m.group(2)] + self.text(text[m.end() :])
-        return self.text(text)
+                out = m.group(1) + self.moves[m.group(2)] + self._terms(text[m.end() :])
+        if out is None:
+            out = self._terms(text)
+        return self._inflected(out) if cases else out
+
+    def _terms(self, text: str) -> str:
+        return self._pattern.sub(self._replace, text) if self._pattern else text
 
     def msg(self, template: str, **values) -> str:
         """A message: its template in the language, filled with ``values``."""

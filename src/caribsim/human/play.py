@@ -146,7 +146,8 @@ def match_move(text: str, state, labels=None, tr=None) -> tuple:
     legal = state.legal_actions()
     names = [state.action_to_string(a) for a in legal]
     shown = [tr.move(n) for n in names]
-    spellings = [[_typed(x) for x in spelt] for spelt in (names, shown, labels or [])]
+    nominative = [tr.move(n, cases=False) for n in names]  # "postavit malá barvírna" too
+    spellings = [[_typed(x) for x in spelt] for spelt in (names, shown, labels or [], nominative)]
     text = " ".join(text.split())
     if text.isdecimal():
         k = int(text) if len(text) <= 9 else 0

@@ -292,7 +292,8 @@ const cuAttr = v => esc(v).replace(/"/g, "&quot;");      // texts from user data
 const cuSeats = seats => seats.map(i => "seat " + i).join(", ");
 function cuShip(sh) {
   if (!sh) return '<span class="empty">empty</span>';
-  return `${esc(sh.id)}: ` + Object.entries(sh.slots).map(([k, n]) =>
+  // the card by what it takes (its id stays in data-ship)
+  return Object.entries(sh.slots).map(([k, n]) =>
     `<span class="tag ${k}">${k} ${sh.cargo ? sh.cargo[k] + "/" : ""}${n}</span>`).join("");
 }
 function cuBox(id, ship, title, body, key) {
@@ -386,8 +387,16 @@ const BOARD = {supply: cuSupply, boards: s => s.boards.map((b, i) => cuBoard(s, 
 
 
 def move_text(before, name: str) -> str:
-    """A step as the page names it: the move's own name (a bid is kept from the other seats
-    while it is secret: ``secret_steps``)."""
+    """A step as the page names it: the move's own name, a drawn ship by what it takes and a
+    drawn law by its text instead of their ids ("ship draw (2 sugar, 1 citrus)", "law draw
+    tax: pesos 2"); a bid is kept from the other seats while it is secret
+    (``secret_steps``)."""
+    kind, _, what = name.rpartition(" ")
+    if kind == "ship draw":
+        return f"ship draw ({_cargo(what, _tables(before.game))})"
+    if kind == "law draw":
+        laws = _tables(before.game)["laws"]
+        return f"law draw {laws[what]['text']}" if what in laws else name
     return name
 
 
