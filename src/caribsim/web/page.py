@@ -298,6 +298,9 @@ __VIEWER_CSS__
 .board.yours{order:-1;box-shadow:0 0 0 3px #e07000}
 .you-badge{background:#e07000;color:#fff;border-radius:3px;padding:0 .35em;font-size:.8em}
 #moves button.picked{outline:3px solid #e07000;background:#ffe4c0}
+#status.your-turn{animation:your-turn 1.6s ease-out}
+@keyframes your-turn{0%,40%{background:#ffd9a8;box-shadow:0 0 0 4px #ffd9a8}100%{background:transparent}}
+#sound-box{font-size:.85em;color:#555;margin-left:.6em}
 #last-move{margin:.3em 0;padding:.2em .5em;border-left:4px solid #f5b400;background:#fffbea;min-height:1.2em}
 #last-move .gains{color:#555}
 .changed{animation:changed 2.4s ease-out}
@@ -308,7 +311,8 @@ __VIEWER_CSS__
 <div id="status" data-step="-1"></div>
 <div id="error" role="alert" hidden></div>
 <div id="moves"></div>
-<div><button id="undo" disabled data-t>undo</button> <button id="hint" disabled data-t>hint</button></div>
+<div><button id="undo" disabled data-t>undo</button> <button id="hint" disabled data-t>hint</button>
+ <label id="sound-box"><input type="checkbox" id="sound"> <span data-t>a sound on your turn</span></label></div>
 <div id="undo-confirm" role="alertdialog" hidden><span data-t>the game is over: undo your last move and play on from there?</span>
  <button id="undo-yes" data-t>undo and play on</button> <button id="undo-no" data-t>keep the game finished</button></div>
 <div id="hint-panel" hidden></div>
@@ -350,6 +354,9 @@ function render(v) {
                        snapshots: v.previous ? [v.previous, v.snapshot] : [v.snapshot]});
   const st = $("status");
   st.textContent = status(v);
+  // the turn came to this page: the status flashes (and, if asked for, a short sound)
+  const ours = x => x && !x.over && x.you.includes(x.to_act) && x.moves.length > 0;
+  if (ours(v) && !ours(before)) yourTurn(st);
   // the tab says when it is this browser's move: a person who looked away sees it there
   document.title = (!v.over && v.you.includes(v.to_act) ? st.textContent + " | " : "") + TITLE;
   st.dataset.step = v.step; st.dataset.toAct = v.to_act; st.dataset.over = v.over;
@@ -413,6 +420,24 @@ $("boards").addEventListener("click", e => {
   if (UNFOLDED.has(seat)) UNFOLDED.delete(seat); else UNFOLDED.add(seat);
   b.classList.toggle("folded", !UNFOLDED.has(seat));
 });
+// a sound on your turn: off until the person asks for it (kept in this browser)
+$("sound").checked = localStorage.getItem("caribsim-sound") === "on";
+$("sound").onchange = () => localStorage.setItem("caribsim-sound", $("sound").checked ? "on" : "off");
+let AUDIO = null;
+function yourTurn(st) {
+  st.classList.remove("your-turn");
+  void st.offsetWidth;  // the animation starts again
+  st.classList.add("your-turn");
+  st.dataset.turns = +(st.dataset.turns || 0) + 1;
+  if (!$("sound").checked) return;
+  try {
+    AUDIO = AUDIO || new (window.AudioContext || window.webkitAudioContext)();
+    const tone = AUDIO.createOscillator(), gain = AUDIO.createGain();
+    tone.frequency.value = 660; gain.gain.value = 0.08;
+    tone.connect(gain); gain.connect(AUDIO.destination);
+    tone.start(); tone.stop(AUDIO.currentTime + 0.15);
+  } catch (e) { /* no sound on this browser: the flash says it */ }
+}
 function logHtml(v) {
   // the moves by round, then phase; each move numbered by its step, the chance steps it
   // caused under it (one list item per step, in step order)
