@@ -406,6 +406,11 @@ def test_a_malformed_row_of_the_data_file_is_named(text, words):
         ("puerto_rico", "build hacienda", "postavit haciendu"),
         ("port_royal", "take Sailor", "vzít Námořníka"),
         ("port_royal", "dock Pinnace (yellow)", "nechat zakotvit Pinasu (žlutá)"),
+        (
+            "port_royal",
+            "trade Frigate (red) for 3 coins",
+            "obchodovat s Fregatou (červená) za 3 mince",
+        ),
         ("cuba", "take water", "vzít vodu"),
         ("cuba", "play mayor", "zahrát starostu"),
         ("cuba", "take stone", "vzít kámen"),  # its accusative is its nominative
