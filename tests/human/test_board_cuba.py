@@ -177,14 +177,13 @@ def test_snapshot_uses_the_games_own_data(tmp_path):
     assert {p[0]: p[1] for p in snap["pool"]}["small_bank"] == "Piggy bank"
     proposal = snap["laws"][0]["proposal"]
     if proposal["id"] in user_tax:
-        assert proposal["text"] == "tax: pesos " + user_tax[proposal["id"]].split("=")[1]
+        assert proposal["text"] == f"tax: {user_tax[proposal['id']].split('=')[1]} pesos"
         assert (
             int(user_tax[proposal["id"]].split("=")[1]) >= 10
         )  # the user's value, not the shipped one
     else:
         assert (
-            proposal["id"] == "tax_per_building"
-            and proposal["text"] == "tax per building: pesos per building 1"
+            proposal["id"] == "tax_per_building" and proposal["text"] == "tax: 1 peso per building"
         )
     shipped = board.snapshot(caribsim.load_game("cuba", players=3).new_initial_state(seed=1))
     assert {p[0]: p[1] for p in shipped["pool"]}["small_bank"] == "Small bank"
@@ -305,3 +304,26 @@ def test_cu_11_1_a_limited_supply_shows_its_counts(browser, tmp_path):
             tag = b.find_element("css selector", f'#cuba-supply [data-key="supply-{item}"]')
             assert tag.text == f"{item} {left}"
     assert _text(b, "cuba-bank") == str(d["bank"])
+
+
+def test_every_law_is_said_as_a_rule_with_the_numbers_of_its_data_row():
+    """Each law of cuba_laws.csv as a reader says it (CU-9), its numbers its own row's: no
+    parameter names ("count water, unit 1, vp 1, cap 7" was the data file's wording)."""
+    game = caribsim.load_game("cuba", players=3)
+    laws = board._tables(game)["laws"]
+    rows = _csv("cuba_laws.csv")
+    assert {r["id"] for r in rows} == set(laws)
+    for r in rows:
+        text = laws[r["id"]]["text"]
+        assert "=" not in text and "_" not in text and "count " not in text, text
+        params = dict(x.split("=") for x in r["params"].split(";")) if r["params"] != "-" else {}
+        for key, value in params.items():
+            if (value != "none" and key not in ("count", "unit")) or (
+                key == "unit" and value != "1"
+            ):
+                assert value in text.split(), (r["id"], key, text)
+    assert laws["subsidy_pesos"]["text"] == "subsidy: 1 VP per 3 pesos, at most 7 VP"
+    assert laws["tax_1"]["text"] == "tax: 1 peso"
+    assert laws["drought"]["text"] == "drought: the Worker harvests 1 crop field free"
+    # a parameter the drawing does not know is said as the data file writes it
+    assert board._params_text("tax", "rate=3") == "tax: rate 3"

@@ -108,8 +108,8 @@ def test_7_the_lighthouse_names_each_ship_by_what_it_takes_not_its_id():
 
 def test_a_drawn_ship_and_a_drawn_law_are_named_by_what_they_are_not_their_ids():
     """The chance steps of setup and parliament: a ship by the slots its card has in the
-    game's data ("ship draw (2 sugar, 1 citrus)"), a law by its text ("law draw tax: pesos
-    2"); never "ship_14" or "tax_2"."""
+    game's data ("ship draw (2 sugar, 1 citrus)"), a law by its text ("law draw tax: 2
+    pesos"); never "ship_14" or "tax_2"."""
     game = caribsim.load_game("cuba", players=3)
     slots = {s["id"]: s["slots"] for s in game.component_data()["ships"]}
     cargo = ("sugar", "citrus", "tobacco", "rum", "cigar")

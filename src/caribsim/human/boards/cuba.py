@@ -15,6 +15,7 @@ import re
 import weakref
 from importlib.resources import files
 
+from caribsim._common import _counted
 from caribsim.cuba.game import (
     BUILDINGS,
     CARGO,
@@ -43,12 +44,52 @@ def _csv_rows(origin: str, name: str) -> tuple:
     return tuple(csv.DictReader(io.StringIO(text)))
 
 
+# what a subsidy counts (cuba_laws.csv's count=), as a reader says one of it
+_COUNTED = {
+    "buildings": ("building", "buildings"),
+    "free_crop_fields": ("free crop field", "free crop fields"),
+    "free_material_fields": ("free material field", "free material fields"),
+    "water": ("water", "water"),
+    "pesos": ("peso", "pesos"),
+    "character_votes": ("vote of the 4th card", "votes of the 4th card"),
+}
+
+
 def _params_text(kind: str, params: str) -> str:
-    """A law's kind and parameters as the data file writes them, for a reader."""
-    text = kind.replace("_", " ")
-    if params and params != "-":
-        text += ": " + params.replace("=", " ").replace(";", ", ").replace("_", " ")
-    return text
+    """A law as a reader says it (CU-9), its numbers from the data file's parameters:
+    "tax: 2 pesos", "subsidy: 1 VP per 3 pesos, at most 7 VP"; a kind or a parameter this
+    does not know is said as the data file writes it."""
+    p = dict(x.split("=", 1) for x in params.split(";")) if params and params != "-" else {}
+    name = kind.replace("_", " ")
+    try:
+        if kind == "tax":
+            return f"tax: {_counted(int(p['pesos']), 'peso', 'pesos')}"
+        if kind == "tax_per_building":
+            return f"tax: {_counted(int(p['pesos_per_building']), 'peso', 'pesos')} per building"
+        if kind == "levy":
+            return "levy: " + ", ".join(f"{n} {k}" for k, n in p.items())
+        if kind == "subsidy":
+            unit, (one, many) = int(p["unit"]), _COUNTED[p["count"]]
+            per = one if unit == 1 else f"{unit} {many}"
+            cap = "" if p["cap"] == "none" else f", at most {int(p['cap'])} VP"
+            return f"subsidy: {int(p['vp'])} VP per {per}{cap}"
+        if kind in ("market_loses", "market_gains"):
+            return f"{name}: {_counted(int(p['crops_each']), 'token', 'tokens')} of each crop"
+        if kind == "drought":
+            n = int(p["free_crop_fields"])
+            return f"drought: the Worker harvests {_counted(n, 'crop field', 'crop fields')} free"
+        if kind == "building_law":
+            more = _counted(int(p["surcharge_pesos"]), "peso", "pesos")
+            return f"building law: each building costs {more} more"
+        if kind == "harbour_law" and not p:
+            return "harbour law: a ship made full leaves at once"
+        if kind == "corruption" and not p:
+            return "corruption: no vote buying"
+    except (KeyError, ValueError):
+        pass
+    if p:
+        name += ": " + params.replace("=", " ").replace(";", ", ").replace("_", " ")
+    return name
 
 
 def _tables(game) -> dict:
@@ -63,8 +104,11 @@ def _tables(game) -> dict:
     effects = {r["id"]: r["effect"] for r in rows["cuba_buildings.csv"]}
     law_text = {r["id"]: _params_text(r["kind"], r["params"]) for r in rows["cuba_laws.csv"]}
     setup = data["setup"]
-    levy = ", ".join(f"{ITEMS[k]} {n}" for k, n in enumerate(setup["initial_levy"]) if n)
-    initial = {"I": f"tax: pesos {setup['initial_tax']}", "II": f"levy: {levy}"}
+    levy = ";".join(f"{ITEMS[k]}={n}" for k, n in enumerate(setup["initial_levy"]) if n)
+    initial = {
+        "I": _params_text("tax", f"pesos={setup['initial_tax']}"),
+        "II": _params_text("levy", levy),
+    }
     t = {
         "buildings": {
             bid: {
@@ -389,7 +433,7 @@ const BOARD = {supply: cuSupply, boards: s => s.boards.map((b, i) => cuBoard(s, 
 def move_text(before, name: str) -> str:
     """A step as the page names it: the move's own name, a drawn ship by what it takes and a
     drawn law by its text instead of their ids ("ship draw (2 sugar, 1 citrus)", "law draw
-    tax: pesos 2"); a bid is kept from the other seats while it is secret
+    tax: 2 pesos"); a bid is kept from the other seats while it is secret
     (``secret_steps``)."""
     kind, _, what = name.rpartition(" ")
     if kind == "ship draw":
