@@ -130,3 +130,24 @@ def viewport(browser, width: int, height: int, mobile: bool = False):
         yield
     finally:
         browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+
+
+def get_json(url: str):
+    """GET ``url`` (a served test app's address and path): its JSON answer."""
+    import json
+    import urllib.request
+
+    with urllib.request.urlopen(url, timeout=30) as r:
+        return json.load(r)
+
+
+def post_json(url: str, body):
+    """POST ``body`` as JSON to ``url``: its JSON answer."""
+    import json
+    import urllib.request
+
+    req = urllib.request.Request(
+        url, data=json.dumps(body).encode(), headers={"content-type": "application/json"}
+    )
+    with urllib.request.urlopen(req, timeout=30) as r:
+        return json.load(r)

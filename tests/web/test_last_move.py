@@ -6,9 +6,6 @@ all three games."""
 
 from __future__ import annotations
 
-import json
-import urllib.request
-
 import pytest
 from extras import need
 
@@ -17,7 +14,7 @@ need("web")  # a test of caribsim.web: skips without the extra
 from selenium.webdriver.support.ui import WebDriverWait
 
 from caribsim.web.app import create_app
-from tests.web.conftest import serving, token_of
+from tests.web.conftest import get_json, post_json, serving, token_of
 from tests.web.test_browser import _click_move, _your_turn
 
 # every element of the supply and the boards by its place (root/index+tag/...): its text
@@ -41,30 +38,17 @@ return [...document.querySelectorAll(".changed")].map(e => {
 """
 
 
-def _get(url):
-    with urllib.request.urlopen(url, timeout=30) as r:
-        return json.load(r)
-
-
-def _post(url, body):
-    req = urllib.request.Request(
-        url, data=json.dumps(body).encode(), headers={"content-type": "application/json"}
-    )
-    with urllib.request.urlopen(req, timeout=30) as r:
-        return json.load(r)
-
-
 @pytest.mark.parametrize("game", ["puerto_rico", "port_royal", "cuba"])
 def test_a_move_marks_what_it_changed_and_says_it_above_the_board(browser, tmp_path, game):
     # two people at one page (hot-seat): no bot moves, the page draws the one step alone
     app = create_app(tmp_path)
     with serving(app) as address:
         url = f"http://{address}"
-        made = _post(f"{url}/api/games", {"game": game, "seats": ["human", "human"], "seed": 3})
+        made = post_json(f"{url}/api/games", {"game": game, "seats": ["human", "human"], "seed": 3})
         gid, token = made["id"], token_of(made, 0)
         browser.get(url + made["hotseat"])
         s = _your_turn(browser, -1)
-        v0 = _get(f"{url}/api/games/{gid}?token={token}")
+        v0 = get_json(f"{url}/api/games/{gid}?token={token}")
         before = browser.execute_script(_DRAWING)
         _click_move(browser, s["actions"][0])
         WebDriverWait(browser, 30, poll_frequency=0.02).until(
@@ -76,7 +60,7 @@ def test_a_move_marks_what_it_changed_and_says_it_above_the_board(browser, tmp_p
         after = browser.execute_script(_DRAWING)
         marked = browser.execute_script(_MARKED)
         last = browser.execute_script("return document.getElementById('last-move').textContent")
-        v = _get(f"{url}/api/games/{gid}?token={token}")
+        v = get_json(f"{url}/api/games/{gid}?token={token}")
     assert marked, "the move changed nothing that is drawn"
     assert not [m for m in marked if m.startswith("outside")], marked
     # each marked part changed (or is new), and holds no unchanged-only detail: it is the

@@ -5,9 +5,6 @@ the window, on a phone below the boards. In real headless Chromium, for all thre
 
 from __future__ import annotations
 
-import json
-import urllib.request
-
 import pytest
 from extras import need
 
@@ -16,7 +13,7 @@ need("web")  # a test of caribsim.web: skips without the extra
 from selenium.webdriver.support.ui import WebDriverWait
 
 from caribsim.web.app import create_app
-from tests.web.conftest import serving, viewport
+from tests.web.conftest import get_json, post_json, serving, viewport
 
 _LOG = """
 return [...document.querySelectorAll("#log section.log-round")].map(r => ({
@@ -32,28 +29,15 @@ return {log: r("log-box"), boards: r("boards"), width: innerWidth, height: inner
 """
 
 
-def _get(url):
-    with urllib.request.urlopen(url, timeout=30) as r:
-        return json.load(r)
-
-
-def _post(url, body):
-    req = urllib.request.Request(
-        url, data=json.dumps(body).encode(), headers={"content-type": "application/json"}
-    )
-    with urllib.request.urlopen(req, timeout=30) as r:
-        return json.load(r)
-
-
 @pytest.mark.parametrize("game", ["puerto_rico", "port_royal", "cuba"])
 def test_the_log_is_grouped_by_round_and_phase_with_chance_under_its_move(browser, tmp_path, game):
     app = create_app(tmp_path, bot_delay=0)
     with serving(app) as address:
         url = f"http://{address}"
-        made = _post(f"{url}/api/games", {"game": game, "seats": ["random"] * 3, "seed": 9})
+        made = post_json(f"{url}/api/games", {"game": game, "seats": ["random"] * 3, "seed": 9})
         gid = made["id"]
         v = WebDriverWait(browser, 60, poll_frequency=0.05).until(
-            lambda _: (lambda v: v if v["over"] else None)(_get(f"{url}/api/games/{gid}"))
+            lambda _: (lambda v: v if v["over"] else None)(get_json(f"{url}/api/games/{gid}"))
         )
         browser.get(f"{url}/game/{gid}")
         WebDriverWait(browser, 30).until(
@@ -97,7 +81,7 @@ def test_the_log_is_a_column_beside_the_board_on_a_wide_screen_and_below_on_a_ph
     app = create_app(tmp_path, bot_delay=0)
     with serving(app) as address:
         url = f"http://{address}"
-        made = _post(
+        made = post_json(
             f"{url}/api/games", {"game": "puerto_rico", "seats": ["random"] * 3, "seed": 2}
         )
         places = {}

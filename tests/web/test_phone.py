@@ -6,9 +6,6 @@ headless Chromium, for all three games."""
 
 from __future__ import annotations
 
-import json
-import urllib.request
-
 import pytest
 from extras import need
 
@@ -18,7 +15,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
 from caribsim.web.app import create_app
-from tests.web.conftest import serving, token_of, viewport
+from tests.web.conftest import post_json, serving, token_of, viewport
 from tests.web.test_browser import _click_move, _your_turn
 
 _LAYOUT = """
@@ -35,21 +32,13 @@ return {
 """
 
 
-def _post(url, body):
-    req = urllib.request.Request(
-        url, data=json.dumps(body).encode(), headers={"content-type": "application/json"}
-    )
-    with urllib.request.urlopen(req, timeout=30) as r:
-        return json.load(r)
-
-
 @pytest.mark.parametrize("game", ["puerto_rico", "port_royal", "cuba"])
 def test_a_phone_shows_the_moves_and_your_board_first_and_folds_the_others(browser, tmp_path, game):
     app = create_app(tmp_path, bot_delay=0.05)
     with serving(app) as address:
         url = f"http://{address}"
         seats = ["random", "random", "human"]
-        made = _post(f"{url}/api/games", {"game": game, "seats": seats, "seed": 5})
+        made = post_json(f"{url}/api/games", {"game": game, "seats": seats, "seed": 5})
         with viewport(browser, 390, 844, mobile=True):
             browser.get(f"{url}/game/{made['id']}?token={token_of(made, 2)}")
             s = _your_turn(browser, -1)

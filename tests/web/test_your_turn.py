@@ -5,9 +5,6 @@ replaced by one that counts its tones."""
 
 from __future__ import annotations
 
-import json
-import urllib.request
-
 from extras import need
 
 need("web")  # a test of caribsim.web: skips without the extra
@@ -15,7 +12,7 @@ need("web")  # a test of caribsim.web: skips without the extra
 from selenium.webdriver.common.by import By
 
 from caribsim.web.app import create_app
-from tests.web.conftest import serving, token_of
+from tests.web.conftest import post_json, serving, token_of
 from tests.web.test_browser import _click_move, _your_turn
 
 # installed before the page's own scripts: every tone started is counted
@@ -34,14 +31,6 @@ return {turns: +(s.dataset.turns || 0), flashing: s.classList.contains("your-tur
         tones: window.__tones, sound: document.getElementById("sound").checked};"""
 
 
-def _post(url, body):
-    req = urllib.request.Request(
-        url, data=json.dumps(body).encode(), headers={"content-type": "application/json"}
-    )
-    with urllib.request.urlopen(req, timeout=30) as r:
-        return json.load(r)
-
-
 def test_the_turn_flashes_the_status_and_sounds_only_when_switched_on(browser, tmp_path):
     script = browser.execute_cdp_cmd(
         "Page.addScriptToEvaluateOnNewDocument", {"source": _COUNTING_AUDIO}
@@ -50,7 +39,7 @@ def test_the_turn_flashes_the_status_and_sounds_only_when_switched_on(browser, t
         app = create_app(tmp_path, bot_delay=0.05)
         with serving(app) as address:
             url = f"http://{address}"
-            made = _post(
+            made = post_json(
                 f"{url}/api/games", {"game": "puerto_rico", "seats": ["human", "random"], "seed": 3}
             )
             browser.get(f"{url}/game/{made['id']}?token={token_of(made, 0)}")
