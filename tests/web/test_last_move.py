@@ -63,6 +63,7 @@ def test_a_move_marks_what_it_changed_and_says_it_above_the_board(browser, tmp_p
         v = get_json(f"{url}/api/games/{gid}?token={token}")
     assert marked, "the move changed nothing that is drawn"
     assert not [m for m in marked if m.startswith("outside")], marked
+    assert "boards" not in marked and "supply" not in marked  # parts, not a whole panel
     # each marked part changed (or is new), and holds no unchanged-only detail: it is the
     # smallest such part
     for m in marked:
