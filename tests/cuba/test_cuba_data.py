@@ -254,3 +254,14 @@ def test_E5_custom_game_state_round_trip_and_pickle(folder):
     assert t == s and t.game.options()["data"] == str(folder)
     with pytest.raises(ValueError, match="options"):
         caribsim.load_game("cuba", players=2).state_from_dict(s.to_dict())
+
+
+def test_the_shipped_data_folder_is_a_cuba_data_folder_as_it_is():
+    """Every cuba_*.csv the package ships is one of the game's data files (a file of other
+    data, such as the page's rule texts, is named otherwise): the shipped folder, copied
+    whole, loads as a user's data folder."""
+    shipped = Path(caribsim.__file__).resolve().parent / "data"
+    named = {p.name for p in shipped.glob("cuba_*.csv")}
+    assert named == set(DATA_FILES), sorted(named ^ set(DATA_FILES))
+    game = caribsim.load_game("cuba", players=3, data=str(shipped))
+    assert game.num_players() == 3

@@ -1,7 +1,7 @@
 """Each component's rule text on hover (issue: "Rules help"): a Puerto Rico building's effect
 (data/puerto_rico_buildings.csv) on its name in the supply and in a city, a Cuba pool
 building's effect (the game's cuba_buildings.csv) and a character card's rule
-(data/cuba_characters.csv with the numbers of the game's setup data) on their names; in the
+(data/rules_cuba_characters.csv with the numbers of the game's setup data) on their names; in the
 replay viewer's page (the browser play draws the same boards) in a real headless Chromium."""
 
 from __future__ import annotations
@@ -96,5 +96,5 @@ def test_cuba_character_rules_follow_the_games_setup_data(tmp_path):
 
 def test_a_characters_file_that_names_other_cards_is_refused(monkeypatch):
     monkeypatch.setattr(cuba_board, "CHARACTERS", ("worker", "trader"))
-    with pytest.raises(ValueError, match=r"cuba_characters\.csv lists"):
+    with pytest.raises(ValueError, match=r"rules_cuba_characters\.csv lists"):
         cuba_board._character_rules(caribsim.load_game("cuba", players=3).component_data()["setup"])

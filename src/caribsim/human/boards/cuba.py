@@ -138,9 +138,10 @@ def _tables(game) -> dict:
 
 
 def _character_rules(setup: dict) -> dict:
-    """Each character card's rule text (data/cuba_characters.csv, CU-6.2 to 6.7) with its
+    """Each character card's rule text (data/rules_cuba_characters.csv, CU-6.2 to 6.7: not a
+    cuba_*.csv, the names a Cuba data folder keeps for the game's own data files) with its
     numbers from the game's setup data: "Trader (2 votes): buys and sells ..."."""
-    text = (files("caribsim") / "data" / "cuba_characters.csv").read_text(encoding="utf-8")
+    text = (files("caribsim") / "data" / "rules_cuba_characters.csv").read_text(encoding="utf-8")
     values = {k: " or ".join(map(str, v)) if isinstance(v, list) else v for k, v in setup.items()}
     out = {}
     for r, votes in zip(csv.DictReader(io.StringIO(text)), setup["character_votes"]):
@@ -151,7 +152,7 @@ def _character_rules(setup: dict) -> dict:
         out[r["id"]] = f"{rule} ({r['source']})"
     if list(out) != list(CHARACTERS):
         raise ValueError(
-            f"cuba_characters.csv lists {list(out)}, the game's characters are {list(CHARACTERS)}"
+            f"rules_cuba_characters.csv lists {list(out)}, the game's characters are {list(CHARACTERS)}"
         )
     return out
 
