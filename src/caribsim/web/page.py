@@ -720,7 +720,7 @@ function swingTable(id, caption, list) {
 function analysisSwings(a) {
   // the moves after which their mover's estimate changed most (to his next point): a player's
   // own first (the seats this page holds, largest change first), then the whole game's
-  const mine = (view ? view.you : []).flatMap(p => (a.seat_swings || [])[p] || [])
+  const mine = (view ? view.you : []).flatMap(p => a.seat_swings[p])
     .sort((u, w) => Math.abs(w.delta) - Math.abs(u.delta) || u.step - w.step).slice(0, a.swings.length);
   $("analysis-swings").innerHTML = (mine.length ? swingTable("own-swings", "your biggest swings", mine) : "") +
     swingTable("swings", "the biggest swings of the game", a.swings);

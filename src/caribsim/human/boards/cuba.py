@@ -145,7 +145,7 @@ def _character_rules(setup: dict) -> dict:
     values = {k: " or ".join(map(str, v)) if isinstance(v, list) else v for k, v in setup.items()}
     out = {}
     for r, votes in zip(csv.DictReader(io.StringIO(text)), setup["character_votes"]):
-        rule = f"{r['id'].capitalize()} ({votes} vote{'s' if votes != 1 else ''}): "
+        rule = f"{r['id'].capitalize()} ({_counted(votes, 'vote', 'votes')}): "
         rule += r["action"].format(**values)
         if r["alternative"]:
             rule += "; or he " + r["alternative"].format(**values)
@@ -333,7 +333,6 @@ CSS = """.sugar{background:#f4f4f4;border:1px solid #ccc}.citrus{background:#f6a
 
 JS = r"""
 const CU_NONE = '<span class="empty">none</span>';
-const cuAttr = v => esc(v).replace(/"/g, "&quot;");      // texts from user data files go into title=""
 const cuSeats = seats => seats.map(i => "seat " + i).join(", ");
 function cuShip(sh) {
   if (!sh) return '<span class="empty">empty</span>';
@@ -403,7 +402,7 @@ function cuCell([field, rc], i, b) {
   const pawn = rc === b.pawn, bld = b.buildings[rc];
   return `<div class="cu-cell ${field}" id="cuba-cell-${i}-${rc.replace(",", "-")}" data-key="cell-${i}-${rc.replace(",", "-")}" data-field="${field}"
     data-building="${bld ? bld.id : ""}" data-pawn="${pawn ? 1 : 0}"><span class="cu-rc">${rc}</span>${field}${
-    bld ? `<span class="cu-bld" title="${cuAttr(bld.effect)}">${esc(bld.name)}</span>` : ""}${
+    bld ? `<span class="cu-bld" title="${esc(bld.effect)}">${esc(bld.name)}</span>` : ""}${
     pawn ? `<span class="cu-pawn" style="background:${COLORS[i % 5]}" title="pawn"></span>` : ""}</div>`;
 }
 function cuCards(cards, cls, fourth, key, rules) {
