@@ -729,15 +729,13 @@ def _here(state, field: str) -> str:
 def events(before, after) -> list[str]:
     """The chance outcomes from ``before`` to ``after``: ships drawn, laws proposed, the
     start player."""
-    state, lines = before.clone(), []
-    ships = {s["id"]: s for s in _data(before)["ships"]}
+    state, lines, t = before.clone(), [], _tables(before.game)
     for action in after.history()[len(before.history()) :]:
         if state.is_chance_node():
             name = state.action_to_string(action)
-            ship = ships.get(name.split()[-1])
-            if ship:
-                takes = ", ".join(f"{n} {ITEMS[k]}" for k, n in enumerate(ship["slots"]) if n)
-                name += f" (takes {takes})"
+            ship = name.split()[-1]
+            if ship in t["ships"]:
+                name += f" (takes {_cargo(ship, t)})"
             lines.append(f"  {name}")
         state.apply_action(action)
     return lines
